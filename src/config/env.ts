@@ -1,0 +1,93 @@
+// ORBWEAVER_* environment overrides, derived by walking the schema: the key path in
+// SCREAMING_SNAKE_CASE (spider.bootstrapRelays -> ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS), plus any alias
+// given as `meta({ env })`. Values are converted by the leaf's type: numbers, booleans
+// (1/0/true/false/on/off/yes/no), lists (comma-separated), strings as they are.
+import type { z } from 'zod';
+
+export const ENV_PREFIX = 'ORBWEAVER_';
+
+export interface Leaf {
+  path: string[];
+  envNames: string[];
+  kind: 'number' | 'boolean' | 'list' | 'intlist' | 'string';
+  schema: z.ZodType;
+}
+
+const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+// zod 4 internals: every schema has _zod.def with a `type`; wrappers keep their inner schema.
+type Def = { type: string; innerType?: z.ZodType; in?: z.ZodType; options?: z.ZodType[]; element?: z.ZodType; shape?: Record<string, z.ZodType> };
+const def = (s: z.ZodType) => (s as unknown as { _zod: { def: Def } })._zod.def;
+
+function unwrap(s: z.ZodType): z.ZodType {
+  for (;;) {
+    const d = def(s);
+    if (d.innerType && ['default', 'prefault', 'optional', 'nullable', 'readonly', 'catch'].includes(d.type)) s = d.innerType;
+    else if (d.type === 'pipe' && d.in) s = d.in;
+    else return s;
+  }
+}
+
+function metaEnv(s: z.ZodType): string | undefined {
+  const m = (s as unknown as { meta(): Record<string, unknown> | undefined }).meta?.();
+  return typeof m?.env === 'string' ? m.env : undefined;
+}
+
+export function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
+  const base = unwrap(schema);
+  const d = def(base);
+  if (d.type === 'object' && d.shape) {
+    return Object.entries(d.shape).flatMap(([k, v]) => leaves(v, [...path, k]));
+  }
+  let kind: Leaf['kind'] = 'string';
+  if (d.type === 'number') kind = 'number';
+  else if (d.type === 'boolean') kind = 'boolean';
+  else if (d.type === 'array') kind = def(unwrap(d.element!)).type === 'number' ? 'intlist' : 'list';
+  const envNames = [ENV_PREFIX + path.map(snake).join('_')];
+  const alias = metaEnv(schema);
+  if (alias) envNames.push(ENV_PREFIX + alias);
+  return [{ path, envNames, kind, schema }];
+}
+
+/** Converts an env string by the leaf's type; leaves validation to the schema. */
+export function fromEnv(leaf: Leaf, raw: string): unknown {
+  switch (leaf.kind) {
+    case 'number': {
+      const t = raw.trim();
+      return t !== '' && Number.isFinite(Number(t)) ? Number(t) : raw;
+    }
+    case 'boolean': {
+      const t = raw.trim().toLowerCase();
+      if (['1', 'true', 'on', 'yes'].includes(t)) return true;
+      if (['0', 'false', 'off', 'no', ''].includes(t)) return false;
+      return raw;
+    }
+    case 'list':
+      return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'intlist':
+      return raw.split(',').map((s) => s.trim()).filter(Boolean).map((s) => (Number.isFinite(Number(s)) ? Number(s) : s));
+    default:
+      return raw;
+  }
+}
+
+/** The overrides found in `env`, as a nested object, with the variable that set each leaf. */
+export function envOverrides(schema: z.ZodType, env: NodeJS.ProcessEnv): { values: Record<string, unknown>; sources: Map<string, string> } {
+  const values: Record<string, unknown> = {};
+  const sources = new Map<string, string>();
+  for (const leaf of leaves(schema)) {
+    for (const name of leaf.envNames) {
+      const raw = env[name];
+      if (raw === undefined) continue;
+      setPath(values, leaf.path, fromEnv(leaf, raw));
+      sources.set(leaf.path.join('.'), name);
+    }
+  }
+  return { values, sources };
+}
+
+export function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {
+  let o = obj;
+  for (const k of path.slice(0, -1)) o = (o[k] ??= {}) as Record<string, unknown>;
+  o[path[path.length - 1]] = value;
+}

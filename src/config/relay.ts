@@ -1,0 +1,60 @@
+// Core relay settings: listening, store, limits (advertised in NIP-11), relay information.
+import { z } from 'zod';
+import { bool, duration, int, str } from './fields.js';
+
+export const infoSchema = z
+  .object({
+    name: str('orbweaver', 'relay name shown in NIP-11 and on the status page'),
+    description: str('A Nostr relay with a built-in directory spider', 'relay description (NIP-11)'),
+    pubkey: str('', 'operator pubkey, hex (NIP-11 pubkey)'),
+    contact: str('', 'operator contact, e.g. mailto: or a URL (NIP-11)'),
+    icon: str('', 'URL of an icon (NIP-11)'),
+    banner: str('', 'URL of a banner image (NIP-11)'),
+    postingPolicy: str('', 'URL of the posting policy (NIP-11 posting_policy)'),
+  })
+  .prefault({})
+  .describe('NIP-11 relay information');
+
+export const limitsSchema = z
+  .object({
+    maxMessageLength: int(131072, 'largest WebSocket message accepted, bytes (NIP-11 max_message_length)', 1024),
+    maxEventBytes: int(65536, 'largest event accepted, bytes of its JSON', 256),
+    maxContentLength: int(65536, 'longest content accepted, characters (NIP-11 max_content_length)', 0),
+    maxEventTags: int(2000, 'most tags on one event (NIP-11 max_event_tags)', 0),
+    maxTagValueLength: int(4096, 'longest single tag value, characters (storage spec 5.6)', 64),
+    maxSubscriptions: int(200, 'open subscriptions per connection (NIP-11 max_subscriptions)', 1),
+    maxFilters: int(20, 'filters in one REQ or COUNT', 1),
+    maxFilterValues: int(5000, 'values in one filter list (ids, authors, kinds, one tag)', 1),
+    maxLimit: int(500, 'largest limit honoured; larger limits are clamped (NIP-11 max_limit)', 1),
+    defaultLimit: int(500, 'limit applied to a filter without one (NIP-11 default_limit)', 1),
+    maxSubIdLength: int(64, 'longest subscription id (NIP-11 max_subid_length)', 1, 1024),
+    createdAtFutureSeconds: int(900, 'refuse events dated more than this far in the future (NIP-11 created_at_upper_limit)', 0),
+    createdAtPastSeconds: int(0, 'refuse events older than this many seconds; 0 = no lower limit (NIP-11 created_at_lower_limit)', 0),
+    maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader)', 65536),
+    idleTimeout: duration('10m', 'close connections silent this long'),
+  })
+  .prefault({})
+  .describe('limits, enforced and advertised in NIP-11 limitation');
+
+export const storeSchema = z
+  .object({
+    mapSize: int(64 * 1024 ** 3, 'LMDB map size, bytes (address space, not disk)', 1024 ** 2),
+    maxBatch: int(1000, 'most events written in one LMDB transaction', 1),
+    expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
+    queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
+  })
+  .prefault({})
+  .describe('LMDB event store');
+
+export const relaySchemaShape = {
+  host: str('127.0.0.1', 'address to listen on (0.0.0.0 for all interfaces)'),
+  port: int(7447, 'TCP port for WebSocket and HTTP', 0, 65535),
+  dataDir: str('./data', 'directory of the LMDB store'),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
+  publicUrl: str('', 'our public ws(s):// URL (NIP-42 relay tag, spider self-detection)'),
+  allowJsFallback: bool(false, 'start even when the native uWebSockets.js binary cannot load (slow pure-JS shim)'),
+  verifier: z.enum(['auto', 'native', 'wasm']).default('auto').describe('signature backend: auto picks native bcrypto when built, else nostr-wasm'),
+  info: infoSchema,
+  limits: limitsSchema,
+  store: storeSchema,
+};

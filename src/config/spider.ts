@@ -1,0 +1,33 @@
+// Directory spider settings (issue: directory spider). Owned by src/spider; documented in README.
+import { z } from 'zod';
+import { bool, duration, int, intList, str, strList } from './fields.js';
+
+export const spiderSchema = z
+  .object({
+    enabled: bool(false, 'run the directory spider inside the relay (env alias ORBWEAVER_SPIDER)').meta({ env: 'SPIDER' }),
+    interval: duration('24h', 'time between spider runs'),
+    hops: int(3, 'relay discovery hops beyond the seeds\' own relays', 0, 10),
+    seeds: strList([], 'seed pubkeys, hex or npub'),
+    admins: strList([], 'pubkeys whose kind 3 follows also become seeds, hex or npub'),
+    bootstrapRelays: strList([], 'relays asked for the seeds\' kind 10002 lists when the local store lacks them'),
+    kinds: intList([0, 3, 10000, 10002], 'kinds fetched completely from every discovered relay'),
+    selfUrls: strList([], 'our own public relay URLs, never crawled'),
+    allowPrivate: bool(false, 'allow loopback, private and link-local relay addresses (tests)'),
+    maxRelaysPerHop: int(500, 'most relays taken into each hop', 1),
+    maxRelays: int(2000, 'most relays in one run', 1),
+    maxRelayTagsPerList: int(200, 'kind 10002 lists with more r tags than this are ignored for discovery', 1),
+    concurrency: int(1, 'relays fetched at the same time', 1, 64),
+    pause: duration('500ms', 'pause between relays'),
+    connectTimeout: duration('10s', 'WebSocket connect timeout'),
+    idleTimeout: duration('15s', 'a subscription silent this long ends its page (relays that never send EOSE)'),
+    relayBudget: duration('10m', 'most time spent on one relay in one run'),
+    pageSize: int(500, 'limit asked per page (lowered to a relay\'s NIP-11 max_limit)', 1, 5000),
+    maxEventsPerRelay: int(1_000_000, 'most events taken from one relay in one run', 1),
+    maxEventBytes: int(131072, 'largest event accepted from a remote relay, bytes', 256),
+    lookback: duration('1h', 'overlap with the last cursor, for events that arrive late'),
+    redis: str('', 'redis:// URL: share the crawl with workers through Redis (empty: in-process queue)'),
+    queueKey: str('orbweaver:spider', 'Redis key prefix of the spider queue'),
+    work: bool(true, 'with Redis: this relay also works queue items itself'),
+  })
+  .prefault({})
+  .describe('directory spider');

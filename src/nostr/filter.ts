@@ -1,0 +1,140 @@
+// NIP-01 filters: parsing untrusted JSON into a checked form, and matching (storage spec 1.8, 1.9).
+// Pure: no I/O.
+import type { NostrEvent } from './event.js';
+
+/** A filter as it travels on the wire. */
+export interface WireFilter {
+  ids?: string[];
+  authors?: string[];
+  kinds?: number[];
+  since?: number;
+  until?: number;
+  limit?: number;
+  [tag: `#${string}`]: string[] | undefined;
+}
+
+/** A checked filter. `ids`/`authors` hold lowercase hex, full (64) or prefixes. */
+export interface Filter {
+  ids?: string[];
+  authors?: string[];
+  kinds?: number[];
+  since?: number;
+  until?: number;
+  limit?: number;
+  /** single-letter tag name -> accepted values (any of) */
+  tags?: Array<[string, string[]]>;
+}
+
+export interface FilterLimits {
+  /** most values in any one list (ids, authors, kinds, one tag's values) */
+  maxFilterValues: number;
+  /** most tag conditions in one filter */
+  maxTagFilters: number;
+}
+
+export const DEFAULT_FILTER_LIMITS: FilterLimits = { maxFilterValues: 5000, maxTagFilters: 16 };
+
+const HEX_PREFIX = /^[0-9a-f]{1,64}$/;
+
+/** Parses one filter; throws FilterError with a message (no prefix) on bad input. */
+export function parseFilter(raw: unknown, limits: FilterLimits = DEFAULT_FILTER_LIMITS): Filter {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new FilterError('filter must be an object');
+  const f: Filter = {};
+  let tagCount = 0;
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    switch (key) {
+      case 'ids':
+      case 'authors':
+        f[key] = hexList(key, value, limits);
+        break;
+      case 'kinds':
+        if (!Array.isArray(value)) throw new FilterError('kinds must be an array');
+        if (value.length > limits.maxFilterValues) throw new FilterError(`kinds has more than ${limits.maxFilterValues} values`);
+        for (const k of value) if (!Number.isInteger(k) || k < 0 || k > 65535) throw new FilterError('kinds must be integers 0-65535');
+        f.kinds = [...new Set(value as number[])];
+        break;
+      case 'since':
+      case 'until':
+      case 'limit':
+        if (!Number.isSafeInteger(value) || (value as number) < 0) throw new FilterError(`${key} must be a non-negative integer`);
+        f[key] = value as number;
+        break;
+      case 'search':
+        throw new FilterError('search (NIP-50) is not supported');
+      default:
+        if (key.length === 2 && key[0] === '#') {
+          if (!Array.isArray(value)) throw new FilterError(`${key} must be an array`);
+          if (value.length > limits.maxFilterValues) throw new FilterError(`${key} has more than ${limits.maxFilterValues} values`);
+          for (const v of value) if (typeof v !== 'string') throw new FilterError(`${key} values must be strings`);
+          if (++tagCount > limits.maxTagFilters) throw new FilterError(`more than ${limits.maxTagFilters} tag filters`);
+          (f.tags ??= []).push([key[1], [...new Set(value as string[])]]);
+        }
+        // Other unknown keys are ignored, as most relays do, so newer clients keep working.
+    }
+  }
+  return f;
+}
+
+function hexList(key: string, value: unknown, limits: FilterLimits): string[] {
+  if (!Array.isArray(value)) throw new FilterError(`${key} must be an array`);
+  if (value.length > limits.maxFilterValues) throw new FilterError(`${key} has more than ${limits.maxFilterValues} values`);
+  for (const v of value) if (typeof v !== 'string' || !HEX_PREFIX.test(v)) throw new FilterError(`${key} must be lowercase hex strings`);
+  return [...new Set(value as string[])];
+}
+
+export class FilterError extends Error {}
+
+/** True when the filter can match no event at all (an empty list, or since > until). */
+export function isEmptyFilter(f: Filter): boolean {
+  if (f.ids?.length === 0 || f.authors?.length === 0 || f.kinds?.length === 0) return true;
+  if (f.tags?.some(([, vals]) => vals.length === 0)) return true;
+  return f.since !== undefined && f.until !== undefined && f.since > f.until;
+}
+
+const matchesHex = (list: string[], value: string): boolean => {
+  for (const p of list) if (p.length === 64 ? p === value : value.startsWith(p)) return true;
+  return false;
+};
+
+/** Storage spec 1.8: all present conditions hold; ids/authors by prefix; since/until inclusive. */
+export function matchFilter(f: Filter, ev: NostrEvent): boolean {
+  if (f.ids && !matchesHex(f.ids, ev.id)) return false;
+  if (f.authors && !matchesHex(f.authors, ev.pubkey)) return false;
+  if (f.kinds && !f.kinds.includes(ev.kind)) return false;
+  if (f.since !== undefined && ev.created_at < f.since) return false;
+  if (f.until !== undefined && ev.created_at > f.until) return false;
+  if (f.tags) {
+    for (const [name, values] of f.tags) {
+      let found = false;
+      for (const t of ev.tags) {
+        if (t.length >= 2 && t[0] === name && values.includes(t[1])) { found = true; break; }
+      }
+      if (!found) return false;
+    }
+  }
+  return true;
+}
+
+/** Storage spec 1.9: filters are ORed. */
+export function matchAny(filters: Filter[], ev: NostrEvent): boolean {
+  for (const f of filters) if (matchFilter(f, ev)) return true;
+  return false;
+}
+
+/** Back to the wire form (for logging, and for the spider's outgoing REQs). */
+export function toWire(f: Filter): WireFilter {
+  const w: WireFilter = {};
+  if (f.ids) w.ids = f.ids;
+  if (f.authors) w.authors = f.authors;
+  if (f.kinds) w.kinds = f.kinds;
+  if (f.since !== undefined) w.since = f.since;
+  if (f.until !== undefined) w.until = f.until;
+  if (f.limit !== undefined) w.limit = f.limit;
+  for (const [name, values] of f.tags ?? []) w[`#${name}`] = values;
+  return w;
+}
+
+/** Storage spec 1.10: newest first, then lower id first. */
+export function compareNewestFirst(a: { created_at: number; id: string }, b: { created_at: number; id: string }): number {
+  return b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}

@@ -1,0 +1,62 @@
+// NIP-01 client messages in, relay messages out. Pure: no I/O.
+// Relay messages are built as strings so a stored event's JSON is spliced in without re-serializing.
+
+export type ClientMessage =
+  | { type: 'EVENT'; event: unknown }
+  | { type: 'REQ'; subId: string; filters: unknown[] }
+  | { type: 'COUNT'; subId: string; filters: unknown[] }
+  | { type: 'CLOSE'; subId: string }
+  | { type: 'AUTH'; event: unknown };
+
+/** Thrown for input that is not a well-formed client message; the text goes into a NOTICE. */
+export class MessageError extends Error {
+  /** The subscription id, when one could be read, so the refusal can be a CLOSED. */
+  constructor(message: string, readonly subId?: string) { super(message); }
+}
+
+export function parseClientMessage(text: string, maxSubIdLength: number): ClientMessage {
+  let msg: unknown;
+  try { msg = JSON.parse(text); } catch { throw new MessageError('invalid: message is not JSON'); }
+  if (!Array.isArray(msg) || msg.length === 0 || typeof msg[0] !== 'string') {
+    throw new MessageError('invalid: message must be a JSON array starting with a verb');
+  }
+  const verb = msg[0];
+  switch (verb) {
+    case 'EVENT':
+    case 'AUTH':
+      if (msg.length !== 2) throw new MessageError(`invalid: ${verb} takes exactly one event`);
+      return { type: verb, event: msg[1] };
+    case 'REQ':
+    case 'COUNT': {
+      const subId = readSubId(msg[1], verb, maxSubIdLength);
+      return { type: verb, subId, filters: msg.slice(2) };
+    }
+    case 'CLOSE':
+      if (msg.length !== 2) throw new MessageError('invalid: CLOSE takes exactly one subscription id');
+      return { type: 'CLOSE', subId: readSubId(msg[1], verb, maxSubIdLength) };
+    default:
+      throw new MessageError(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);
+  }
+}
+
+function readSubId(v: unknown, verb: string, max: number): string {
+  if (typeof v !== 'string' || v.length === 0) throw new MessageError(`invalid: ${verb} needs a non-empty subscription id`);
+  if (v.length > max) throw new MessageError(`invalid: subscription id longer than ${max} characters`);
+  return v;
+}
+
+const q = JSON.stringify;
+
+export const okMessage = (id: string, ok: boolean, message: string): string => `["OK",${q(id)},${ok},${q(message)}]`;
+/** `eventJson` must be the event's JSON text (as stored). */
+export const eventMessage = (subId: string, eventJson: string): string => `["EVENT",${q(subId)},${eventJson}]`;
+export const eoseMessage = (subId: string): string => `["EOSE",${q(subId)}]`;
+export const closedMessage = (subId: string, message: string): string => `["CLOSED",${q(subId)},${q(message)}]`;
+export const noticeMessage = (message: string): string => `["NOTICE",${q(message)}]`;
+export const countMessage = (subId: string, count: number, approximate = false): string =>
+  `["COUNT",${q(subId)},${approximate ? q({ count, approximate }) : q({ count })}]`;
+export const authMessage = (challenge: string): string => `["AUTH",${q(challenge)}]`;
+
+/** The standard machine-readable prefixes (NIP-01). */
+export type RefusalPrefix = 'invalid' | 'duplicate' | 'blocked' | 'rate-limited' | 'error' | 'restricted' | 'auth-required' | 'pow' | 'unsupported';
+export const refusal = (prefix: RefusalPrefix, text: string): string => `${prefix}: ${text}`;
