@@ -1,0 +1,35 @@
+// The one ingest path's contract: a client's EVENT, an event the spider fetched, and an imported
+// line all go through validate -> verify -> policy -> store -> OK -> fan-out.
+import type { NostrEvent } from '../nostr/event.js';
+
+export type IngestSource = 'client' | 'spider' | 'import';
+
+export type IngestStatus =
+  | 'stored' // new, committed and broadcast
+  | 'ephemeral' // broadcast, never stored
+  | 'duplicate'
+  | 'replaced' // older replaceable version: not stored, not broadcast
+  | 'deleted' // blocked by a deletion tombstone
+  | 'rejected'; // invalid, refused by policy, rate-limited or a store error
+
+export interface IngestResult {
+  ok: boolean;
+  /** NIP-01 prefixed message for OK ('' when stored) */
+  message: string;
+  status: IngestStatus;
+  /** the event id when one could be read (for the OK message) */
+  id?: string;
+}
+
+export interface IngestContext {
+  source: IngestSource;
+  /** client IP, for policies and rate limits (clients only) */
+  ip?: string;
+  /** pubkeys authenticated on the connection (NIP-42) */
+  authed?: ReadonlySet<string>;
+}
+
+export type Ingest = (raw: unknown, ctx: IngestContext) => Promise<IngestResult>;
+
+/** Something that receives events as they are stored (live subscriptions, spider counters). */
+export type OnStored = (ev: NostrEvent, json: string) => void;

@@ -1,0 +1,72 @@
+// The contract between the event store and the rest of the relay.
+import type { RootDatabase } from 'lmdb';
+import type { NostrEvent } from '../nostr/event.js';
+import type { Filter } from '../nostr/filter.js';
+
+/**
+ * What the store decided for one event, inside its write transaction.
+ * - stored: new and committed; the caller broadcasts it.
+ * - duplicate: an event with this id is already stored (OK true, "duplicate: ...").
+ * - replaced: a replaceable/addressable event older than (or tie-losing to) the stored version: not stored.
+ * - deleted: blocked by a NIP-09 tombstone (id deleted by its author, or address deleted at/after created_at).
+ * - invalid: the store refuses it (e.g. already expired).
+ */
+export type WriteStatus = 'stored' | 'duplicate' | 'replaced' | 'deleted' | 'invalid';
+
+export interface WriteResult {
+  status: WriteStatus;
+  /** OK flag to send: true for stored and duplicate. */
+  ok: boolean;
+  /** '' for stored, else the NIP-01 prefixed message for OK. */
+  message: string;
+  /** ids removed by this write (older replaceable version, events deleted by a kind 5). */
+  removed?: string[];
+}
+
+export interface QueryOptions {
+  /** applied to filters without a limit */
+  defaultLimit: number;
+  /** larger limits are clamped to this */
+  maxLimit: number;
+  /** set to true to stop a running scan (connection closed, CLOSE received) */
+  signal?: { aborted: boolean };
+  /** unix seconds; events whose NIP-40 expiration is at or before it are not returned (default: now) */
+  now?: number;
+}
+
+export interface StoreStats {
+  events: number;
+  /** bytes used by the LMDB data file */
+  bytes: number;
+  /** entries per index, by index name */
+  indexes: Record<string, number>;
+}
+
+export interface EventStore {
+  /** The LMDB root, so other modules (spider directory, policy lists) open their own named dbs in the same env. */
+  readonly env: RootDatabase;
+  /**
+   * Queue an already verified, non-ephemeral event for the batched writer. `json` is the event's
+   * canonical JSON text (kept as stored so it is sent without re-serializing). Resolves once the
+   * batch holding it has committed durably, with the decision taken inside that transaction.
+   */
+  write(ev: NostrEvent, json: string): Promise<WriteResult>;
+  /**
+   * Stored events matching any of the filters: each filter's limit applied on its own (newest first,
+   * lower id first on ties), the union de-duplicated and sorted newest first / lower id first.
+   * Returns the events' JSON texts. Never returns expired or deleted events. Long scans yield.
+   */
+  query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
+  /** Number of stored events matching any of the filters (each counted once; limits ignored). */
+  count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number>;
+  /** Streams every match of one filter newest first without a limit, in constant memory (export). */
+  iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string>;
+  /** One event by id, or undefined. */
+  get(id: string): NostrEvent | undefined;
+  /** Delete events whose expiration is at or before `now` (unix seconds). Returns how many. */
+  sweepExpired(now?: number): Promise<number>;
+  /** Delete one event by id and tombstone it (operator ban). Returns whether it existed. */
+  remove(id: string): Promise<boolean>;
+  stats(): StoreStats;
+  close(): Promise<void>;
+}
