@@ -1,1 +1,131 @@
-export {};
+#!/usr/bin/env node
+// orbweaver <relay|spider|worker|import|export|stats|config> — the only entry point.
+import { ConfigError, loadConfig, leaves, configSchema, type Config } from './config.js';
+import { createLogger } from './relay/logger.js';
+import { VERSION } from './relay/version.js';
+
+const USAGE = `orbweaver ${VERSION} — a Nostr relay with a built-in directory spider
+
+usage: orbweaver [command] [options]
+
+commands:
+  relay            run the relay (default)
+  config           print the effective configuration as JSON
+  config --env     list every setting with its ORBWEAVER_* variable, default and description
+
+options (override relay.config.json and ORBWEAVER_* variables):
+  --port <n>       TCP port (default 7447)
+  --host <addr>    listen address (default 127.0.0.1)
+  --data <dir>     data directory (default ./data)
+  --config <file>  config file (default ./relay.config.json when present)
+  --help           this text
+`;
+
+interface Parsed {
+  command: string;
+  flags: Record<string, unknown>;
+  file?: string;
+  rest: string[];
+  help: boolean;
+}
+
+export function parseArgs(argv: string[]): Parsed {
+  const out: Parsed = { command: 'relay', flags: {}, rest: [], help: false };
+  let i = 0;
+  if (argv[0] && !argv[0].startsWith('-')) out.command = argv[i++];
+  const value = (name: string) => {
+    const v = argv[++i];
+    if (v === undefined) throw new ConfigError(`option ${name} needs a value`);
+    return v;
+  };
+  for (; i < argv.length; i++) {
+    const a = argv[i];
+    const [name, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
+    const take = () => (inline !== undefined ? inline : value(name));
+    switch (name) {
+      case '--port': {
+        const v = take();
+        out.flags.port = /^\d+$/.test(v) ? Number(v) : v;
+        break;
+      }
+      case '--host': out.flags.host = take(); break;
+      case '--data': out.flags.dataDir = take(); break;
+      case '--config': out.file = take(); break;
+      case '--help': case '-h': out.help = true; break;
+      default: out.rest.push(a);
+    }
+  }
+  return out;
+}
+
+async function runRelay(config: Config): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const { startRelay } = await import('./relay/server.js');
+  const relay = await startRelay(config, logger);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took too long: exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    relay.close().then(
+      () => { logger.info('stopped'); logger.flush(); setTimeout(() => process.exit(0), 50); },
+      (e) => { logger.error({ err: e }, 'shutdown failed'); process.exit(1); },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+function printEnvTable(): void {
+  for (const leaf of leaves(configSchema)) {
+    const desc = (leaf.schema as { description?: string }).description ?? '';
+    console.log(`${leaf.path.join('.').padEnd(34)} ${leaf.envNames.join(', ').padEnd(44)} ${desc}`);
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let parsed: Parsed;
+  let config: Config;
+  try {
+    parsed = parseArgs(argv);
+    if (parsed.help) {
+      process.stdout.write(USAGE);
+      return 0;
+    }
+    config = loadConfig({ file: parsed.file, flags: parsed.flags });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`orbweaver: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  switch (parsed.command) {
+    case 'relay':
+      await runRelay(config);
+      return -1; // keeps running
+    case 'config':
+      if (parsed.rest.includes('--env')) printEnvTable();
+      else process.stdout.write(JSON.stringify(config, null, 2) + '\n');
+      return 0;
+    default:
+      process.stderr.write(`orbweaver: unknown command "${parsed.command}"\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { if (code >= 0) process.exitCode = code; },
+  (e) => {
+    process.stderr.write(`orbweaver: ${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);

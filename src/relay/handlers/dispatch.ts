@@ -1,0 +1,46 @@
+// One client message in: parse it and hand it to the handler for its verb. Bad input gets a
+// NOTICE (or CLOSED when a subscription id could be read) and the connection keeps working.
+import { closedMessage, MessageError, noticeMessage, okMessage, parseClientMessage } from '../../nostr/messages.js';
+import type { RelayContext } from '../context.js';
+import type { Connection } from '../connection.js';
+import { handleEvent } from './event.js';
+import { handleReq } from './req.js';
+import { handleCount } from './count.js';
+import { closeSubscription } from './close.js';
+
+export function dispatch(h: RelayContext, conn: Connection, text: string): void {
+  if (Buffer.byteLength(text) > h.config.limits.maxMessageLength) {
+    h.metrics.refusals.inc({ reason: 'invalid' });
+    conn.send(noticeMessage(`invalid: message larger than ${h.config.limits.maxMessageLength} bytes`));
+    return;
+  }
+  let msg;
+  try {
+    msg = parseClientMessage(text, h.config.limits.maxSubIdLength);
+  } catch (e) {
+    if (!(e instanceof MessageError)) throw e;
+    h.metrics.refusals.inc({ reason: 'invalid' });
+    conn.send(e.subId ? closedMessage(e.subId, e.message) : noticeMessage(e.message));
+    return;
+  }
+  const fail = (e: unknown) => h.logger.error({ err: e, verb: msg.type }, 'handler failed');
+  switch (msg.type) {
+    case 'EVENT':
+      handleEvent(h, conn, msg.event).catch(fail);
+      return;
+    case 'REQ':
+      handleReq(h, conn, msg.subId, msg.filters).catch(fail);
+      return;
+    case 'COUNT':
+      handleCount(h, conn, msg.subId, msg.filters).catch(fail);
+      return;
+    case 'CLOSE':
+      closeSubscription(h, conn, msg.subId);
+      return;
+    case 'AUTH': {
+      const id = typeof (msg.event as { id?: unknown })?.id === 'string' ? (msg.event as { id: string }).id : '';
+      conn.send(okMessage(id, false, 'restricted: AUTH is not enabled on this relay'));
+      return;
+    }
+  }
+}

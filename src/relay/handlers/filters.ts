@@ -1,0 +1,23 @@
+// Turns a REQ's or COUNT's filter list into checked filters, or a CLOSED refusal message.
+import { FilterError, parseFilter, type Filter } from '../../nostr/filter.js';
+import { firstRefusal } from '../policy/types.js';
+import type { RelayContext } from '../context.js';
+import type { Connection } from '../connection.js';
+
+export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | string {
+  const { limits } = h.config;
+  if (raw.length === 0) return `invalid: ${verb} needs at least one filter`;
+  if (raw.length > limits.maxFilters) return `invalid: more than ${limits.maxFilters} filters`;
+  const filters: Filter[] = [];
+  for (const r of raw) {
+    try {
+      const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16 });
+      if (f.limit !== undefined && f.limit > limits.maxLimit) f.limit = limits.maxLimit; // clamp, never refuse
+      filters.push(f);
+    } catch (e) {
+      if (e instanceof FilterError) return `invalid: ${e.message}`;
+      throw e;
+    }
+  }
+  return firstRefusal(h.policies.rejectFilter, filters, { ip: conn.ip, authed: conn.authed, verb }) ?? filters;
+}

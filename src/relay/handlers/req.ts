@@ -1,0 +1,73 @@
+// REQ: stored events newest first, EOSE, then live events. The subscription is live from the
+// moment the REQ arrives; events that arrive during the scan wait in `pending` and are sent after
+// EOSE unless the scan already returned them, so nothing is missed or sent twice.
+import { closedMessage, eoseMessage, eventMessage } from '../../nostr/messages.js';
+import { isEmptyFilter } from '../../nostr/filter.js';
+import type { RelayContext } from '../context.js';
+import type { Connection, Subscription } from '../connection.js';
+import { readFilters } from './filters.js';
+import { closeSubscription } from './close.js';
+
+/** Live events held per subscription while its scan runs; beyond this the oldest are dropped. */
+const MAX_PENDING = 5000;
+
+export async function handleReq(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
+  const filters = readFilters(h, conn, raw, 'REQ');
+  if (typeof filters === 'string') {
+    h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
+    conn.send(closedMessage(subId, filters));
+    return;
+  }
+  if (conn.subs.has(subId)) closeSubscription(h, conn, subId);
+  else if (conn.subs.size >= h.config.limits.maxSubscriptions) {
+    h.metrics.refusals.inc({ reason: 'blocked' });
+    conn.send(closedMessage(subId, `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`));
+    return;
+  }
+  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [] };
+  conn.subs.set(subId, sub);
+  h.live.add(sub);
+  h.metrics.reqs.inc();
+
+  const t0 = performance.now();
+  const scan = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
+  let results: string[] = [];
+  conn.busy++;
+  try {
+    if (scan.length > 0) {
+      results = await h.store.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: sub.abort });
+    }
+  } catch (e) {
+    if (!sub.abort.aborted) {
+      h.logger.error({ err: e, subId }, 'query failed');
+      closeSubscription(h, conn, subId);
+      conn.send(closedMessage(subId, 'error: the query failed'));
+    }
+    return;
+  } finally {
+    conn.busy--;
+  }
+  if (sub.abort.aborted) return;
+  const pending = sub.pending ?? [];
+  sub.pending = null;
+  conn.cork(() => {
+    for (const json of results) if (!conn.send(eventMessage(subId, json))) return;
+    if (!conn.send(eoseMessage(subId))) return;
+    if (pending.length > 0) {
+      const sent = new Set(results.map((j) => j.slice(7, 71))); // '{"id":"<64 hex>"' — stored JSON starts with the id
+      for (const p of pending) if (!sent.has(p.id) && !conn.send(eventMessage(subId, p.json))) return;
+    }
+  });
+  h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
+}
+
+/** Queue or send one live event to a subscription. */
+export function deliver(h: RelayContext, sub: Subscription, id: string, json: string): void {
+  if (sub.pending) {
+    if (sub.pending.length >= MAX_PENDING) sub.pending.shift();
+    sub.pending.push({ id, json });
+    return;
+  }
+  h.metrics.deliveries.inc();
+  sub.conn.cork(() => sub.conn.send(eventMessage(sub.subId, json)));
+}

@@ -1,0 +1,65 @@
+// The one ingest path: validate -> verify -> policy -> store -> OK -> fan-out. A client's EVENT,
+// an event the spider fetched and an imported line all come through here, so every rule holds
+// for all of them and an event that was not stored is never broadcast.
+import { canonical, structureError, type NostrEvent } from '../nostr/event.js';
+import { isEphemeral } from '../nostr/kinds.js';
+import type { EventVerifier } from '../nostr/verify.js';
+import type { EventStore } from '../store/types.js';
+import type { Ingest, IngestResult, OnStored } from './ingest-types.js';
+import { firstRefusal, type Policies } from './policy/types.js';
+import type { RelayMetrics } from './metrics.js';
+
+export interface IngestDeps {
+  store: EventStore;
+  verifier: EventVerifier;
+  policies: Policies;
+  /** fan-out to live subscriptions */
+  onStored: OnStored;
+  metrics?: RelayMetrics;
+}
+
+const reasonOf = (message: string) => message.slice(0, Math.max(0, message.indexOf(':'))) || 'error';
+
+export function createIngest(deps: IngestDeps): Ingest {
+  const { store, verifier, policies, onStored, metrics } = deps;
+  const reject = (id: string | undefined, message: string, status: IngestResult['status'] = 'rejected'): IngestResult => {
+    metrics?.eventsRejected.inc({ reason: status === 'rejected' ? reasonOf(message) : status });
+    return { ok: false, message, status, id };
+  };
+
+  return async function ingest(raw, ctx) {
+    metrics?.eventsReceived.inc({ source: ctx.source });
+    const id = typeof (raw as NostrEvent)?.id === 'string' ? (raw as NostrEvent).id : undefined;
+    const shape = structureError(raw);
+    if (shape) return reject(id, `invalid: ${shape}`);
+    const event = canonical(raw as NostrEvent);
+    const bad = verifier.check(event);
+    if (bad) return reject(id, bad);
+    const json = JSON.stringify(event);
+    const info = { event, json };
+    const refused = firstRefusal(policies.rejectEvent, info, ctx);
+    if (refused) return reject(id, refused);
+
+    if (isEphemeral(event.kind)) {
+      onStored(event, json);
+      return { ok: true, message: '', status: 'ephemeral', id };
+    }
+    let result;
+    try {
+      result = await store.write(event, json);
+    } catch (e) {
+      return reject(id, `error: could not store the event: ${(e as Error).message}`);
+    }
+    if (result.status !== 'stored') {
+      if (result.ok) {
+        metrics?.eventsRejected.inc({ reason: result.status });
+        return { ok: true, message: result.message, status: result.status === 'duplicate' ? 'duplicate' : 'rejected', id };
+      }
+      return reject(id, result.message, result.status === 'replaced' || result.status === 'deleted' ? result.status : 'rejected');
+    }
+    metrics?.eventsStored.inc({ source: ctx.source });
+    for (const hook of policies.onSaved) hook(info, ctx);
+    onStored(event, json);
+    return { ok: true, message: '', status: 'stored', id };
+  };
+}

@@ -1,0 +1,35 @@
+// NIP-11 relay information document: what we are, and the limits we really enforce.
+import type { Config } from '../config.js';
+import { SOFTWARE, VERSION } from './version.js';
+
+export const SUPPORTED_NIPS = [1, 9, 11, 40, 45];
+
+export function relayInfo(config: Config, extraNips: number[] = []): Record<string, unknown> {
+  const { info, limits } = config;
+  const doc: Record<string, unknown> = {
+    name: info.name,
+    description: info.description,
+    supported_nips: [...new Set([...SUPPORTED_NIPS, ...extraNips])].sort((a, b) => a - b),
+    software: SOFTWARE,
+    version: VERSION,
+    limitation: {
+      max_message_length: limits.maxMessageLength,
+      max_subscriptions: limits.maxSubscriptions,
+      max_filters: limits.maxFilters,
+      max_limit: limits.maxLimit,
+      default_limit: limits.defaultLimit,
+      max_subid_length: limits.maxSubIdLength,
+      max_event_tags: limits.maxEventTags,
+      max_content_length: limits.maxContentLength,
+      created_at_lower_limit: limits.createdAtPastSeconds,
+      created_at_upper_limit: limits.createdAtFutureSeconds,
+      auth_required: false,
+      payment_required: false,
+      restricted_writes: false,
+    },
+  };
+  for (const [key, value] of [['pubkey', info.pubkey], ['contact', info.contact], ['icon', info.icon], ['banner', info.banner], ['posting_policy', info.postingPolicy]] as const) {
+    if (value) doc[key] = value;
+  }
+  return doc;
+}

@@ -1,0 +1,165 @@
+// Starts the relay: store, verifier, ingest path, live index, uWS WebSocket + HTTP on one port.
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../config.js';
+import { openStore } from '../store/index.js';
+import type { EventStore } from '../store/types.js';
+import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { closedMessage } from '../nostr/messages.js';
+import { loadUws } from './uws.js';
+import type { Logger } from './logger.js';
+import { Registry, relayMetrics } from './metrics.js';
+import { LiveIndex } from './live-index.js';
+import { Connection } from './connection.js';
+import { createIngest } from './ingest.js';
+import { emptyPolicies, type Policies } from './policy/types.js';
+import { eventLimitPolicies } from './policy/event-limits.js';
+import type { RelayContext } from './context.js';
+import { dispatch } from './handlers/dispatch.js';
+import { closeAll } from './handlers/close.js';
+import { deliver } from './handlers/req.js';
+import { mountHttp } from './http.js';
+import { relayInfo } from './nip11.js';
+import { statusPage, type StatusFigures } from './status-page.js';
+import type { Ingest } from './ingest-types.js';
+import { VERSION } from './version.js';
+
+export interface RelayHandle {
+  port: number;
+  store: EventStore;
+  ingest: Ingest;
+  registry: Registry;
+  verifier: EventVerifier;
+  policies: Policies;
+  /** adds a section to the status page (the spider's progress) */
+  addStatusSection(fn: () => StatusFigures['sections'][number]): void;
+  /** stop accepting, CLOSED to every subscription, flush writes, close the store */
+  close(): Promise<void>;
+}
+
+export async function startRelay(config: Config, logger: Logger): Promise<RelayHandle> {
+  const { uws, native, error: uwsError } = loadUws(config.allowJsFallback);
+  if (!native) logger.warn({ reason: uwsError }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
+  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+  const verifier = await loadVerifier(config.verifier);
+  const registry = new Registry();
+  const metrics = relayMetrics(registry);
+  const live = new LiveIndex<Connection>();
+  const connections = new Set<Connection>();
+  const policies = emptyPolicies();
+  policies.rejectEvent.push(...eventLimitPolicies(config.limits));
+
+  const fanOut = (ev: NostrEvent, json: string) => {
+    for (const sub of live.match(ev)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json);
+  };
+  const ingest = createIngest({ store, verifier, policies, onStored: fanOut, metrics });
+  const ctx: RelayContext = { config, store, ingest, live, policies, metrics, logger };
+
+  registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
+  registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
+  registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
+  registry.gauge('orbweaver_store_bytes', 'bytes used by the LMDB data file', () => store.stats().bytes);
+
+  const sections: Array<() => StatusFigures['sections'][number]> = [];
+  const started = Date.now();
+  const onSlow = (c: Connection) => {
+    metrics.slowClosed.inc();
+    logger.info({ conn: c.id, ip: c.ip }, 'closing a slow reader');
+  };
+
+  const app = uws.App();
+  const wsLimit = Math.min(Math.max(config.limits.maxMessageLength * 4, 1 << 20), 16 << 20);
+  app.ws<{ conn: Connection }>('/*', {
+    compression: uws.SHARED_COMPRESSOR,
+    maxPayloadLength: wsLimit, // past maxMessageLength we answer with a NOTICE; past this uWS closes
+    maxBackpressure: config.limits.maxBufferedBytes + (1 << 20),
+    idleTimeout: Math.min(960, Math.max(8, Math.round(config.limits.idleTimeout / 1000))),
+    sendPingsAutomatically: true,
+    upgrade: (res, req, context) => {
+      const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+      const conn = new Connection(ip, randomBytes(16).toString('hex'), config.limits.maxBufferedBytes, onSlow);
+      res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    },
+    open: (ws) => {
+      const conn = ws.getUserData().conn;
+      conn.ws = ws;
+      connections.add(conn);
+    },
+    message: (ws, message) => {
+      const conn = ws.getUserData().conn;
+      let text: string;
+      try {
+        text = Buffer.from(message).toString('utf8');
+      } catch {
+        return;
+      }
+      try {
+        dispatch(ctx, conn, text);
+      } catch (e) {
+        logger.error({ err: e, conn: conn.id }, 'message handling failed');
+      }
+    },
+    close: (ws) => {
+      const conn = ws.getUserData().conn;
+      conn.markClosed();
+      closeAll(ctx, conn);
+      connections.delete(conn);
+    },
+  });
+
+  mountHttp(app, {
+    nip11: () => JSON.stringify(relayInfo(config)),
+    metrics: () => registry.text(),
+    healthy: () => !closing,
+    statusPage: () => {
+      const s = store.stats();
+      return statusPage(config, {
+        connections: connections.size,
+        subscriptions: live.size,
+        events: s.events,
+        storeBytes: s.bytes,
+        eventsStored: metrics.eventsStored.entries().reduce((a, [, n]) => a + n, 0),
+        eventsRejected: metrics.eventsRejected.entries().reduce((a, [, n]) => a + n, 0),
+        uptimeSeconds: (Date.now() - started) / 1000,
+        sections: sections.map((f) => f()),
+      });
+    },
+  });
+
+  const listenSocket = await new Promise<unknown>((resolve, reject) => {
+    app.listen(config.host, config.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
+  });
+  const port = uws.us_socket_local_port(listenSocket as never);
+
+  const sweepTimer = setInterval(() => {
+    store.sweepExpired().catch((e) => logger.error({ err: e }, 'expiry sweep failed'));
+  }, config.store.expirySweep);
+  sweepTimer.unref();
+
+  logger.info(
+    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, events: store.stats().events },
+    'orbweaver relay listening',
+  );
+
+  let closing = false;
+  let closed: Promise<void> | null = null;
+  const close = () => {
+    if (closed) return closed;
+    closing = true;
+    closed = (async () => {
+      clearInterval(sweepTimer);
+      uws.us_listen_socket_close(listenSocket as never);
+      for (const conn of connections) {
+        conn.cork(() => {
+          for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));
+        });
+        closeAll(ctx, conn);
+        conn.close(1001, 'relay shutting down');
+      }
+      await store.close();
+    })();
+    return closed;
+  };
+
+  return { port, store, ingest, registry, verifier, policies, addStatusSection: (fn) => sections.push(fn), close };
+}

@@ -1,0 +1,101 @@
+// A small test client over `ws`: send messages, wait for the ones that match, publish and query.
+import WebSocket from 'ws';
+import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
+import type { NostrEvent } from '../../src/nostr/event.js';
+
+export const now = () => Math.floor(Date.now() / 1000);
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class Author {
+  readonly sk = generateSecretKey();
+  readonly pk = getPublicKey(this.sk);
+  sign({ kind = 1, created_at = now(), tags = [] as string[][], content = '' } = {}): NostrEvent {
+    const e = finalizeEvent({ kind, created_at, tags, content }, this.sk);
+    return { id: e.id, pubkey: e.pubkey, created_at: e.created_at, kind: e.kind, tags: e.tags, content: e.content, sig: e.sig };
+  }
+}
+
+type Msg = unknown[];
+
+export class Client {
+  readonly ws: WebSocket;
+  readonly inbox: Msg[] = [];
+  private waiters: Array<() => void> = [];
+  closed = false;
+  closeCode?: number;
+
+  static async open(url: string, opts: WebSocket.ClientOptions = {}): Promise<Client> {
+    const c = new Client(url, opts);
+    await new Promise<void>((resolve, reject) => {
+      c.ws.once('open', () => resolve());
+      c.ws.once('error', reject);
+    });
+    return c;
+  }
+
+  private constructor(url: string, opts: WebSocket.ClientOptions) {
+    this.ws = new WebSocket(url, { perMessageDeflate: false, maxPayload: 64 << 20, ...opts });
+    this.ws.on('message', (data) => {
+      let m: Msg;
+      try { m = JSON.parse(data.toString()); } catch { m = ['__unparseable__', data.toString()]; }
+      this.inbox.push(m);
+      this.wake();
+    });
+    this.ws.on('close', (code) => { this.closed = true; this.closeCode = code; this.wake(); });
+    this.ws.on('error', () => { this.closed = true; this.wake(); });
+  }
+
+  private wake() { for (const w of [...this.waiters]) w(); }
+
+  send(msg: unknown): void {
+    this.ws.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
+  }
+
+  next(pred: (m: Msg) => boolean, timeout = 5000, what = 'message'): Promise<Msg> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const i = this.inbox.findIndex(pred);
+        if (i >= 0) { const [m] = this.inbox.splice(i, 1); done(); resolve(m); return true; }
+        if (this.closed) { done(); reject(new Error(`connection closed while waiting for ${what}`)); return true; }
+        return false;
+      };
+      const timer = setTimeout(() => { done(); reject(new Error(`timed out waiting for ${what}`)); }, timeout);
+      const done = () => { clearTimeout(timer); this.waiters = this.waiters.filter((w) => w !== check); };
+      if (!check()) this.waiters.push(check);
+    });
+  }
+
+  async arrives(pred: (m: Msg) => boolean, ms: number): Promise<boolean> {
+    try { await this.next(pred, ms); return true; } catch { return false; }
+  }
+
+  async publish(ev: NostrEvent): Promise<{ ok: boolean; message: string }> {
+    this.send(['EVENT', ev]);
+    const m = await this.next((m) => m[0] === 'OK' && m[1] === ev.id, 10000, `OK for ${ev.id}`);
+    return { ok: m[2] as boolean, message: (m[3] as string) ?? '' };
+  }
+
+  async query(filters: object | object[], subId = 'q' + Math.random().toString(36).slice(2), close = true): Promise<{ events: NostrEvent[]; closed?: string }> {
+    this.send(['REQ', subId, ...(Array.isArray(filters) ? filters : [filters])]);
+    const events: NostrEvent[] = [];
+    for (;;) {
+      const m = await this.next((m) => (m[0] === 'EVENT' || m[0] === 'EOSE' || m[0] === 'CLOSED') && m[1] === subId, 10000, `EOSE for ${subId}`);
+      if (m[0] === 'EVENT') events.push(m[2] as NostrEvent);
+      else if (m[0] === 'EOSE') break;
+      else return { events, closed: m[2] as string };
+    }
+    if (close) this.send(['CLOSE', subId]);
+    return { events };
+  }
+
+  async count(filters: object | object[], subId = 'c' + Math.random().toString(36).slice(2)): Promise<Msg> {
+    this.send(['COUNT', subId, ...(Array.isArray(filters) ? filters : [filters])]);
+    return this.next((m) => (m[0] === 'COUNT' || m[0] === 'CLOSED') && m[1] === subId, 10000, `COUNT for ${subId}`);
+  }
+
+  close(): void {
+    try { this.ws.close(); } catch { /* gone */ }
+  }
+}
+
+export const ids = (evs: Array<{ id: string }>) => evs.map((e) => e.id);

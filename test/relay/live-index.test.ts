@@ -1,0 +1,37 @@
+// The live index must find exactly the subscriptions a brute-force scan finds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LiveIndex, type LiveSub } from '../../src/relay/live-index.js';
+import { matchAny, parseFilter } from '../../src/nostr/filter.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
+
+test('live index matches the same subscriptions as a full scan', () => {
+  let seed = 42;
+  const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n);
+  const keys = ['a', 'b', 'c', 'd'].map((c) => c.repeat(64));
+  const idx = new LiveIndex<number>();
+  const subs: LiveSub<number>[] = [];
+  for (let i = 0; i < 400; i++) {
+    const filters = Array.from({ length: 1 + rnd(2) }, () => {
+      const w: Record<string, unknown> = {};
+      if (rnd(4) === 0) w.ids = [keys[rnd(4)]];
+      if (rnd(2) === 0) w.authors = rnd(5) === 0 ? [keys[rnd(4)].slice(0, 3)] : [keys[rnd(4)], keys[rnd(4)]];
+      if (rnd(2) === 0) w.kinds = [rnd(3)];
+      if (rnd(3) === 0) w['#t'] = [String(rnd(3))];
+      if (rnd(4) === 0) w.since = rnd(5);
+      return parseFilter(w);
+    });
+    const s = { conn: i, subId: String(i), filters };
+    subs.push(s);
+    idx.add(s);
+  }
+  for (let i = 0; i < 100; i++) idx.remove(subs[i * 3]);
+  const alive = subs.filter((_, i) => !(i % 3 === 0 && i < 300));
+  assert.equal(idx.size, alive.length);
+  for (let i = 0; i < 2000; i++) {
+    const ev: NostrEvent = { id: keys[rnd(4)], pubkey: keys[rnd(4)], kind: rnd(3), created_at: rnd(6), tags: rnd(2) ? [['t', String(rnd(3))]] : [], content: '', sig: '' };
+    const want = alive.filter((s) => matchAny(s.filters, ev)).map((s) => s.subId).sort();
+    const got = idx.match(ev).map((s) => s.subId).sort();
+    assert.deepEqual(got, want);
+  }
+});
