@@ -54,6 +54,7 @@ export const relaySchemaShape = {
   publicUrl: str('', 'our public ws(s):// URL (NIP-42 relay tag, spider self-detection)'),
   allowJsFallback: bool(false, 'start even when the native uWebSockets.js binary cannot load (slow pure-JS shim)'),
   verifier: z.enum(['auto', 'native', 'wasm']).default('auto').describe('signature backend: auto picks native bcrypto when built, else nostr-wasm'),
+  verifyThreads: int(1, 'worker threads for id and signature checks; 0 checks on the main thread', 0, 16),
   info: infoSchema,
   limits: limitsSchema,
   store: storeSchema,

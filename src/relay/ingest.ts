@@ -3,7 +3,7 @@
 // for all of them and an event that was not stored is never broadcast.
 import { canonical, structureError, type NostrEvent } from '../nostr/event.js';
 import { isEphemeral } from '../nostr/kinds.js';
-import type { EventVerifier } from '../nostr/verify.js';
+import type { AsyncVerifier } from './verify-pool.js';
 import type { EventStore } from '../store/types.js';
 import type { Ingest, IngestResult, OnStored } from './ingest-types.js';
 import { firstRefusal, type Policies } from './policy/types.js';
@@ -11,7 +11,7 @@ import type { RelayMetrics } from './metrics.js';
 
 export interface IngestDeps {
   store: EventStore;
-  verifier: EventVerifier;
+  verifier: AsyncVerifier;
   policies: Policies;
   /** fan-out to live subscriptions */
   onStored: OnStored;
@@ -33,7 +33,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     const shape = structureError(raw);
     if (shape) return reject(id, `invalid: ${shape}`);
     const event = canonical(raw as NostrEvent);
-    const bad = verifier.check(event);
+    const bad = await verifier.check(event);
     if (bad) return reject(id, bad);
     const json = JSON.stringify(event);
     const info = { event, json };

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
-import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
+import { loadVerifier } from '../nostr/verify.js';
+import { inlineVerifier, poolVerifier, type AsyncVerifier } from './verify-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { closedMessage } from '../nostr/messages.js';
 import { loadUws } from './uws.js';
@@ -29,7 +30,7 @@ export interface RelayHandle {
   store: EventStore;
   ingest: Ingest;
   registry: Registry;
-  verifier: EventVerifier;
+  verifier: AsyncVerifier;
   policies: Policies;
   /** adds a section to the status page (the spider's progress) */
   addStatusSection(fn: () => StatusFigures['sections'][number]): void;
@@ -41,7 +42,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   const { uws, native, error: uwsError } = loadUws(config.allowJsFallback);
   if (!native) logger.warn({ reason: uwsError }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
   const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
-  const verifier = await loadVerifier(config.verifier);
+  const verifier = config.verifyThreads > 0 ? await poolVerifier(config.verifyThreads, config.verifier) : inlineVerifier(await loadVerifier(config.verifier));
   const registry = new Registry();
   const metrics = relayMetrics(registry);
   const live = new LiveIndex<Connection>();
@@ -137,7 +138,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   sweepTimer.unref();
 
   logger.info(
-    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, events: store.stats().events },
+    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, verifyThreads: verifier.threads, events: store.stats().events },
     'orbweaver relay listening',
   );
 
@@ -157,6 +158,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
         conn.close(1001, 'relay shutting down');
       }
       await store.close();
+      await verifier.close();
     })();
     return closed;
   };

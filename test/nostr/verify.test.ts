@@ -45,3 +45,21 @@ test('structureError names what is wrong', () => {
   assert.match(structureError({ ...e, content: null })!, /content/);
   assert.match(structureError([])!, /object/);
 });
+
+test('the verification pool gives the same answers from worker threads, for both backends', async (t) => {
+  const { poolVerifier } = await import('../../src/relay/verify-pool.js');
+  for (const prefer of ['wasm', 'native'] as const) {
+    if (prefer === 'native' && !loadNativeVerifier()) { t.diagnostic('native backend not built'); continue; }
+    const pool = await poolVerifier(2, prefer);
+    assert.equal(pool.backend, prefer);
+    const evs = Array.from({ length: 300 }, good);
+    const bad = evs.map((e, i) => (i % 3 === 0 ? { ...e, content: 'x' } : i % 3 === 1 ? { ...e, sig: (e.sig[0] === '0' ? '1' : '0') + e.sig.slice(1) } : e));
+    const results = await Promise.all(bad.map((e) => pool.check(e)));
+    results.forEach((r, i) => {
+      if (i % 3 === 0) assert.match(r!, /^invalid: event id/);
+      else if (i % 3 === 1) assert.match(r!, /^invalid: signature/);
+      else assert.equal(r, null);
+    });
+    await pool.close();
+  }
+});
