@@ -1,0 +1,71 @@
+// ingest: N pre-signed events over C connections with W events in flight each; events/s
+// acknowledged with OK true, p50/p99 time from send to OK.
+import { COMMON_OPTS, num, str, type Opts } from './lib/args.js';
+import { DATASET_OPTS, type Bench } from './lib/bench.js';
+import { publishAll } from './lib/client.js';
+import { eventFrames, loadDataset } from './lib/events.js';
+import { round } from './lib/histogram.js';
+import { CpuSampler, emit, log, machine, table } from './lib/report.js';
+
+export const ingest: Bench = {
+  name: 'ingest',
+  summary: 'verified ingest: N pre-signed events, C connections x W in flight; events/s acked OK true, p50/p99 time to OK',
+  options: [
+    ...COMMON_OPTS,
+    ...DATASET_OPTS,
+    { name: 'connections', type: 'int', default: 16, help: 'publishing connections' },
+    { name: 'inflight', type: 'int', default: 200, help: 'unacknowledged events per connection' },
+    { name: 'timeout', type: 'int', default: 300, help: 'give up after this many seconds' },
+  ],
+  async run(o: Opts) {
+    const url = str(o, 'url');
+    const ds = await loadDataset({ count: num(o, 'count'), authors: num(o, 'authors'), seed: str(o, 'seed'), spanSec: num(o, 'span') }, o.regen === true);
+    const frames = eventFrames(ds.events);
+    const ids = ds.events.map((e) => e.id);
+    const bytes = frames.reduce((a, f) => a + f.length, 0);
+    log(`ingest: ${frames.length} events (${Math.round(bytes / frames.length)} bytes per EVENT frame) -> ${url}, ${num(o, 'connections')} connections x ${num(o, 'inflight')} in flight`);
+    const cpu = new CpuSampler(o.pid as number | undefined);
+    const r = await publishAll(url, frames, ids, { connections: num(o, 'connections'), inflight: num(o, 'inflight'), timeoutMs: num(o, 'timeout') * 1000, progress: true });
+    const res = cpu.read();
+    const secs = r.elapsedMs / 1000;
+    const lat = r.latency.summary();
+    const result = {
+      bench: 'ingest',
+      label: str(o, 'label') || undefined,
+      url,
+      time: new Date().toISOString(),
+      events: frames.length,
+      connections: num(o, 'connections'),
+      inflight: num(o, 'inflight'),
+      stored: r.stored,
+      duplicates: r.duplicates,
+      rejected: r.rejectedTotal,
+      rejected_by_reason: r.rejected,
+      missing: r.missing,
+      notices: r.notices,
+      elapsed_s: round(secs),
+      events_per_s: Math.round(r.stored / secs),
+      acked_ok_per_s: Math.round((r.stored + r.duplicates) / secs),
+      ok_p50_ms: lat.p50_ms,
+      ok_p99_ms: lat.p99_ms,
+      ok_max_ms: lat.max_ms,
+      ...res,
+      machine: machine(),
+    };
+    emit(result);
+    table('ingest', [
+      { measure: 'stored (OK true, new)', value: r.stored },
+      { measure: 'duplicates (OK true, "duplicate:")', value: r.duplicates },
+      { measure: 'rejected (OK false)', value: r.rejectedTotal },
+      { measure: 'missing (no OK)', value: r.missing },
+      { measure: 'elapsed, s', value: round(secs, 2) },
+      { measure: 'events/s stored', value: result.events_per_s },
+      { measure: 'time to OK p50, ms', value: lat.p50_ms },
+      { measure: 'time to OK p99, ms', value: lat.p99_ms },
+      { measure: 'client CPU, % of a core', value: res.client_cpu_pct },
+      ...(res.relay_cpu_pct !== undefined ? [{ measure: 'relay CPU, % of a core', value: res.relay_cpu_pct }, { measure: 'relay threads', value: res.relay_threads ?? '' }] : []),
+      ...(res.machine_busy_pct !== undefined ? [{ measure: 'machine busy, % of all cores', value: res.machine_busy_pct }] : []),
+    ]);
+    if (r.duplicates > 0) log(`note: the relay already had ${r.duplicates} of these events, so this measured duplicate handling; use a fresh data directory or another --seed`);
+  },
+};
