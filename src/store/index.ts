@@ -1,0 +1,121 @@
+// The LMDB event store: openStore() is the only entry point; see types.ts for the contract and
+// DESIGN.md "Store" for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { open, type RootDatabase } from 'lmdb';
+import type { NostrEvent } from '../nostr/event.js';
+import type { Filter } from '../nostr/filter.js';
+import { decodeEvent } from './codec.js';
+import { migrate } from './migrations.js';
+import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
+import { nowSeconds } from './rules.js';
+import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
+import type { EventStore, QueryOptions, StoreStats, WriteResult } from './types.js';
+import { BatchWriter } from './writer.js';
+
+export type { EventStore, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
+
+export interface OpenStoreOptions {
+  /** directory of the LMDB environment (created if missing) */
+  dir: string;
+  /** LMDB map size in bytes (address space, not disk) */
+  mapSize?: number;
+  /** most operations in one write transaction */
+  maxBatch?: number;
+  /** index entries a scan reads before yielding to the event loop */
+  queryYieldEvery?: number;
+  logger?: { warn(o: object, msg?: string): void };
+}
+
+const DEFAULTS = { mapSize: 64 * 1024 ** 3, maxBatch: 1000, queryYieldEvery: 2000 };
+/** named databases: ours (12) and room for other modules' (spider directory, policy lists) */
+const MAX_DBS = 64;
+
+export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
+  const env = open({
+    path: opts.dir,
+    mapSize: opts.mapSize ?? DEFAULTS.mapSize,
+    maxDbs: MAX_DBS,
+    // Durable commits: no noSync. overlappingSync (lmdb-js default on Linux) lets the flush of one
+    // batch overlap the next; the writer waits for env.flushed before acknowledging.
+  });
+  try {
+    const dbs = openDbs(env);
+    migrate(env, dbs);
+    return new LmdbEventStore(env, dbs, {
+      maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
+      queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
+      logger: opts.logger,
+      dir: opts.dir,
+    });
+  } catch (err) {
+    await env.close();
+    throw err;
+  }
+}
+
+class LmdbEventStore implements EventStore {
+  private readonly writer: BatchWriter;
+  private closed = false;
+
+  constructor(
+    readonly env: RootDatabase,
+    private readonly dbs: Dbs,
+    private readonly opts: { maxBatch: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
+  ) {
+    this.writer = new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, logger: opts.logger });
+  }
+
+  private scanEnv(o?: Pick<QueryOptions, 'signal' | 'now'>): ScanEnv {
+    return { dbs: this.dbs, now: o?.now ?? nowSeconds(), yieldEvery: this.opts.queryYieldEvery, signal: o?.signal };
+  }
+
+  write(ev: NostrEvent, json: string): Promise<WriteResult> {
+    return this.writer.write(ev, json);
+  }
+
+  query(filters: Filter[], opts: QueryOptions): Promise<string[]> {
+    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit);
+  }
+
+  count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number> {
+    return runCount(this.scanEnv(opts), filters);
+  }
+
+  iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string> {
+    return runIterate(this.scanEnv(opts), filter);
+  }
+
+  get(id: string): NostrEvent | undefined {
+    const value = getValue(this.dbs, id, nowSeconds());
+    return value ? decodeEvent(value) : undefined;
+  }
+
+  sweepExpired(now: number = nowSeconds()): Promise<number> {
+    return this.writer.sweep(now);
+  }
+
+  remove(id: string): Promise<boolean> {
+    return this.writer.remove(id);
+  }
+
+  stats(): StoreStats {
+    const entries = (db: { getStats(): object }): number => (db.getStats() as { entryCount: number }).entryCount;
+    const indexes: Record<string, number> = {};
+    for (const name of INDEX_NAMES) indexes[name] = entries(this.dbs[name]);
+    let bytes = 0;
+    try {
+      bytes = statSync(join(this.opts.dir, 'data.mdb')).size;
+    } catch {
+      // not a directory environment (noSubdir): report 0 rather than fail a status page
+    }
+    return { events: entries(this.dbs.events), bytes, indexes };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writer.close();
+    await this.env.close();
+  }
+}

@@ -1,0 +1,161 @@
+// Byte layouts of the keys of every index. All integers are big-endian so byte order is numeric
+// order. Time-ordered indexes end in created_at (4 bytes) + serial (5 bytes): one value's entries
+// form a contiguous range sorted by time, since/until bound the range, and newest-first is a
+// reverse scan. Index values are empty: the serial in the key is all a scan needs.
+import { hash } from 'node:crypto';
+
+export const SERIAL_BYTES = 5;
+/** created_at (4) + serial (5) */
+export const SUFFIX_BYTES = 9;
+export const MAX_SERIAL = 2 ** (8 * SERIAL_BYTES) - 1;
+/** Pubkeys are indexed by their first 8 bytes: compact keys; scans re-check the full pubkey in the header. */
+export const PK_PREFIX_BYTES = 8;
+export const EMPTY = Buffer.alloc(0);
+
+export function serialKey(serial: number): Buffer {
+  const b = Buffer.allocUnsafe(SERIAL_BYTES);
+  b.writeUIntBE(serial, 0, SERIAL_BYTES);
+  return b;
+}
+export const readSerial = (b: Buffer, offset = 0): number => b.readUIntBE(offset, SERIAL_BYTES);
+
+/** created_at of a time-ordered index key */
+export const keyCreatedAt = (key: Buffer): number => key.readUInt32BE(key.length - SUFFIX_BYTES);
+/** serial of a time-ordered index key */
+export const keySerial = (key: Buffer): number => key.readUIntBE(key.length - SERIAL_BYTES, SERIAL_BYTES);
+
+/** prefix + created_at + serial */
+export function withSuffix(prefix: Uint8Array, createdAt: number, serial: number): Buffer {
+  const b = Buffer.allocUnsafe(prefix.length + SUFFIX_BYTES);
+  b.set(prefix, 0);
+  b.writeUInt32BE(createdAt, prefix.length);
+  b.writeUIntBE(serial, prefix.length + 4, SERIAL_BYTES);
+  return b;
+}
+
+export const hexBytes = (hex: string): Buffer => Buffer.from(hex, 'hex');
+
+// ---- prefixes of the time-ordered indexes ----
+
+export const CREATED_PREFIX = EMPTY;
+
+export function kindPrefix(kind: number): Buffer {
+  const b = Buffer.allocUnsafe(2);
+  b.writeUInt16BE(kind, 0);
+  return b;
+}
+
+/** First 8 bytes of a pubkey given as 64 hex (or a hex prefix of at least 16 characters). */
+export const pubkeyPrefix = (pubkeyHex: string): Buffer => Buffer.from(pubkeyHex.slice(0, 2 * PK_PREFIX_BYTES), 'hex');
+
+export function pubkindPrefix(pk8: Buffer, kind: number): Buffer {
+  const b = Buffer.allocUnsafe(PK_PREFIX_BYTES + 2);
+  pk8.copy(b, 0, 0, PK_PREFIX_BYTES);
+  b.writeUInt16BE(kind, PK_PREFIX_BYTES);
+  return b;
+}
+
+// ---- tag index ----
+// key = name + type + value bytes + created_at + serial. The type byte makes each value's prefix
+// self-delimiting (no value's range contains another value's entries):
+//   0x00-0x20  the value's UTF-8 bytes inline, type = length (exact)
+//   0x80       a 64-char lowercase hex value as its 32 bytes (exact: e and p tags stay exact)
+//   0x81       8 bytes of sha256 of anything else (NOT exact: scans re-check the real tags)
+// Name: a single UTF-16 code unit (what a filter's "#x" can name): 1 byte when ASCII, else 0xff + 2 bytes.
+
+const INLINE_MAX = 32;
+const TYPE_HEX = 0x80;
+const TYPE_HASH = 0x81;
+const HASH_BYTES = 8;
+const HEX64 = /^[0-9a-f]{64}$/;
+
+export interface TagPrefix {
+  prefix: Buffer;
+  /** true when equal prefixes imply equal (name, value) */
+  exact: boolean;
+}
+
+const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+export function tagPrefix(name: string, value: string): TagPrefix {
+  const code = name.charCodeAt(0);
+  const nameBytes = code < 0x80 ? Buffer.from([code]) : Buffer.from([0xff, code >> 8, code & 0xff]);
+  let type: number;
+  let body: Buffer;
+  let exact = true;
+  if (value.length === 64 && HEX64.test(value)) {
+    type = TYPE_HEX;
+    body = Buffer.from(value, 'hex');
+  } else {
+    const utf8 = Buffer.from(value, 'utf8');
+    // Lone surrogates do not survive UTF-8 encoding, so such values are hashed and re-checked.
+    if (utf8.length <= INLINE_MAX && isWellFormed(value)) {
+      type = utf8.length;
+      body = utf8;
+    } else {
+      type = TYPE_HASH;
+      body = hash('sha256', utf8, 'buffer').subarray(0, HASH_BYTES);
+      exact = false;
+    }
+  }
+  const prefix = Buffer.allocUnsafe(nameBytes.length + 1 + body.length);
+  nameBytes.copy(prefix, 0);
+  prefix[nameBytes.length] = type;
+  body.copy(prefix, nameBytes.length + 1);
+  return { prefix, exact };
+}
+
+// ---- non-time-ordered keys ----
+
+/** id index: 32 id bytes -> serial */
+export const idKey = (idHex: string): Buffer => Buffer.from(idHex, 'hex');
+
+/**
+ * Replaceable/addressable address: kind (2) + pubkey (32) + sha256(d as UTF-16LE) (32).
+ * Hashing keeps keys short for long d tags; UTF-16LE keeps lone surrogates distinct; a sha256
+ * collision is not a practical concern, so the address needs no re-check.
+ */
+export function addrKey(kind: number, pubkeyHex: string, d: string): Buffer {
+  const b = Buffer.allocUnsafe(66);
+  b.writeUInt16BE(kind, 0);
+  b.write(pubkeyHex, 2, 32, 'hex');
+  hash('sha256', Buffer.from(d, 'utf16le'), 'buffer').copy(b, 34);
+  return b;
+}
+
+/** Pubkey part of a tombstone that blocks the id whoever the author (operator ban). */
+export const ANY_PUBKEY = '0'.repeat(64);
+
+/** id tombstone: id (32) + deleting pubkey (32), empty value. Several authors may "delete" one id. */
+export function tombIdKey(idHex: string, pubkeyHex: string): Buffer {
+  const b = Buffer.allocUnsafe(64);
+  b.write(idHex, 0, 32, 'hex');
+  b.write(pubkeyHex, 32, 32, 'hex');
+  return b;
+}
+
+/** expiration index: expiration (4, clamped) + serial (5) */
+export const MAX_INDEXED_EXPIRATION = 0xffffffff;
+export function expiryKey(expiration: number, serial: number): Buffer {
+  const b = Buffer.allocUnsafe(4 + SERIAL_BYTES);
+  b.writeUInt32BE(Math.min(expiration, MAX_INDEXED_EXPIRATION), 0);
+  b.writeUIntBE(serial, 4, SERIAL_BYTES);
+  return b;
+}
+export const expiryKeyTime = (key: Buffer): number => key.readUInt32BE(0);
+export const expiryKeySerial = (key: Buffer): number => key.readUIntBE(4, SERIAL_BYTES);
+
+/** uint32 value (address tombstone: the deletion's created_at) */
+export function u32(n: number): Buffer {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+}
+
+/**
+ * Bounds of a reverse scan over one prefix restricted to since..until (inclusive):
+ * start is the highest key (inclusive), end the lowest (exclusive; serial 0 is never used).
+ */
+export function timeRange(prefix: Uint8Array, since: number, until: number): { start: Buffer; end: Buffer } {
+  return { start: withSuffix(prefix, until, MAX_SERIAL), end: withSuffix(prefix, since, 0) };
+}

@@ -1,0 +1,123 @@
+// Reverse range scans and their k-way merge, newest first.
+//
+// A cursor reads its range in chunks (getKeys with a limit, resuming after the last key) rather
+// than holding an LMDB iterator open: no read transaction stays pinned across the scan's yields
+// to the event loop, and many ranges cost little up front (chunks start small and double).
+import { SUFFIX_BYTES, keySerial } from './keys.js';
+import type { ScanRange } from './planner.js';
+import type { BinDb } from './schema.js';
+
+const MAX_CHUNK = 1024;
+
+export class RangeCursor {
+  private keys: Buffer[] = [];
+  private i = 0;
+  private last: Buffer | null = null;
+  private exhausted = false;
+
+  constructor(
+    private readonly db: BinDb,
+    private readonly range: ScanRange,
+    private chunk: number,
+  ) {}
+
+  /** The current key, or undefined at the end of the range. */
+  head(): Buffer | undefined {
+    if (this.i < this.keys.length) return this.keys[this.i];
+    if (this.exhausted) return undefined;
+    this.refill();
+    return this.keys[this.i];
+  }
+
+  advance(): void {
+    this.i++;
+  }
+
+  private refill(): void {
+    const { start, end } = this.range;
+    const opts = this.last
+      ? { start: this.last, exclusiveStart: true, end, reverse: true, limit: this.chunk }
+      : { start, end, reverse: true, limit: this.chunk };
+    this.keys = Array.from(this.db.getKeys(opts));
+    this.i = 0;
+    if (this.keys.length < this.chunk) this.exhausted = true;
+    if (this.keys.length > 0) this.last = this.keys[this.keys.length - 1];
+    this.chunk = Math.min(this.chunk * 2, MAX_CHUNK);
+  }
+}
+
+/** Orders keys by their created_at + serial suffix (larger = newer). */
+function compareSuffix(a: Buffer, b: Buffer): number {
+  return a.compare(b, b.length - SUFFIX_BYTES, b.length, a.length - SUFFIX_BYTES, a.length);
+}
+
+/**
+ * Merges the ranges' keys newest first (created_at desc, then serial desc). A key present in
+ * several ranges (an event with two of the wanted tag values) comes out once: equal suffixes are
+ * adjacent in this order.
+ */
+export class MergeScan {
+  private readonly heap: RangeCursor[] = [];
+  private lastSerial = -1;
+
+  constructor(db: BinDb, ranges: ScanRange[], wanted: number) {
+    // First chunks sized so that all ranges together read about what the limit needs.
+    const first = Math.max(2, Math.min(MAX_CHUNK, Math.ceil((wanted + 1) / Math.max(1, ranges.length)) + 1));
+    for (const r of ranges) {
+      const c = new RangeCursor(db, r, first);
+      if (c.head() !== undefined) this.push(c);
+    }
+  }
+
+  /** The next key, or undefined when every range is done. */
+  next(): Buffer | undefined {
+    for (;;) {
+      const top = this.heap[0];
+      if (top === undefined) return undefined;
+      const key = top.head()!;
+      top.advance();
+      if (top.head() === undefined) this.popTop();
+      else this.siftDown(0);
+      const serial = keySerial(key);
+      if (serial === this.lastSerial) continue;
+      this.lastSerial = serial;
+      return key;
+    }
+  }
+
+  private push(c: RangeCursor): void {
+    const h = this.heap;
+    h.push(c);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (compareSuffix(h[i].head()!, h[p].head()!) <= 0) break;
+      [h[i], h[p]] = [h[p], h[i]];
+      i = p;
+    }
+  }
+
+  private popTop(): void {
+    const h = this.heap;
+    const last = h.pop()!;
+    if (h.length > 0) {
+      h[0] = last;
+      this.siftDown(0);
+    }
+  }
+
+  private siftDown(i: number): void {
+    const h = this.heap;
+    const n = h.length;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let m = i;
+      if (l < n && compareSuffix(h[l].head()!, h[m].head()!) > 0) m = l;
+      if (r < n && compareSuffix(h[r].head()!, h[m].head()!) > 0) m = r;
+      if (m === i) return;
+      [h[i], h[m]] = [h[m], h[i]];
+      i = m;
+    }
+  }
+}
