@@ -1,0 +1,99 @@
+// `orbweaver spider [--once] [--json] [--relay URL | --local]`: one crawl (or a crawl every interval)
+// against the configured data directory. When our relay is running (ws://host:port from config, or
+// --relay), events are published to it over NIP-01 EVENT so they take its ingest path and reach its
+// live subscribers; otherwise the store is opened here and the in-process ingest path is used.
+import { createLogger } from '../relay/logger.js';
+import type { Config } from '../config/schema.js';
+import { openStore } from '../store/index.js';
+import { createIngest } from '../relay/ingest.js';
+import { inlineVerifier } from '../relay/verify-pool.js';
+import { emptyPolicies } from '../relay/policy/types.js';
+import { eventLimitPolicies } from '../relay/policy/event-limits.js';
+import { loadVerifier } from '../nostr/verify.js';
+import { createSpider } from './spider.js';
+import { ingestSink, remoteSink, type EventSink } from './sink.js';
+import { formatSummary } from './status.js';
+
+export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]
+
+  --once           one crawl, print its summary, exit (0: finished, 1: no relay reached, 2: error)
+  --json           print the summary as JSON
+  --relay <url>    publish fetched events to this relay (default: ws://<host>:<port> from config,
+                   when it answers)
+  --local          do not look for a running relay: open the store and ingest in this process
+without --once the spider runs every spider.interval until SIGINT/SIGTERM.
+Settings: spider.* in relay.config.json or ORBWEAVER_SPIDER_* (see \`orbweaver config --env\`).`;
+
+/** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
+export function localRelayUrl(config: Config): string {
+  let host = config.host;
+  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
+  if (host === '::') host = '::1';
+  if (host.includes(':')) host = `[${host}]`;
+  return `ws://${host}:${config.port}`;
+}
+
+export async function spiderCommand(config: Config, argv: string[]): Promise<number> {
+  let once = false, json = false, local = false;
+  let relayUrl: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--once') once = true;
+    else if (a === '--json') json = true;
+    else if (a === '--local') local = true;
+    else if (a === '--relay') relayUrl = argv[++i];
+    else if (a.startsWith('--relay=')) relayUrl = a.slice(8);
+    else if (a === '--help' || a === '-h') { process.stdout.write(SPIDER_USAGE + '\n'); return 0; }
+    else { process.stderr.write(`unknown option ${a}\n${SPIDER_USAGE}\n`); return 2; }
+  }
+  const logger = createLogger(config.logLevel);
+  const ownUrl = localRelayUrl(config);
+  const target = relayUrl ?? ownUrl;
+  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+  let sink: EventSink | undefined;
+  if (!local) {
+    try {
+      sink = await remoteSink(target, { connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200, rateLimitBackoff: config.spider.rateLimitBackoff });
+      logger.info({ relay: target }, 'spider: publishing to the running relay');
+    } catch (e) {
+      if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); await store.close(); return 2; }
+      logger.info({ relay: target }, 'spider: no relay answers; ingesting in this process');
+    }
+  }
+  if (!sink) {
+    const policies = emptyPolicies();
+    policies.rejectEvent.push(...eventLimitPolicies(config.limits));
+    const verifier = inlineVerifier(await loadVerifier(config.verifier));
+    sink = ingestSink(createIngest({ store, verifier, policies, onStored: () => {} }));
+  }
+  const spider = createSpider({
+    config: config.spider, store, sink, logger,
+    selfPubkey: config.info.pubkey || undefined,
+    selfUrls: [ownUrl, ...(config.publicUrl ? [config.publicUrl] : [])],
+  });
+  let code = 0;
+  try {
+    if (once) {
+      const summary = await spider.runOnce();
+      process.stdout.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
+      code = summary.relays.total > 0 && summary.relays.reached === 0 ? 1 : 0;
+    } else {
+      spider.start();
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
+      await spider.stop();
+    }
+  } catch (e) {
+    logger.error({ err: e }, 'spider: run failed');
+    code = 2;
+  } finally {
+    await spider.stop();
+    await sink.close();
+    await store.close();
+    logger.flush?.();
+  }
+  return code;
+}

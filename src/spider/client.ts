@@ -1,0 +1,215 @@
+// One outbound WebSocket to a remote relay, carrying several subscriptions at once. The connection
+// is pinned to the address resolved by url.ts. Frames are bounded: a frame above maxPayload closes the
+// connection (ws enforces it), a frame above the event budget is dropped without being parsed.
+// Nothing the remote sends is trusted here: this layer only routes messages by subscription id;
+// fetch.ts checks every event.
+import net from 'node:net';
+import tls from 'node:tls';
+import WebSocket from 'ws';
+import type { Target } from './url.js';
+import type { WireFilter } from '../nostr/filter.js';
+
+export interface SubHandlers {
+  /** an EVENT for this subscription: the raw parsed value (untrusted) and the frame size */
+  event(ev: unknown, bytes: number): void;
+  eose(): void;
+  closed(reason: string): void;
+}
+
+export interface ClientOptions {
+  connectTimeout: number;
+  /** largest frame accepted at all; bigger closes the connection */
+  maxPayload: number;
+  /** frames bigger than this are dropped unparsed and counted */
+  maxFrame: number;
+  userAgent?: string;
+}
+
+let subCounter = 0;
+
+export class RelayClient {
+  private ws!: WebSocket;
+  private subs = new Map<string, SubHandlers>();
+  private countWaiters = new Map<string, (n: number | null) => void>();
+  private closedReason: string | null = null;
+  /** NOTICE texts received (last few), for logs and quirk detection */
+  readonly notices: string[] = [];
+  /** frames dropped for being oversized, unparsable or for an unknown subscription */
+  dropped = { oversized: 0, malformed: 0, unknownSub: 0 };
+  private noticeListeners = new Set<(text: string) => void>();
+  onClose?: (reason: string) => void;
+
+  private constructor(readonly target: Target, private readonly opts: ClientOptions) {}
+
+  static connect(target: Target, opts: ClientOptions, signal?: AbortSignal): Promise<RelayClient> {
+    const c = new RelayClient(target, opts);
+    return c.open(signal).then(() => c);
+  }
+
+  private open(signal?: AbortSignal): Promise<void> {
+    const t = this.target;
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(t.url, {
+        perMessageDeflate: false,
+        maxPayload: this.opts.maxPayload,
+        handshakeTimeout: this.opts.connectTimeout,
+        followRedirects: false,
+        headers: { 'User-Agent': this.opts.userAgent ?? 'orbweaver-spider' },
+        // Connect to the pinned address; TLS still verifies the certificate for the host name.
+        createConnection: ((o: net.NetConnectOpts & tls.ConnectionOptions) =>
+          t.secure
+            ? tls.connect({ ...o, host: t.address, port: t.port, servername: net.isIP(t.hostname) ? '' : t.hostname } as tls.ConnectionOptions)
+            : net.connect({ ...o, host: t.address, port: t.port } as net.NetConnectOpts)) as never,
+      });
+      this.ws = ws;
+      let settled = false;
+      const timer = setTimeout(() => fail(new Error(`connect timeout after ${this.opts.connectTimeout} ms`)), this.opts.connectTimeout);
+      const onAbort = () => fail(new Error('aborted'));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const fail = (e: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        try { ws.terminate(); } catch { /* already gone */ }
+        reject(e);
+      };
+      ws.on('open', () => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      });
+      ws.on('error', (e) => {
+        if (!settled) fail(e);
+        else this.shutdown(`error: ${e.message}`);
+      });
+      ws.on('unexpected-response', (_req, res) => fail(new Error(`HTTP ${res.statusCode} instead of a WebSocket upgrade`)));
+      ws.on('close', (code, reason) => {
+        if (!settled) fail(new Error(`closed during connect (${code})`));
+        this.shutdown(`connection closed (${code}${reason.length ? ' ' + reason.toString().slice(0, 100) : ''})`);
+      });
+      ws.on('message', (data, isBinary) => this.onMessage(data as Buffer, isBinary));
+    });
+  }
+
+  get isOpen(): boolean {
+    return this.closedReason === null && this.ws.readyState === WebSocket.OPEN;
+  }
+
+  get closeReason(): string | null {
+    return this.closedReason;
+  }
+
+  private shutdown(reason: string): void {
+    if (this.closedReason !== null) return;
+    this.closedReason = reason;
+    for (const [, h] of this.subs) h.closed(`connection: ${reason}`);
+    this.subs.clear();
+    for (const [, w] of this.countWaiters) w(null);
+    this.countWaiters.clear();
+    this.onClose?.(reason);
+  }
+
+  private onMessage(data: Buffer, isBinary: boolean): void {
+    if (isBinary) { this.dropped.malformed++; return; }
+    const bytes = data.length;
+    if (bytes > this.opts.maxFrame) {
+      // Route the drop to its subscription when the id is readable from the frame's head.
+      this.dropped.oversized++;
+      const head = /^\s*\[\s*"EVENT"\s*,\s*"([^"]{1,64})"/.exec(data.subarray(0, 100).toString('latin1'));
+      if (head) this.subs.get(head[1])?.event(undefined, bytes);
+      return;
+    }
+    let msg: unknown;
+    try { msg = JSON.parse(data.toString('utf8')); } catch { this.dropped.malformed++; return; }
+    if (!Array.isArray(msg) || typeof msg[0] !== 'string') { this.dropped.malformed++; return; }
+    const verb = msg[0];
+    const sub = typeof msg[1] === 'string' ? this.subs.get(msg[1]) : undefined;
+    switch (verb) {
+      case 'EVENT':
+        if (!sub) { this.dropped.unknownSub++; return; }
+        sub.event(msg[2], bytes);
+        return;
+      case 'EOSE':
+        if (!sub) { this.dropped.unknownSub++; return; }
+        sub.eose();
+        return;
+      case 'CLOSED':
+        if (!sub) { this.dropped.unknownSub++; return; }
+        this.subs.delete(msg[1] as string);
+        sub.closed(typeof msg[2] === 'string' ? msg[2].slice(0, 300) : '');
+        return;
+      case 'COUNT': {
+        const w = typeof msg[1] === 'string' ? this.countWaiters.get(msg[1]) : undefined;
+        if (!w) return;
+        this.countWaiters.delete(msg[1] as string);
+        const n = (msg[2] as { count?: unknown } | undefined)?.count;
+        w(Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : null);
+        return;
+      }
+      case 'NOTICE': {
+        const text = typeof msg[1] === 'string' ? msg[1].slice(0, 300) : '';
+        this.notices.push(text);
+        if (this.notices.length > 20) this.notices.shift();
+        for (const l of [...this.noticeListeners]) l(text);
+        return;
+      }
+      case 'AUTH':
+      case 'OK':
+        return; // we neither authenticate nor publish on this connection
+      default:
+        this.dropped.malformed++;
+    }
+  }
+
+  /** Calls `fn` for every NOTICE until the returned function is called. */
+  addNoticeListener(fn: (text: string) => void): () => void {
+    this.noticeListeners.add(fn);
+    return () => { this.noticeListeners.delete(fn); };
+  }
+
+  /** Opens a subscription; returns its id. Handlers are called until EOSE/CLOSED/unsubscribe. */
+  subscribe(filters: WireFilter[], handlers: SubHandlers): string {
+    const id = `ow${(++subCounter).toString(36)}`;
+    if (!this.isOpen) {
+      queueMicrotask(() => handlers.closed(`connection: ${this.closedReason ?? 'not open'}`));
+      return id;
+    }
+    this.subs.set(id, handlers);
+    this.send(JSON.stringify(['REQ', id, ...filters]));
+    return id;
+  }
+
+  /** Stops routing a subscription and tells the relay (CLOSE), unless the relay already closed it. */
+  unsubscribe(id: string): void {
+    if (!this.subs.delete(id)) return;
+    if (this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
+  }
+
+  /** NIP-45 COUNT; null when unsupported, refused, or no answer within timeoutMs. */
+  count(filters: WireFilter[], timeoutMs: number): Promise<number | null> {
+    if (!this.isOpen) return Promise.resolve(null);
+    const id = `owc${(++subCounter).toString(36)}`;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => { this.countWaiters.delete(id); resolve(null); }, timeoutMs);
+      this.countWaiters.set(id, (n) => { clearTimeout(timer); resolve(n); });
+      // A relay that answers COUNT with CLOSED: route it like a subscription.
+      this.subs.set(id, { event() {}, eose() {}, closed: () => { this.countWaiters.get(id)?.(null); this.countWaiters.delete(id); } });
+      this.send(JSON.stringify(['COUNT', id, ...filters]));
+    }).finally(() => { this.subs.delete(id); }) as Promise<number | null>;
+  }
+
+  private send(text: string): void {
+    try { this.ws.send(text); } catch (e) { this.shutdown(`send failed: ${(e as Error).message}`); }
+  }
+
+  close(): void {
+    this.shutdown('closed by us');
+    try { this.ws.close(1000); } catch { /* ignore */ }
+    // Do not wait for a polite close handshake from an unresponsive relay.
+    const ws = this.ws;
+    setTimeout(() => { try { ws.terminate(); } catch { /* ignore */ } }, 1000).unref();
+  }
+}

@@ -1,0 +1,105 @@
+// The relay directory: what the spider remembers about every relay across runs, in a named LMDB
+// database inside the store's environment. One record per normalised URL: hop, referrers, first/
+// last seen, last attempt and success, consecutive failures with the backoff they imply, the NIP-11
+// document, learned quirks, per-kind cursors, and the relays its kind 10002 lists named.
+import type { Database, RootDatabase } from 'lmdb';
+import type { Nip11Info } from './nip11.js';
+import type { Cursors, Quirks, RelayOutcome, WorkResult } from './types.js';
+
+export interface RelayRecord {
+  url: string;
+  /** hop at which the latest run found it (0: named by a seed's list) */
+  hop: number;
+  /** relays whose lists named it in the latest run that found it (or 'seed') */
+  referrers: string[];
+  /** lists naming it when last discovered */
+  mentions: number;
+  firstSeen: number;
+  lastSeen: number;
+  lastAttempt?: number;
+  lastSuccess?: number;
+  lastOutcome?: RelayOutcome;
+  lastError?: string;
+  /** consecutive failed attempts (refused and self do not count) */
+  failures: number;
+  nip11?: Nip11Info | null;
+  quirks: Quirks;
+  cursors: Cursors;
+  /** relay URL -> lists naming it, from this relay's kind 10002 events (kept across runs) */
+  links: Record<string, number>;
+  /** events this relay gave us that were stored, over all runs */
+  storedTotal: number;
+}
+
+/** Most links remembered per relay. */
+const MAX_LINKS = 10_000;
+
+export interface BackoffPolicy {
+  /** wait after the second consecutive failure; doubles with each further one */
+  base: number;
+  max: number;
+}
+
+export class RelayDirectory {
+  private db: Database<RelayRecord, string>;
+
+  constructor(env: RootDatabase, name = 'spider-relays') {
+    this.db = env.openDB<RelayRecord, string>({ name, encoding: 'msgpack' });
+  }
+
+  get(url: string): RelayRecord | undefined {
+    return this.db.get(url);
+  }
+
+  /** Every record (for status pages and `spider --once` output). */
+  all(): RelayRecord[] {
+    const out: RelayRecord[] = [];
+    for (const { value } of this.db.getRange()) out.push(value);
+    return out;
+  }
+
+  count(): number {
+    return this.db.getCount();
+  }
+
+  /** Records that a run found the relay at `hop`. */
+  async discovered(url: string, hop: number, referrers: string[], mentions: number, now = Date.now()): Promise<RelayRecord> {
+    const prev = this.db.get(url);
+    const rec: RelayRecord = prev
+      ? { ...prev, hop, referrers: referrers.slice(0, 50), mentions, lastSeen: now }
+      : { url, hop, referrers: referrers.slice(0, 50), mentions, firstSeen: now, lastSeen: now, failures: 0, quirks: {}, cursors: {}, links: {}, storedTotal: 0 };
+    await this.db.put(url, rec);
+    return rec;
+  }
+
+  /** Folds a work result into the relay's record. */
+  async applyResult(r: WorkResult, now = Date.now()): Promise<RelayRecord> {
+    const prev = this.db.get(r.url) ?? { url: r.url, hop: r.hop, referrers: [], mentions: 0, firstSeen: now, lastSeen: now, failures: 0, quirks: {}, cursors: {}, links: {}, storedTotal: 0 };
+    const rec: RelayRecord = { ...prev, lastAttempt: r.startedAt, lastOutcome: r.outcome };
+    if (r.error) rec.lastError = r.error; else delete rec.lastError;
+    if (r.nip11) rec.nip11 = r.nip11;
+    rec.quirks = r.quirks;
+    rec.cursors = r.cursors;
+    if (r.outcome === 'ok' || r.outcome === 'partial') {
+      rec.lastSuccess = now;
+      rec.failures = 0;
+    } else if (r.outcome === 'failed') {
+      rec.failures = prev.failures + 1;
+    }
+    rec.storedTotal = prev.storedTotal + r.counts.stored;
+    if (Object.keys(r.links).length) {
+      const merged = { ...prev.links };
+      for (const [u, n] of Object.entries(r.links)) merged[u] = Math.max(merged[u] ?? 0, n);
+      const entries = Object.entries(merged);
+      rec.links = entries.length > MAX_LINKS ? Object.fromEntries(entries.sort((a, b) => b[1] - a[1]).slice(0, MAX_LINKS)) : merged;
+    }
+    await this.db.put(r.url, rec);
+    return rec;
+  }
+
+  /** Time before which a failing relay is not tried again (0: try now). */
+  static retryAt(rec: RelayRecord | undefined, p: BackoffPolicy): number {
+    if (!rec || rec.failures < 2 || rec.lastAttempt === undefined) return 0;
+    return rec.lastAttempt + Math.min(p.max, p.base * 2 ** (rec.failures - 2));
+  }
+}

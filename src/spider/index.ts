@@ -1,0 +1,10 @@
+// The directory spider's public surface (wired into the relay by src/relay/server.ts and src/cli.ts).
+export { createSpider, crawlOptions, type Spider, type SpiderDeps, type SpiderConfig } from './spider.js';
+export { spiderCommand, SPIDER_USAGE, localRelayUrl } from './cli.js';
+export { crawlRelay, type CrawlDeps, type CrawlOptions } from './crawl.js';
+export { RelayDirectory, type RelayRecord } from './directory.js';
+export { MemoryQueue, type WorkQueue, type Lease } from './queue.js';
+export { ingestSink, remoteSink, type EventSink } from './sink.js';
+export { formatSummary, metricsText, type SpiderStatus, type SpiderSummary, type HopSummary } from './status.js';
+export type { WorkItem, WorkResult, Quirks, Cursors, KindCursor, FetchCounts } from './types.js';
+export { normalizeRelayUrl, resolveTarget, isSpecialAddress } from './url.js';

@@ -1,0 +1,124 @@
+// Hop 0: the seeds (configured pubkeys plus the follows of admin pubkeys) and the relays their kind
+// 10002 lists name. The local store is asked first; bootstrap relays are asked only for what is
+// missing, and what they return goes through the ingest path like any fetched event.
+import type { Logger } from 'pino';
+import { decode } from 'nostr-tools/nip19';
+import type { EventStore } from '../store/types.js';
+import type { NostrEvent } from '../nostr/event.js';
+import type { EventVerifier } from '../nostr/verify.js';
+import { RelayClient } from './client.js';
+import { runPage } from './page.js';
+import type { EventSink } from './sink.js';
+import { relaysInList, RELAY_LIST_KIND } from './discovery.js';
+import { resolveTarget, type Target } from './url.js';
+import type { FetchCounts } from './types.js';
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** A pubkey from config, hex or npub, as lowercase hex; null when it is neither. */
+export function parsePubkey(s: string): string | null {
+  const t = s.trim();
+  if (HEX64.test(t.toLowerCase())) return t.toLowerCase();
+  if (t.startsWith('npub1')) {
+    try {
+      const d = decode(t as `npub1${string}`);
+      if (d.type === 'npub' && HEX64.test(d.data)) return d.data;
+    } catch { /* fall through */ }
+  }
+  return null;
+}
+
+export interface SeedDeps {
+  store: EventStore;
+  sink: EventSink;
+  verifier: EventVerifier;
+  log: Logger;
+  bootstrapRelays: string[];
+  allowPrivate: boolean;
+  connectTimeout: number;
+  idleTimeout: number;
+  maxEventBytes: number;
+  counts: FetchCounts;
+  handed: Set<string>;
+  signal?: AbortSignal;
+  resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+}
+
+/** The newest stored event of `kind` per author, from the local store. */
+async function localLatest(store: EventStore, kind: number, authors: string[]): Promise<Map<string, NostrEvent>> {
+  const out = new Map<string, NostrEvent>();
+  for (let i = 0; i < authors.length; i += 500) {
+    const batch = authors.slice(i, i + 500);
+    const rows = await store.query([{ kinds: [kind], authors: batch, limit: batch.length * 2 }], { defaultLimit: 500, maxLimit: batch.length * 2 });
+    for (const json of rows) keepNewest(out, JSON.parse(json) as NostrEvent);
+  }
+  return out;
+}
+
+function keepNewest(m: Map<string, NostrEvent>, ev: NostrEvent): void {
+  const prev = m.get(ev.pubkey);
+  if (!prev || ev.created_at > prev.created_at || (ev.created_at === prev.created_at && ev.id < prev.id)) m.set(ev.pubkey, ev);
+}
+
+/** Asks the bootstrap relays for the newest `kind` event of authors the store lacks; hands them on. */
+async function fromBootstrap(d: SeedDeps, kind: number, authors: string[], found: Map<string, NostrEvent>): Promise<void> {
+  for (const url of d.bootstrapRelays) {
+    const missing = authors.filter((a) => !found.has(a));
+    if (missing.length === 0 || d.signal?.aborted) return;
+    let client: RelayClient | undefined;
+    try {
+      const target = await (d.resolve ?? resolveTarget)(url, d.allowPrivate);
+      client = await RelayClient.connect(target, { connectTimeout: d.connectTimeout, maxFrame: d.maxEventBytes + 1024, maxPayload: Math.max(1 << 20, d.maxEventBytes * 4) }, d.signal);
+      for (let i = 0; i < missing.length; i += 200) {
+        const batch = missing.slice(i, i + 200);
+        const page = await runPage(client, d.verifier, {
+          filter: { kinds: [kind], authors: batch, limit: batch.length * 2 },
+          exclusive: false, idleTimeout: d.idleTimeout, maxEventBytes: d.maxEventBytes, signal: d.signal,
+        });
+        const bad = Object.values(page.invalid).reduce((a, b) => a + b, 0);
+        d.counts.invalid += bad;
+        for (const ev of page.events) {
+          d.counts.fetched++;
+          keepNewest(found, ev);
+          if (d.handed.has(ev.id)) { d.counts.duplicate++; continue; }
+          d.handed.add(ev.id);
+          const st = await d.sink.put(ev);
+          if (st === 'stored') d.counts.stored++; else if (st === 'duplicate') d.counts.duplicate++; else d.counts.rejected++;
+        }
+        if (page.closed) break;
+      }
+      d.log.info({ url, kind, asked: missing.length, found: missing.filter((a) => found.has(a)).length }, 'spider: bootstrap relay asked');
+    } catch (e) {
+      d.log.warn({ url, err: (e as Error).message }, 'spider: bootstrap relay failed');
+    } finally {
+      client?.close();
+    }
+  }
+}
+
+export interface Seeds {
+  pubkeys: string[];
+  /** relay URL -> seeds whose lists name it */
+  relays: Map<string, number>;
+  /** seeds with no relay list found anywhere */
+  withoutList: number;
+}
+
+export async function resolveSeeds(d: SeedDeps, seeds: string[], admins: string[], maxTags: number): Promise<Seeds> {
+  const bad = [...seeds, ...admins].filter((s) => parsePubkey(s) === null);
+  if (bad.length) d.log.warn({ bad }, 'spider: ignoring seed/admin entries that are neither hex pubkeys nor npubs');
+  const set = new Set(seeds.map(parsePubkey).filter((x): x is string => x !== null));
+  const adminKeys = [...new Set(admins.map(parsePubkey).filter((x): x is string => x !== null))];
+  if (adminKeys.length) {
+    const follows = await localLatest(d.store, 3, adminKeys);
+    await fromBootstrap(d, 3, adminKeys, follows);
+    for (const a of adminKeys) set.add(a);
+    for (const ev of follows.values()) for (const t of ev.tags) if (t[0] === 'p' && HEX64.test(t[1] ?? '')) set.add(t[1]);
+  }
+  const pubkeys = [...set];
+  const lists = await localLatest(d.store, RELAY_LIST_KIND, pubkeys);
+  await fromBootstrap(d, RELAY_LIST_KIND, pubkeys, lists);
+  const relays = new Map<string, number>();
+  for (const ev of lists.values()) for (const u of relaysInList(ev, maxTags) ?? []) relays.set(u, (relays.get(u) ?? 0) + 1);
+  return { pubkeys, relays, withoutList: pubkeys.length - lists.size };
+}

@@ -1,0 +1,262 @@
+// The directory spider: seeds -> hop 0 relays -> hop by hop discovery through kind 10002 lists, every
+// relay fetched completely for the configured kinds through the work queue, every event through the
+// one ingest path, the relay directory updated after each relay. One run at a time.
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { EventStore } from '../store/types.js';
+import type { Ingest } from '../relay/ingest-types.js';
+import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
+import { crawlRelay, type CrawlOptions } from './crawl.js';
+import { RelayDirectory } from './directory.js';
+import { nextHop, type Candidate } from './discovery.js';
+import { MemoryQueue, type WorkQueue } from './queue.js';
+import { createScheduler } from './scheduler.js';
+import { resolveSeeds } from './seeds.js';
+import { ingestSink, type EventSink } from './sink.js';
+import { emptyStatus, formatSummary, metricsText, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
+import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from './types.js';
+import { normalizeRelayUrl, syntacticRefusal, type Target } from './url.js';
+
+export type SpiderConfig = Config['spider'];
+
+export interface SpiderDeps {
+  config: SpiderConfig;
+  store: EventStore;
+  /** the relay's one ingest path (in-process) */
+  ingest?: Ingest;
+  /** or any sink (a remote relay for `spider --once` while the relay runs); wins over ingest */
+  sink?: EventSink;
+  logger: Logger;
+  /** our relay's pubkey: a relay whose NIP-11 `self` equals it is skipped */
+  selfPubkey?: string;
+  /** more URLs of our own relay (e.g. ws://host:port it listens on), skipped like config selfUrls */
+  selfUrls?: string[];
+  /** work queue (default: in-process) */
+  queue?: WorkQueue;
+  verifier?: EventVerifier;
+  /** DNS resolution override (tests) */
+  resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+}
+
+export interface Spider {
+  /** runs now and then every interval; runs never overlap */
+  start(): void;
+  /** one run (or the one in progress) */
+  runOnce(): Promise<SpiderSummary>;
+  status(): SpiderStatus;
+  /** Prometheus text of the spider's figures */
+  metricsText(): string;
+  readonly directory: RelayDirectory;
+  /** stops scheduling, ends the run in progress quickly (connections closed), waits for it */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const t = setTimeout(done, ms);
+    function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+export function crawlOptions(c: SpiderConfig): CrawlOptions {
+  return {
+    pageSize: c.pageSize, idleTimeout: c.idleTimeout, maxEventBytes: c.maxEventBytes, maxEventsPerRelay: c.maxEventsPerRelay,
+    rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries,
+    lookback: Math.floor(c.lookback / 1000), connectTimeout: c.connectTimeout, relayBudget: c.relayBudget,
+    maxRelayTagsPerList: c.maxRelayTagsPerList, subscriptionsPerRelay: c.subscriptionsPerRelay, allowPrivate: c.allowPrivate,
+  };
+}
+
+export function createSpider(deps: SpiderDeps): Spider {
+  const cfg = deps.config;
+  const log = deps.logger.child({ component: 'spider' });
+  const directory = new RelayDirectory(deps.store.env);
+  const sink: EventSink = deps.sink ?? (deps.ingest ? ingestSink(deps.ingest) : (() => { throw new Error('createSpider needs an ingest or a sink'); })());
+  const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
+  let verifier: EventVerifier | undefined = deps.verifier;
+  const status: SpiderStatus = emptyStatus(cfg.hops);
+  const totals = { ...zeroCounts(), relaysReached: 0, relaysFailed: 0 };
+  let stopCtl = new AbortController();
+  try { status.directorySize = directory.count(); } catch { /* empty */ }
+
+  async function run(): Promise<SpiderSummary> {
+    verifier ??= await loadVerifier('auto');
+    const signal = stopCtl.signal;
+    const started = Date.now();
+    const events = zeroCounts();
+    const summary: SpiderSummary = {
+      startedAt: started, finishedAt: started, durationMs: 0, seeds: 0, seedsWithoutList: 0, hops: [],
+      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], aborted: false,
+    };
+    Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events, current: [] });
+    const handed = new Set<string>();
+    const knownAuthors = new Set<string>();
+    const queue = deps.queue ?? new MemoryQueue();
+    const opts = crawlOptions(cfg);
+    log.info({ hops: cfg.hops, kinds: cfg.kinds, seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
+    try {
+      const seeds = await resolveSeeds({
+        store: deps.store, sink, verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
+        allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
+        counts: events, handed, signal, resolve: deps.resolve,
+      }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
+      summary.seeds = seeds.pubkeys.length;
+      summary.seedsWithoutList = seeds.withoutList;
+      for (const p of seeds.pubkeys) knownAuthors.add(p);
+      log.info({ seeds: seeds.pubkeys.length, withoutList: seeds.withoutList, relays: seeds.relays.size }, 'spider: seeds resolved');
+
+      const seen = new Set<string>();
+      let candidates: Candidate[] = [...seeds.relays].map(([url, n]) => ({ url, mentions: n, referrers: ['seed'] }))
+        .sort((a, b) => b.mentions - a.mentions || (a.url < b.url ? -1 : 1)).slice(0, cfg.maxRelaysPerHop);
+      status.phase = 'crawling';
+      for (let hop = 0; hop <= cfg.hops && candidates.length > 0 && !signal.aborted; hop++) {
+        const h: HopSummary = { hop, relays: 0, reached: 0, failed: 0, refused: 0, skipped: 0, events: zeroCounts() };
+        summary.hops.push(h);
+        const room = cfg.maxRelays - summary.relays.total;
+        if (room <= 0) { log.info({ hop, maxRelays: cfg.maxRelays }, 'spider: relay cap reached'); break; }
+        candidates = candidates.slice(0, room);
+        for (const c of candidates) seen.add(c.url);
+        h.relays = candidates.length;
+        summary.relays.total += candidates.length;
+        const items: WorkItem[] = [];
+        const now = Date.now();
+        for (const c of candidates) {
+          const rec = await directory.discovered(c.url, hop, c.referrers, c.mentions, now);
+          const refusal = syntacticRefusal(c.url, cfg.allowPrivate);
+          if (selfUrls.has(c.url)) {
+            h.skipped++;
+            log.info({ url: c.url, hop }, 'spider: skipping our own relay');
+          } else if (refusal) {
+            h.refused++;
+            await directory.applyResult({ ...blankResult(c.url, hop, now), outcome: 'refused', error: refusal, quirks: rec.quirks, cursors: rec.cursors });
+            log.info({ url: c.url, hop, reason: refusal }, 'spider: relay refused');
+          } else if (RelayDirectory.retryAt(rec, { base: cfg.failureBackoff, max: cfg.maxFailureBackoff }) > now) {
+            h.skipped++;
+            log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
+          } else {
+            items.push({ url: c.url, hop, kinds: cfg.kinds, discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null });
+          }
+        }
+        Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
+        log.info({ hop, relays: candidates.length, fetching: items.length, refused: h.refused, skipped: h.skipped }, `spider: hop ${hop} started`);
+
+        const results = await runHop(queue, items, signal, opts, verifier, handed, knownAuthors, async (r) => {
+          await directory.applyResult(r);
+          status.relaysDone++;
+          status.relaysDoneRun++;
+          addCounts(h.events, r.counts);
+          addCounts(events, r.counts);
+          if (r.outcome === 'ok' || r.outcome === 'partial') { h.reached++; totals.relaysReached++; }
+          else if (r.outcome === 'refused') h.refused++;
+          else if (r.outcome === 'self') h.skipped++;
+          else { h.failed++; totals.relaysFailed++; if (summary.failures.length < 50) summary.failures.push({ url: r.url, error: r.error ?? 'failed' }); }
+          const lvl = r.outcome === 'failed' ? 'warn' : 'info';
+          log[lvl]({ url: r.url, hop, outcome: r.outcome, error: r.error, ms: r.durationMs, ...r.counts, links: Object.keys(r.links).length, quirks: r.quirks },
+            `spider: relay ${r.outcome} (${status.relaysDone}/${status.relaysTotal} of hop ${hop})`);
+        });
+        void results;
+        summary.relays.reached += h.reached;
+        summary.relays.failed += h.failed;
+        summary.relays.refused += h.refused;
+        summary.relays.skipped += h.skipped;
+        log.info({ hop, reached: h.reached, failed: h.failed, refused: h.refused, skipped: h.skipped, fetched: h.events.fetched, stored: h.events.stored }, `spider: hop ${hop} done`);
+        if (hop >= cfg.hops) break;
+        // Next hop from every relay of this hop, with the links remembered from earlier runs too.
+        const linksByRelay = new Map<string, Record<string, number>>();
+        for (const c of candidates) {
+          const rec = directory.get(c.url);
+          if (rec && Object.keys(rec.links).length) linksByRelay.set(c.url, rec.links);
+        }
+        candidates = nextHop(linksByRelay, seen, cfg.maxRelaysPerHop);
+      }
+    } finally {
+      summary.aborted = signal.aborted;
+      summary.finishedAt = Date.now();
+      summary.durationMs = summary.finishedAt - started;
+      for (const k of Object.keys(events) as Array<keyof FetchCounts>) totals[k] += events[k];
+      Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
+      try { status.directorySize = directory.count(); } catch { /* closed */ }
+      if (!deps.queue) await queue.close();
+    }
+    log.info({ ms: summary.durationMs, relays: summary.relays, events: summary.events }, 'spider: run finished');
+    log.debug(formatSummary(summary));
+    return summary;
+  }
+
+  /** Puts a hop's items through the queue, works them with `concurrency` local workers, collects results. */
+  async function runHop(
+    queue: WorkQueue, items: WorkItem[], signal: AbortSignal, opts: CrawlOptions, v: EventVerifier,
+    handed: Set<string>, knownAuthors: Set<string>, onResult: (r: WorkResult) => Promise<void>,
+  ): Promise<number> {
+    if (items.length === 0) return 0;
+    await queue.enqueue(items);
+    const workers = cfg.redis && !cfg.work ? 0 : cfg.concurrency;
+    let remaining = items.length;
+    const worker = async () => {
+      while (remaining > 0 && !signal.aborted) {
+        const lease = await queue.lease(50);
+        if (!lease) { if (queue.pending() === 0) return; continue; }
+        status.current.push(lease.item.url);
+        let r: WorkResult;
+        try {
+          r = await crawlRelay(lease.item, { verifier: v, sink, log, opts, selfPubkey: deps.selfPubkey, handed, knownAuthors, signal, resolve: deps.resolve });
+        } catch (e) {
+          r = { ...blankResult(lease.item.url, lease.item.hop, Date.now()), quirks: lease.item.quirks, cursors: lease.item.cursors, error: `crash: ${(e as Error).message}` };
+          log.error({ url: lease.item.url, err: e }, 'spider: relay fetch crashed');
+        }
+        status.current = status.current.filter((u) => u !== lease.item.url);
+        await lease.ack(r);
+        await sleep(cfg.pause, signal);
+      }
+    };
+    const running = Array.from({ length: workers }, worker);
+    let got = 0;
+    while (got < items.length && !signal.aborted) {
+      const r = await queue.result(200);
+      if (!r) continue;
+      got++;
+      remaining--;
+      await onResult(r);
+    }
+    await Promise.all(running);
+    // Work finished after a stop still records its cursors and quirks.
+    for (let r = await queue.result(0); r; r = await queue.result(0)) { got++; await onResult(r); }
+    return got;
+  }
+
+  const scheduler = createScheduler(run, cfg.interval, (e) => log.error({ err: e }, 'spider: run failed'));
+
+  return {
+    directory,
+    start() {
+      if (stopCtl.signal.aborted) stopCtl = new AbortController();
+      scheduler.start();
+    },
+    runOnce() {
+      if (stopCtl.signal.aborted) stopCtl = new AbortController();
+      return scheduler.runNow<SpiderSummary>();
+    },
+    status() {
+      return { ...status, nextRun: scheduler.nextRun(), current: [...status.current] };
+    },
+    metricsText() {
+      return metricsText({ ...status, nextRun: scheduler.nextRun() }, { ...totals, ...(status.running ? sumWithRun(totals, status.events) : {}) });
+    },
+    async stop() {
+      status.phase = status.running ? 'stopping' : 'idle';
+      stopCtl.abort();
+      await scheduler.stop();
+    },
+  };
+}
+
+function sumWithRun(totals: FetchCounts, run: FetchCounts): FetchCounts {
+  const out = { ...totals };
+  for (const k of Object.keys(run) as Array<keyof FetchCounts>) out[k] += run[k];
+  return out;
+}
+
+function blankResult(url: string, hop: number, now: number): WorkResult {
+  return { url, hop, outcome: 'failed', nip11: null, quirks: {}, cursors: {}, counts: zeroCounts(), links: {}, ignoredLists: 0, startedAt: now, durationMs: 0 };
+}

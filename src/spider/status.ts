@@ -1,0 +1,101 @@
+// What the spider reports: the run summary (printed by `spider --once`, kept as the last run), the
+// live status (status page, /metrics) and its Prometheus text.
+import { zeroCounts, type FetchCounts } from './types.js';
+
+export interface HopSummary {
+  hop: number;
+  /** relays taken into this hop */
+  relays: number;
+  reached: number;
+  failed: number;
+  refused: number;
+  /** skipped: our own relay, or waiting out a failure backoff */
+  skipped: number;
+  events: FetchCounts;
+}
+
+export interface SpiderSummary {
+  startedAt: number;
+  finishedAt: number;
+  durationMs: number;
+  seeds: number;
+  seedsWithoutList: number;
+  hops: HopSummary[];
+  relays: { total: number; reached: number; failed: number; refused: number; skipped: number };
+  events: FetchCounts;
+  /** a few failed relays with their error, for the operator */
+  failures: Array<{ url: string; error: string }>;
+  /** the run was stopped before it finished */
+  aborted: boolean;
+}
+
+export type SpiderPhase = 'idle' | 'seeds' | 'crawling' | 'stopping';
+
+export interface SpiderStatus {
+  running: boolean;
+  phase: SpiderPhase;
+  /** hop being crawled (-1 when idle) */
+  hop: number;
+  maxHops: number;
+  /** relays finished / taken in the current hop */
+  relaysDone: number;
+  relaysTotal: number;
+  /** relays finished in the current run, all hops */
+  relaysDoneRun: number;
+  /** events of the current run so far (or of the last run when idle) */
+  events: FetchCounts;
+  /** relays being fetched right now */
+  current: string[];
+  runs: number;
+  lastRun: SpiderSummary | null;
+  /** ms since epoch; null when no run is scheduled */
+  nextRun: number | null;
+  /** relays in the directory */
+  directorySize: number;
+}
+
+export function emptyStatus(maxHops: number): SpiderStatus {
+  return { running: false, phase: 'idle', hop: -1, maxHops, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events: zeroCounts(), current: [], runs: 0, lastRun: null, nextRun: null, directorySize: 0 };
+}
+
+const secs = (ms: number) => (ms / 1000).toFixed(1);
+
+/** The summary as the few lines `spider --once` prints. */
+export function formatSummary(s: SpiderSummary): string {
+  const e = s.events;
+  const lines = [
+    `spider run ${s.aborted ? 'stopped early' : 'finished'} in ${secs(s.durationMs)} s (${new Date(s.startedAt).toISOString()})`,
+    `seeds: ${s.seeds} (${s.seedsWithoutList} without a relay list)`,
+    ...s.hops.map((h) => `hop ${h.hop}: ${h.relays} relays, ${h.reached} reached, ${h.failed} failed, ${h.refused} refused, ${h.skipped} skipped; ${h.events.fetched} events fetched, ${h.events.stored} stored`),
+    `relays: ${s.relays.total} total, ${s.relays.reached} reached, ${s.relays.failed} failed, ${s.relays.refused} refused, ${s.relays.skipped} skipped`,
+    `events: ${e.fetched} fetched, ${e.stored} stored, ${e.duplicate} duplicate, ${e.rejected} rejected, ${e.invalid} invalid (dropped), ${e.truncated} truncated` +
+      (e.truncatedSlices ? `, ${e.truncatedSlices} stuck second(s) unproven` : ''),
+  ];
+  for (const f of s.failures.slice(0, 10)) lines.push(`  failed ${f.url}: ${f.error}`);
+  return lines.join('\n');
+}
+
+/** Prometheus text for /metrics (the lead appends it to the relay's own). */
+export function metricsText(st: SpiderStatus, totals: FetchCounts & { relaysReached: number; relaysFailed: number }): string {
+  const out: string[] = [];
+  const m = (name: string, type: 'gauge' | 'counter', help: string, value: number, labels = '') => {
+    out.push(`# HELP orbweaver_spider_${name} ${help}`, `# TYPE orbweaver_spider_${name} ${type}`, `orbweaver_spider_${name}${labels} ${value}`);
+  };
+  m('running', 'gauge', 'Whether a spider run is in progress', st.running ? 1 : 0);
+  m('hop', 'gauge', 'Hop being crawled (-1 when idle)', st.hop);
+  m('relays_done', 'gauge', 'Relays finished in the current hop', st.relaysDone);
+  m('relays_total', 'gauge', 'Relays taken into the current hop', st.relaysTotal);
+  m('runs_total', 'counter', 'Spider runs finished', st.runs);
+  m('directory_relays', 'gauge', 'Relays in the spider directory', st.directorySize);
+  m('relays_reached_total', 'counter', 'Relays fetched successfully (ok or partial)', totals.relaysReached);
+  m('relays_failed_total', 'counter', 'Relays that could not be fetched', totals.relaysFailed);
+  for (const k of ['fetched', 'stored', 'duplicate', 'rejected', 'invalid', 'truncated'] as const) {
+    m(`events_${k}_total`, 'counter', `Events ${k} by the spider`, totals[k]);
+  }
+  if (st.lastRun) {
+    m('last_run_timestamp_seconds', 'gauge', 'End of the last run', Math.floor(st.lastRun.finishedAt / 1000));
+    m('last_run_duration_seconds', 'gauge', 'Duration of the last run', st.lastRun.durationMs / 1000);
+  }
+  if (st.nextRun !== null) m('next_run_timestamp_seconds', 'gauge', 'Start of the next scheduled run', Math.floor(st.nextRun / 1000));
+  return out.join('\n') + '\n';
+}

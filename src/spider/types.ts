@@ -1,0 +1,92 @@
+// Shapes shared by the spider's parts. The unit of work (WorkItem -> WorkResult) is plain JSON so
+// it can travel through a queue (in-process now, Redis later) to a worker on another machine.
+import type { Nip11Info } from './nip11.js';
+
+/** What we learned about a relay's behaviour; remembered across runs in the directory. */
+export interface Quirks {
+  /** most events the relay returns per REQ even when asked for more (strfry: 500) */
+  cap?: number;
+  /** largest `limit` the relay accepted after refusing a bigger one (halved on refusal) */
+  maxLimit?: number;
+  /** since/until compared exclusively (nostr-rs-relay) or inclusively (strfry, nostream), once observed */
+  bounds?: 'inclusive' | 'exclusive';
+  /** ended a subscription's stored events without EOSE (idle timeout used instead) */
+  noEose?: boolean;
+  /** answered auth-required/restricted: we do not authenticate, so it is skipped until it stops */
+  authRequired?: boolean;
+  /** times it answered rate-limited in the last run */
+  rateLimited?: number;
+  /** invalid events (bad signature, not matching the filter, oversized) in the last run */
+  invalid?: number;
+  /** sent more events on one subscription than the limit asked for */
+  flooded?: boolean;
+}
+
+/** All events of one kind with lo <= created_at <= hi have been fetched from the relay. */
+export interface KindCursor {
+  lo: number;
+  hi: number;
+}
+
+/** Cursors by kind (as a string key, for JSON). */
+export type Cursors = Record<string, KindCursor>;
+
+export interface FetchCounts {
+  /** valid events received that this fetch had not seen yet */
+  fetched: number;
+  /** handed to the ingest path and stored */
+  stored: number;
+  /** already stored (or already handed on in this run by another relay's fetch) */
+  duplicate: number;
+  /** refused by the ingest path: an older replaceable version, deleted, policy, or invalid */
+  rejected: number;
+  /** dropped by the spider before ingest: bad signature or shape, not matching the filter, oversized */
+  invalid: number;
+  /** events known to be missing (stuck inside one second, not recoverable by splitting) */
+  truncated: number;
+  /** one-second slices that were stuck and could not be proven complete (no NIP-45 COUNT) */
+  truncatedSlices: number;
+}
+
+export const zeroCounts = (): FetchCounts => ({ fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0 });
+
+export function addCounts(a: FetchCounts, b: FetchCounts): void {
+  for (const k of Object.keys(a) as Array<keyof FetchCounts>) a[k] += b[k];
+}
+
+/** The unit of work: fetch relay `url` completely for `kinds`, and report the relays its lists name. */
+export interface WorkItem {
+  url: string;
+  hop: number;
+  kinds: number[];
+  /** collect the relays named by the kind 10002 events fetched (false at the last hop) */
+  discover: boolean;
+  quirks: Quirks;
+  cursors: Cursors;
+  /** NIP-11 document from an earlier run, used when the relay no longer serves one */
+  nip11?: Nip11Info | null;
+}
+
+export type RelayOutcome =
+  | 'ok' // every kind fetched completely (or up to its cursor)
+  | 'partial' // reached, but some kind stopped early (budget, event cap, refused subscription)
+  | 'failed' // not reached, or nothing could be fetched
+  | 'refused' // unsafe address
+  | 'self'; // our own relay (NIP-11 self)
+
+export interface WorkResult {
+  url: string;
+  hop: number;
+  outcome: RelayOutcome;
+  error?: string;
+  nip11: Nip11Info | null;
+  quirks: Quirks;
+  cursors: Cursors;
+  counts: FetchCounts;
+  /** relay URL -> number of kind 10002 lists (one per author) naming it */
+  links: Record<string, number>;
+  /** kind 10002 lists skipped for discovery because they name absurdly many relays */
+  ignoredLists: number;
+  startedAt: number;
+  durationMs: number;
+}

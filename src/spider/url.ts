@@ -1,0 +1,151 @@
+// Relay URL normalisation and address safety. A relay URL found in someone's kind 10002 list is
+// untrusted input: only ws:// and wss://, normalised to one spelling, and never a loopback, private,
+// link-local or otherwise special address (checked on the literal and again after DNS resolution)
+// unless the operator allows private targets. The resolved address is pinned for the connection,
+// so a second DNS answer cannot swap in a private address (DNS rebinding).
+import { BlockList, isIP } from 'node:net';
+import { lookup as dnsLookup } from 'node:dns/promises';
+
+export const MAX_URL_LENGTH = 256;
+
+/** Canonical spelling of a relay URL, or null when it is not an acceptable ws/wss URL. */
+export function normalizeRelayUrl(raw: unknown): string | null {
+  if (typeof raw !== 'string') return null;
+  const s = raw.trim();
+  if (s.length === 0 || s.length > MAX_URL_LENGTH) return null;
+  if (!/^wss?:\/\//i.test(s)) return null;
+  let u: URL;
+  try { u = new URL(s); } catch { return null; }
+  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return null;
+  if (u.username || u.password) return null;
+  const host = u.hostname; // lower-cased, IDN in punycode, IPv6 in brackets
+  if (!host || host.includes('%')) return null;
+  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)$/.test(host)) return null;
+  if (host.startsWith('.') || host.includes('..')) return null;
+  const stripped = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (!stripped) return null;
+  // URL already drops the default port (80 for ws, 443 for wss).
+  const port = u.port ? `:${u.port}` : '';
+  let path = u.pathname.replace(/\/+$/, '');
+  if (path === '/') path = '';
+  const out = `${u.protocol}//${stripped}${port}${path}`;
+  return out.length > MAX_URL_LENGTH ? null : out;
+}
+
+// Special-purpose address blocks (IANA registries), checked with node's BlockList.
+const special = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
+  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
+  ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) special.addSubnet(net, bits, 'ipv4');
+for (const [net, bits] of [
+  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) special.addSubnet(net, bits, 'ipv6');
+
+/** IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address. */
+function embeddedV4(ip6: string): string | null {
+  const lower = ip6.toLowerCase();
+  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
+  if (dotted) return dotted[1];
+  const groups = expandV6(lower);
+  if (!groups) return null;
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) return v4(groups[6], groups[7]);
+  if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
+  return null;
+}
+
+function expandV6(ip: string): number[] | null {
+  let s = ip;
+  const dot = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
+  if (dot) {
+    const p = dot[1].split('.').map(Number);
+    s = s.slice(0, -dot[1].length) + `${((p[0] << 8) | p[1]).toString(16)}:${((p[2] << 8) | p[3]).toString(16)}`;
+  }
+  const [head, tail] = s.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail !== undefined ? (tail ? tail.split(':') : []) : [];
+  const missing = 8 - h.length - t.length;
+  if (tail === undefined && h.length !== 8) return null;
+  if (missing < 0) return null;
+  const all = [...h, ...Array(tail !== undefined ? missing : 0).fill('0'), ...t].map((g) => parseInt(g, 16));
+  return all.length === 8 && all.every((n) => Number.isInteger(n) && n >= 0 && n <= 0xffff) ? all : null;
+}
+
+/** True for loopback, private, link-local, multicast, documentation and other non-public addresses. */
+export function isSpecialAddress(ip: string): boolean {
+  const fam = isIP(ip);
+  if (fam === 4) return special.check(ip, 'ipv4');
+  if (fam === 6) {
+    const v4 = embeddedV4(ip);
+    if (v4 !== null) return special.check(v4, 'ipv4');
+    return special.check(ip, 'ipv6');
+  }
+  return true; // not an address at all: refuse
+}
+
+/** Host names that never name a public relay. */
+export function isSpecialHostname(host: string): boolean {
+  const h = host.toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h.endsWith('.local') || h.endsWith('.internal') ||
+    h.endsWith('.onion') || h.endsWith('.lan') || h.endsWith('.home.arpa') || !h.includes('.') && isIP(h) === 0;
+}
+
+export interface Target {
+  url: string;
+  secure: boolean;
+  /** host name as in the URL (brackets removed for IPv6), used for TLS SNI and the Host header */
+  hostname: string;
+  port: number;
+  path: string;
+  /** the resolved address the connection is pinned to */
+  address: string;
+  family: 4 | 6;
+}
+
+export class UnsafeUrlError extends Error {}
+
+type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
+const defaultResolver: Resolver = (host) => dnsLookup(host, { all: true, verbatim: true });
+
+/** Splits a normalised URL into host, port and path (no I/O). */
+export function parseTarget(url: string): Omit<Target, 'address' | 'family'> {
+  const u = new URL(url);
+  const secure = u.protocol === 'wss:';
+  const hostname = u.hostname.replace(/^\[|\]$/g, '');
+  return { url, secure, hostname, port: u.port ? Number(u.port) : secure ? 443 : 80, path: u.pathname || '/' };
+}
+
+/** Quick refusal without DNS: bad URL, special host name, or a special literal address. */
+export function syntacticRefusal(url: string, allowPrivate: boolean): string | null {
+  if (normalizeRelayUrl(url) !== url) return 'not a normalised ws:// or wss:// URL';
+  if (allowPrivate) return null;
+  const { hostname } = parseTarget(url);
+  if (isIP(hostname)) return isSpecialAddress(hostname) ? `address ${hostname} is not public` : null;
+  return isSpecialHostname(hostname) ? `host ${hostname} is not public` : null;
+}
+
+/**
+ * Resolves a relay URL to the one address the connection will use. Refuses special addresses
+ * (before and after DNS) unless allowPrivate; when any resolved address is special the host is
+ * refused altogether, since the resolver could hand either one to a later lookup.
+ */
+export async function resolveTarget(url: string, allowPrivate: boolean, resolver: Resolver = defaultResolver): Promise<Target> {
+  const why = syntacticRefusal(url, allowPrivate);
+  if (why) throw new UnsafeUrlError(why);
+  const t = parseTarget(url);
+  const fam = isIP(t.hostname);
+  if (fam) return { ...t, address: t.hostname, family: fam as 4 | 6 };
+  let addrs: Array<{ address: string; family: number }>;
+  try { addrs = await resolver(t.hostname); } catch (e) { throw new Error(`DNS lookup of ${t.hostname} failed: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+  if (addrs.length === 0) throw new Error(`DNS lookup of ${t.hostname} returned no address`);
+  if (!allowPrivate) {
+    const bad = addrs.find((a) => isSpecialAddress(a.address));
+    if (bad) throw new UnsafeUrlError(`${t.hostname} resolves to ${bad.address}, which is not public`);
+  }
+  const pick = addrs.find((a) => a.family === 4) ?? addrs[0];
+  return { ...t, address: pick.address, family: pick.family === 6 ? 6 : 4 };
+}
