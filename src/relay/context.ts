@@ -7,6 +7,7 @@ import type { Connection } from './connection.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Policies } from './policy/types.js';
 import type { Logger } from './logger.js';
+import type { Access } from './policy/access.js';
 
 export interface RelayContext {
   config: Config;
@@ -16,4 +17,6 @@ export interface RelayContext {
   policies: Policies;
   metrics: RelayMetrics;
   logger: Logger;
+  /** auth, rate limits, read access, query slots (policy/access.ts) */
+  access: Access;
 }

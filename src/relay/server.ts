@@ -13,7 +13,7 @@ import { Registry, relayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
 import { Connection } from './connection.js';
 import { createIngest } from './ingest.js';
-import { emptyPolicies, type Policies } from './policy/types.js';
+import { emptyPolicies, firstRefusal, type Policies } from './policy/types.js';
 import { eventLimitPolicies } from './policy/event-limits.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
@@ -21,9 +21,12 @@ import { closeAll } from './handlers/close.js';
 import { deliver } from './handlers/req.js';
 import { mountHttp } from './http.js';
 import { relayInfo } from './nip11.js';
-import { statusPage, type StatusFigures } from './status-page.js';
+import type { StatusFigures } from './status-page.js';
 import type { Ingest } from './ingest-types.js';
 import { VERSION } from './version.js';
+import { Access } from './policy/access.js';
+import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
+import { dashboardJson, dashboardPage } from './dashboard/page.js';
 
 export interface RelayHandle {
   port: number;
@@ -34,6 +37,10 @@ export interface RelayHandle {
   policies: Policies;
   /** adds a section to the status page (the spider's progress) */
   addStatusSection(fn: () => StatusFigures['sections'][number]): void;
+  /** access control, lists and rate limits (policy/access.ts) */
+  access: Access;
+  /** hooks for the NIP-86 spidertrigger/spiderstatus methods; without them those methods answer an error */
+  setSpiderControl(control: SpiderControl | undefined): void;
   /** stop accepting, CLOSED to every subscription, flush writes, close the store */
   close(): Promise<void>;
 }
@@ -49,12 +56,16 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   const connections = new Set<Connection>();
   const policies = emptyPolicies();
   policies.rejectEvent.push(...eventLimitPolicies(config.limits));
+  const access = new Access(config, verifier);
+  access.install(policies, store);
+  let spiderControl: SpiderControl | undefined;
 
   const fanOut = (ev: NostrEvent, json: string) => {
-    for (const sub of live.match(ev)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json);
+    const hidden = access.dms.kinds.has(ev.kind);
+    for (const sub of live.match(ev)) if (!hidden || access.canSee(ev, (sub.conn as Connection).authed)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json);
   };
   const ingest = createIngest({ store, verifier, policies, onStored: fanOut, metrics });
-  const ctx: RelayContext = { config, store, ingest, live, policies, metrics, logger };
+  const ctx: RelayContext = { config, store, ingest, live, policies, metrics, logger, access };
 
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
@@ -77,14 +88,22 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
     idleTimeout: Math.min(960, Math.max(8, Math.round(config.limits.idleTimeout / 1000))),
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
-      const ip = Buffer.from(res.getRemoteAddressAsText()).toString();
+      const ip = access.clientIp(res, req);
+      const refused = closing ? 'error: relay shutting down' : firstRefusal(policies.rejectConnection, ip);
+      if (refused) {
+        access.refused('CONNECT', refused, ip);
+        res.cork(() => res.writeStatus(refused.startsWith('rate-limited') ? '429 Too Many Requests' : refused.startsWith('error') ? '503 Service Unavailable' : '403 Forbidden').writeHeader('Content-Type', 'text/plain').end(refused + '\n'));
+        return;
+      }
       const conn = new Connection(ip, randomBytes(16).toString('hex'), config.limits.maxBufferedBytes, onSlow);
+      access.noteHost(conn, req.getHeader('host'));
       res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },
     open: (ws) => {
       const conn = ws.getUserData().conn;
       conn.ws = ws;
       connections.add(conn);
+      access.opened(conn);
     },
     message: (ws, message) => {
       const conn = ws.getUserData().conn;
@@ -105,26 +124,38 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
       conn.markClosed();
       closeAll(ctx, conn);
       connections.delete(conn);
+      access.closed(conn);
     },
   });
 
+  const figures = (): StatusFigures => {
+    const s = store.stats();
+    return {
+      connections: connections.size,
+      subscriptions: live.size,
+      events: s.events,
+      storeBytes: s.bytes,
+      eventsStored: metrics.eventsStored.entries().reduce((a, [, n]) => a + n, 0),
+      eventsRejected: metrics.eventsRejected.entries().reduce((a, [, n]) => a + n, 0),
+      uptimeSeconds: (Date.now() - started) / 1000,
+      sections: sections.map((f) => f()),
+    };
+  };
+  const statusJson = () => dashboardJson(config, figures(), access.figures(), access.refusals.snapshot());
+  const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   mountHttp(app, {
-    nip11: () => JSON.stringify(relayInfo(config)),
+    nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
+    statusJson,
+    post: (res, req) => {
+      if (!req.getHeader('content-type').toLowerCase().startsWith(RPC_CONTENT_TYPE)) {
+        res.cork(() => res.writeStatus('415 Unsupported Media Type').writeHeader('Content-Type', 'text/plain').end(`POST here is NIP-86 management: use Content-Type: ${RPC_CONTENT_TYPE}\n`));
+        return;
+      }
+      manage(res, req);
+    },
     metrics: () => registry.text(),
     healthy: () => !closing,
-    statusPage: () => {
-      const s = store.stats();
-      return statusPage(config, {
-        connections: connections.size,
-        subscriptions: live.size,
-        events: s.events,
-        storeBytes: s.bytes,
-        eventsStored: metrics.eventsStored.entries().reduce((a, [, n]) => a + n, 0),
-        eventsRejected: metrics.eventsRejected.entries().reduce((a, [, n]) => a + n, 0),
-        uptimeSeconds: (Date.now() - started) / 1000,
-        sections: sections.map((f) => f()),
-      });
-    },
+    statusPage: () => dashboardPage(statusJson()),
   });
 
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
@@ -163,5 +194,5 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, addStatusSection: (fn) => sections.push(fn), close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => sections.push(fn), setSpiderControl: (c) => { spiderControl = c; }, close };
 }

@@ -6,22 +6,38 @@ import type { Connection } from '../connection.js';
 import { readFilters } from './filters.js';
 
 export async function handleCount(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
-  const filters = readFilters(h, conn, raw, 'COUNT');
+  const filters = h.access.rateLimit('COUNT', conn) ?? readFilters(h, conn, raw, 'COUNT');
   if (typeof filters === 'string') {
+    h.access.refused('COUNT', filters, conn.ip);
     h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
     conn.send(closedMessage(subId, filters));
     return;
   }
   const live = filters.filter((f) => !isEmptyFilter(f)).map((f) => ({ ...f, limit: undefined }));
+  const guard = h.access.scanGuard({ get aborted() { return conn.closed; } });
+  let release: (() => void) | null = null;
   conn.busy++;
   try {
-    const n = live.length > 0 ? await h.store.count(live, { signal: { get aborted() { return conn.closed; } } }) : 0;
+    release = await h.access.querySlot(conn);
+    if (!release) {
+      h.metrics.refusals.inc({ reason: 'rate-limited' });
+      conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
+      return;
+    }
+    const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.store.count(fs, { signal: guard.signal })) : 0;
+    if (guard.tripped) {
+      const why = guard.tripped === 'budget' ? 'the count read more index entries than this relay allows' : 'the count ran too long';
+      h.access.refused('COUNT', `error: ${why}`, conn.ip);
+      conn.send(closedMessage(subId, `error: ${why}; narrow the filter`));
+      return;
+    }
     h.metrics.counts.inc();
     conn.send(countMessage(subId, n));
   } catch (e) {
     h.logger.error({ err: e, subId }, 'count failed');
     conn.send(closedMessage(subId, 'error: the count failed'));
   } finally {
+    release?.();
     conn.busy--;
   }
 }

@@ -1,6 +1,6 @@
 // One client message in: parse it and hand it to the handler for its verb. Bad input gets a
 // NOTICE (or CLOSED when a subscription id could be read) and the connection keeps working.
-import { closedMessage, MessageError, noticeMessage, okMessage, parseClientMessage } from '../../nostr/messages.js';
+import { closedMessage, MessageError, noticeMessage, parseClientMessage } from '../../nostr/messages.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 import { handleEvent } from './event.js';
@@ -37,10 +37,8 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
     case 'CLOSE':
       closeSubscription(h, conn, msg.subId);
       return;
-    case 'AUTH': {
-      const id = typeof (msg.event as { id?: unknown })?.id === 'string' ? (msg.event as { id: string }).id : '';
-      conn.send(okMessage(id, false, 'restricted: AUTH is not enabled on this relay'));
+    case 'AUTH':
+      h.access.handleAuth(conn, msg.event).catch(fail);
       return;
-    }
   }
 }

@@ -4,9 +4,17 @@ import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 
 export async function handleEvent(h: RelayContext, conn: Connection, event: unknown): Promise<void> {
+  const limited = h.access.rateLimit('EVENT', conn);
+  if (limited) {
+    const id = typeof (event as { id?: unknown })?.id === 'string' ? (event as { id: string }).id : undefined;
+    h.metrics.eventsRejected.inc({ reason: 'rate-limited' });
+    conn.cork(() => conn.send(id !== undefined ? okMessage(id, false, limited) : noticeMessage(limited)));
+    return;
+  }
   const t0 = performance.now();
   const r = await h.ingest(event, { source: 'client', ip: conn.ip, authed: conn.authed });
   h.metrics.writeLatency.observe((performance.now() - t0) / 1000);
+  if (!r.ok) h.access.refused('EVENT', r.message, conn.ip);
   if (r.id !== undefined) conn.cork(() => conn.send(okMessage(r.id!, r.ok, r.message)));
   else conn.cork(() => conn.send(noticeMessage(r.message)));
 }

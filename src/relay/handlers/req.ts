@@ -12,8 +12,9 @@ import { closeSubscription } from './close.js';
 const MAX_PENDING = 5000;
 
 export async function handleReq(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
-  const filters = readFilters(h, conn, raw, 'REQ');
+  const filters = h.access.rateLimit('REQ', conn) ?? readFilters(h, conn, raw, 'REQ');
   if (typeof filters === 'string') {
+    h.access.refused('REQ', filters, conn.ip);
     h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
     conn.send(closedMessage(subId, filters));
     return;
@@ -32,10 +33,21 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   const t0 = performance.now();
   const scan = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
   let results: string[] = [];
+  const guard = h.access.scanGuard(sub.abort);
+  let release: (() => void) | null = null;
   conn.busy++;
   try {
     if (scan.length > 0) {
-      results = await h.store.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: sub.abort });
+      release = await h.access.querySlot(conn);
+      if (!release) {
+        closeSubscription(h, conn, subId);
+        h.metrics.refusals.inc({ reason: 'rate-limited' });
+        conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
+        return;
+      }
+      if (sub.abort.aborted) return;
+      results = await h.store.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal });
+      results = h.access.visibleResults(scan, conn.authed, results);
     }
   } catch (e) {
     if (!sub.abort.aborted) {
@@ -45,9 +57,21 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     }
     return;
   } finally {
+    release?.();
     conn.busy--;
   }
   if (sub.abort.aborted) return;
+  if (guard.tripped) {
+    const why = guard.tripped === 'budget' ? 'the query read more index entries than this relay allows for one REQ' : 'the query ran too long';
+    closeSubscription(h, conn, subId);
+    h.metrics.refusals.inc({ reason: 'error' });
+    h.access.refused('REQ', `error: ${why}`, conn.ip);
+    conn.cork(() => {
+      for (const json of results) if (!conn.send(eventMessage(subId, json))) return;
+      conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
+    });
+    return;
+  }
   const pending = sub.pending ?? [];
   sub.pending = null;
   conn.cork(() => {
