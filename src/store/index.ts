@@ -34,6 +34,9 @@ const MAX_DBS = 64;
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   const env = open({
     path: opts.dir,
+    // always a directory holding data.mdb + lock.mdb: lmdb-js would otherwise take a path with a
+    // dot in it (e.g. /tmp/tmp.X1y2, /var/lib/relay.d) for a single-file database
+    noSubdir: false,
     mapSize: opts.mapSize ?? DEFAULTS.mapSize,
     maxDbs: MAX_DBS,
     // Durable commits: no noSync. overlappingSync (lmdb-js default on Linux) lets the flush of one
