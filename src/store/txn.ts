@@ -4,7 +4,7 @@
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
-import { indexEntries, putEntries, removeEntries } from './indexer.js';
+import { putEntries, removeEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
 import type { Dbs } from './schema.js';
@@ -84,7 +84,7 @@ export class WriteTxn {
     const sk = serialKey(serial);
     dbs.events.putSync(sk, encodeValue(ev, json, expiration));
     dbs.id.putSync(idK, sk);
-    putEntries(indexEntries(dbs, ev, serial, expiration));
+    putEntries(dbs, ev, serial, expiration);
     if (addrK) dbs.addr.putSync(addrK, sk);
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
@@ -130,7 +130,7 @@ export class WriteTxn {
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
     const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags };
-    removeEntries(indexEntries(dbs, ev, serial, h.expiration));
+    removeEntries(dbs, ev, serial, h.expiration);
     dbs.id.removeSync(idKey(h.id));
     const ak = addrKeyOf(ev);
     if (ak) {
