@@ -11,6 +11,9 @@ usage: orbweaver [command] [options]
 commands:
   relay            run the relay (default)
   config           print the effective configuration as JSON
+  import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
+  export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
+  stats            store size, index sizes, events per kind, top authors (--json, --top N)
   config --env     list every setting with its ORBWEAVER_* variable, default and description
 
 options (override relay.config.json and ORBWEAVER_* variables):
@@ -61,7 +64,7 @@ export function parseArgs(argv: string[]): Parsed {
 async function runRelay(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
   const { startRelay } = await import('./relay/server.js');
-  const relay = await startRelay(config, logger);
+  let relay: Awaited<ReturnType<typeof startRelay>> | undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -75,13 +78,16 @@ async function runRelay(config: Config): Promise<void> {
       process.exit(1);
     }, 10_000);
     force.unref();
+    if (!relay) process.exit(0); // still starting: nothing acknowledged yet
     relay.close().then(
       () => { logger.info('stopped'); logger.flush(); setTimeout(() => process.exit(0), 50); },
       (e) => { logger.error({ err: e }, 'shutdown failed'); process.exit(1); },
     );
   };
+  // installed before the relay listens, so a signal right after start-up is never fatal
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  relay = await startRelay(config, logger);
 }
 
 function printEnvTable(): void {
@@ -112,6 +118,22 @@ export async function main(argv: string[]): Promise<number> {
     case 'relay':
       await runRelay(config);
       return -1; // keeps running
+    case 'import':
+    case 'export':
+    case 'stats': {
+      const { importCommand } = await import('./commands/import.js');
+      const { exportCommand } = await import('./commands/export.js');
+      const { statsCommand } = await import('./commands/stats.js');
+      const { UsageError } = await import('./commands/common.js');
+      const run = { import: importCommand, export: exportCommand, stats: statsCommand }[parsed.command as 'import' | 'export' | 'stats'];
+      try {
+        return await run(config, parsed.rest);
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        process.stderr.write(`orbweaver ${parsed.command}: ${e.message}\n`);
+        return 2;
+      }
+    }
     case 'config':
       if (parsed.rest.includes('--env')) printEnvTable();
       else process.stdout.write(JSON.stringify(config, null, 2) + '\n');

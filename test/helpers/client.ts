@@ -93,6 +93,21 @@ export class Client {
     return this.next((m) => (m[0] === 'COUNT' || m[0] === 'CLOSED') && m[1] === subId, 10000, `COUNT for ${subId}`);
   }
 
+  /** The NIP-42 challenge the relay sent on connect. */
+  async challenge(timeout = 5000): Promise<string> {
+    const m = this.inbox.find((m) => m[0] === 'AUTH') ?? (await this.next((m) => m[0] === 'AUTH', timeout, 'AUTH challenge'));
+    return m[1] as string;
+  }
+
+  /** NIP-42: answers the challenge as `author`; `override` changes the AUTH event's tags/created_at (negative tests). */
+  async authenticate(author: Author, relayUrl: string, override: { challenge?: string; relay?: string; created_at?: number; kind?: number } = {}): Promise<{ ok: boolean; message: string }> {
+    const challenge = override.challenge ?? (await this.challenge());
+    const ev = author.sign({ kind: override.kind ?? 22242, created_at: override.created_at ?? now(), tags: [['relay', override.relay ?? relayUrl], ['challenge', challenge]] });
+    this.send(['AUTH', ev]);
+    const m = await this.next((m) => m[0] === 'OK' && m[1] === ev.id, 10000, 'OK for AUTH');
+    return { ok: m[2] as boolean, message: (m[3] as string) ?? '' };
+  }
+
   close(): void {
     try { this.ws.close(); } catch { /* gone */ }
   }

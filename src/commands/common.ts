@@ -1,0 +1,50 @@
+// What the data commands share: opening the store the relay uses, and small output helpers.
+import type { Config } from '../config.js';
+import { openStore } from '../store/index.js';
+import type { EventStore } from '../store/types.js';
+import { createLogger } from '../relay/logger.js';
+
+export async function openCommandStore(config: Config): Promise<EventStore> {
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+}
+
+export const fmt = (n: number): string => n.toLocaleString('en-US');
+
+/** Takes `--name value` or `--name=value` out of argv; undefined when absent. */
+export function takeOption(argv: string[], name: string): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === name) {
+      const v = argv[i + 1];
+      if (v === undefined) throw new UsageError(`option ${name} needs a value`);
+      argv.splice(i, 2);
+      return v;
+    }
+    if (a.startsWith(name + '=')) {
+      argv.splice(i, 1);
+      return a.slice(name.length + 1);
+    }
+  }
+  return undefined;
+}
+
+export function takeFlag(argv: string[], name: string): boolean {
+  const i = argv.indexOf(name);
+  if (i < 0) return false;
+  argv.splice(i, 1);
+  return true;
+}
+
+export class UsageError extends Error {}
+
+/** Writes to a stream, waiting for 'drain' when its buffer is full (constant memory). */
+export function writeAll(stream: NodeJS.WritableStream, text: string): Promise<void> | null {
+  if (stream.write(text)) return null;
+  return new Promise((resolve, reject) => {
+    const done = () => { stream.off('error', fail); resolve(); };
+    const fail = (e: Error) => { stream.off('drain', done); reject(e); };
+    stream.once('drain', done);
+    stream.once('error', fail);
+  });
+}

@@ -1,0 +1,126 @@
+// orbweaver import [file.jsonl]: events, one JSON object per line (strfry's and nak's JSONL; a
+// ["EVENT", {...}] line is also taken), each verified and stored through the one ingest path
+// (source 'import') with the relay's policies. Progress on stderr, a summary at the end.
+// Stop the relay on this data directory first: one writer process per store.
+import { createReadStream, fstatSync, statSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Config } from '../config.js';
+import { createIngest } from '../relay/ingest.js';
+import { inlineVerifier } from '../relay/verify-pool.js';
+import { loadVerifier } from '../nostr/verify.js';
+import { relayPolicies } from '../relay/policy/index.js';
+import { fmt, openCommandStore, takeFlag, takeOption, UsageError } from './common.js';
+
+export interface ImportSummary {
+  lines: number;
+  stored: number;
+  duplicate: number;
+  /** older versions of replaceable events, events deleted by a stored kind 5, ephemeral kinds */
+  notStored: Record<string, number>;
+  rejected: number;
+  /** rejection message -> count */
+  reasons: Record<string, number>;
+  /** the first few bad lines: line number and reason */
+  examples: Array<{ line: number; reason: string }>;
+  seconds: number;
+}
+
+export const IMPORT_USAGE = `usage: orbweaver import [file.jsonl] [--json] [--strict] [--window N]
+  reads events (one JSON per line) from the file or stdin and stores them through the relay's
+  ingest path; summary on stderr (--json: also as JSON on stdout); --strict: exit 1 if any line was
+  rejected. Stop the relay on this data directory first.`;
+
+export async function importCommand(config: Config, argv: string[]): Promise<number> {
+  const args = [...argv];
+  const json = takeFlag(args, '--json');
+  const strict = takeFlag(args, '--strict');
+  const window = Number(takeOption(args, '--window') ?? 2000);
+  if (takeFlag(args, '--help')) { process.stdout.write(IMPORT_USAGE + '\n'); return 0; }
+  if (!Number.isInteger(window) || window < 1) throw new UsageError('--window must be a positive integer');
+  const file = args.find((a) => !a.startsWith('-'));
+  const unknown = args.filter((a) => a !== file);
+  if (unknown.length) throw new UsageError(`unknown option ${unknown[0]}\n${IMPORT_USAGE}`);
+
+  let total = 0;
+  try { total = file ? statSync(file).size : fstatSync(0).isFile() ? fstatSync(0).size : 0; } catch { total = 0; }
+  const input = file ? createReadStream(file) : process.stdin;
+
+  const store = await openCommandStore(config);
+  const { policies } = await relayPolicies(config, store);
+  const verifier = inlineVerifier(await loadVerifier(config.verifier));
+  const ingest = createIngest({ store, verifier, policies, onStored: () => {} });
+
+  const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, reasons: {}, examples: [], seconds: 0 };
+  const t0 = Date.now();
+  let bytes = 0;
+  const tty = process.stderr.isTTY === true;
+  let lastPrint = 0;
+  const progress = (final = false) => {
+    const now = Date.now();
+    if (!final && now - lastPrint < (tty ? 200 : 5000)) return;
+    lastPrint = now;
+    const secs = Math.max(0.001, (now - t0) / 1000);
+    let bar = '';
+    if (total > 0) {
+      const f = Math.min(1, bytes / total);
+      bar = `[${'#'.repeat(Math.round(f * 30)).padEnd(30, '.')}] ${(f * 100).toFixed(1)}% `;
+    }
+    const line = `${bar}${fmt(s.lines)} lines, ${fmt(s.stored)} stored, ${fmt(s.duplicate)} duplicate, ${fmt(s.rejected)} rejected, ${fmt(Math.round(s.lines / secs))} lines/s`;
+    process.stderr.write(tty ? `\r${line}\x1b[K${final ? '\n' : ''}` : `${line}\n`);
+  };
+
+  const reject = (lineNo: number, reason: string) => {
+    s.rejected++;
+    s.reasons[reason] = (s.reasons[reason] ?? 0) + 1;
+    if (s.examples.length < 20) s.examples.push({ line: lineNo, reason });
+  };
+
+  const inflight = new Set<Promise<void>>();
+  const rl = createInterface({ input, crlfDelay: Infinity });
+  try {
+    let lineNo = 0;
+    for await (const line of rl) {
+      lineNo++;
+      bytes += Buffer.byteLength(line) + 1;
+      const text = line.trim();
+      if (text === '') continue;
+      s.lines++;
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        reject(lineNo, 'invalid: line is not JSON');
+        continue;
+      }
+      if (Array.isArray(raw) && raw[0] === 'EVENT') raw = raw[raw.length - 1];
+      const n = lineNo;
+      const p: Promise<void> = ingest(raw, { source: 'import' }).then((r) => {
+        if (r.status === 'stored') s.stored++;
+        else if (r.status === 'duplicate') s.duplicate++;
+        else if (r.ok || r.status === 'replaced' || r.status === 'deleted') s.notStored[r.status] = (s.notStored[r.status] ?? 0) + 1;
+        else reject(n, r.message.slice(0, 160));
+      }, (e) => reject(n, `error: ${(e as Error).message}`)).finally(() => inflight.delete(p));
+      inflight.add(p);
+      if (inflight.size >= window) await Promise.race(inflight);
+      progress();
+    }
+    await Promise.all(inflight);
+  } finally {
+    await Promise.all(inflight);
+    await store.close();
+    await verifier.close();
+  }
+  s.seconds = (Date.now() - t0) / 1000;
+  progress(true);
+  const out: string[] = [`import: ${fmt(s.lines)} lines in ${s.seconds.toFixed(1)} s`, `  stored     ${fmt(s.stored)}`, `  duplicate  ${fmt(s.duplicate)}`];
+  for (const [k, v] of Object.entries(s.notStored)) out.push(`  ${k.padEnd(10)} ${fmt(v)} (not stored)`);
+  out.push(`  rejected   ${fmt(s.rejected)}`);
+  for (const [k, v] of Object.entries(s.reasons).sort((a, b) => b[1] - a[1])) out.push(`    ${fmt(v).padStart(8)}  ${k}`);
+  if (s.examples.length) {
+    out.push('  first rejected lines:');
+    for (const e of s.examples.slice(0, 10)) out.push(`    line ${e.line}: ${e.reason}`);
+  }
+  process.stderr.write(out.join('\n') + '\n');
+  if (json) process.stdout.write(JSON.stringify(s) + '\n');
+  return strict && s.rejected > 0 ? 1 : 0;
+}

@@ -1,0 +1,160 @@
+// NIP-42 AUTH, auth modes, DMs readable only by their author or recipient, NIP-70 protected
+// events: real relay processes, real WebSocket clients.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import { Author, Client, ids, now, sleep } from '../helpers/client.js';
+
+let relay: RelayProcess;
+let strict: RelayProcess;
+const PUBLIC_URL = 'wss://Relay.Example.COM/';
+
+before(async () => {
+  [relay, strict] = await Promise.all([
+    startRelayProcess(),
+    startRelayProcess({ env: { ORBWEAVER_AUTH_REQUIRED: 'all', ORBWEAVER_PUBLIC_URL: PUBLIC_URL } }),
+  ]);
+});
+after(async () => { await Promise.all([relay.cleanup(), strict.cleanup()]); });
+
+test('the challenge is sent on connect even with auth off, and a good AUTH is accepted', async () => {
+  const c = await Client.open(relay.url);
+  const challenge = await c.challenge();
+  assert.match(challenge, /^[0-9a-f]{16,}$/);
+  const r = await c.authenticate(new Author(), relay.url);
+  assert.deepEqual(r, { ok: true, message: '' });
+  const d = await Client.open(relay.url);
+  assert.notEqual(await d.challenge(), challenge, 'every connection gets its own challenge');
+  c.close();
+  d.close();
+});
+
+test('AUTH refused: stale, wrong relay, wrong challenge, wrong kind, bad signature', async () => {
+  const c = await Client.open(relay.url);
+  const a = new Author();
+  let r = await c.authenticate(a, relay.url, { created_at: now() - 3600 });
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^invalid: .*created_at/);
+  r = await c.authenticate(a, relay.url, { created_at: now() + 3600 });
+  assert.equal(r.ok, false);
+  r = await c.authenticate(a, 'wss://some.other.relay');
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^invalid: .*relay tag/);
+  r = await c.authenticate(a, relay.url, { challenge: 'not-the-challenge' });
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^invalid: .*challenge/);
+  r = await c.authenticate(a, relay.url, { kind: 1 });
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^invalid: .*22242/);
+  const ev = a.sign({ kind: 22242, tags: [['relay', relay.url], ['challenge', await c.challenge()]] });
+  c.send(['AUTH', { ...ev, sig: ev.sig.replace(/^./, (x) => (x === '0' ? '1' : '0')) }]);
+  const m = await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 5000);
+  assert.equal(m[2], false);
+  assert.match(m[3] as string, /^invalid: /);
+  // a challenge from another connection does not work here
+  const other = await Client.open(relay.url);
+  r = await c.authenticate(a, relay.url, { challenge: await other.challenge() });
+  assert.equal(r.ok, false);
+  other.close();
+  c.close();
+});
+
+test('auth.required=all: EVENT gets auth-required:, REQ and COUNT get CLOSED auth-required:; after AUTH (public URL normalised) all work', async () => {
+  const c = await Client.open(strict.url);
+  const a = new Author();
+  const ev = a.sign({ content: 'needs auth' });
+  let r = await c.publish(ev);
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^auth-required: /);
+  const q = await c.query({ kinds: [1] });
+  assert.match(q.closed!, /^auth-required: /);
+  const cnt = await c.count({ kinds: [1] });
+  assert.equal(cnt[0], 'CLOSED');
+  assert.match(cnt[2] as string, /^auth-required: /);
+  // the relay tag must name the configured public URL, not the address we connected to
+  assert.equal((await c.authenticate(a, strict.url)).ok, false);
+  r = await c.authenticate(a, 'wss://relay.example.com');
+  assert.deepEqual(r, { ok: true, message: '' });
+  assert.equal((await c.publish(ev)).ok, true);
+  const q2 = await c.query({ ids: [ev.id] });
+  assert.equal(q2.closed, undefined);
+  assert.deepEqual(ids(q2.events), [ev.id]);
+  const info = (await (await fetch(strict.httpUrl, { headers: { Accept: 'application/nostr+json' } })).json()) as { supported_nips: number[]; limitation: Record<string, unknown> };
+  for (const nip of [13, 42, 70, 86]) assert.ok(info.supported_nips.includes(nip), `NIP-${nip} advertised`);
+  assert.equal(info.limitation.auth_required, true);
+  assert.equal(info.limitation.restricted_writes, true);
+  c.close();
+});
+
+test('DMs (kind 4) and gift wraps (1059) are unreadable without auth, readable by their author and recipient, also live', async () => {
+  const alice = new Author();
+  const bob = new Author();
+  const eve = new Author();
+  const w = await Client.open(relay.url);
+  assert.equal((await w.authenticate(alice, relay.url)).ok, true);
+  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'secret?iv=abc' });
+  const wrap = eve.sign({ kind: 1059, tags: [['p', bob.pk]], content: 'wrapped' });
+  const note = alice.sign({ kind: 1, content: 'public' });
+  for (const e of [dm, wrap, note]) assert.equal((await w.publish(e)).ok, true, 'stored');
+
+  const anon = await Client.open(relay.url);
+  let r = await anon.query({ kinds: [4], '#p': [bob.pk] });
+  assert.match(r.closed!, /^auth-required: /, 'a DM filter without auth is refused so the client knows to AUTH');
+  r = await anon.query({ authors: [alice.pk] });
+  assert.deepEqual(ids(r.events), [note.id], 'a broad filter returns the public note but not the DM');
+  r = await anon.query({ ids: [dm.id, wrap.id] });
+  assert.deepEqual(r.events, []);
+  let cnt = await anon.count({ authors: [alice.pk] });
+  assert.deepEqual(cnt[2], { count: 1 }, 'COUNT does not count hidden DMs');
+
+  // someone else, authenticated: restricted
+  const eveC = await Client.open(relay.url);
+  assert.equal((await eveC.authenticate(eve, relay.url)).ok, true);
+  r = await eveC.query({ kinds: [4], '#p': [bob.pk] });
+  assert.match(r.closed!, /^restricted: /);
+  r = await eveC.query({ kinds: [1059] , '#p': [eve.pk] });
+  assert.deepEqual(r.events, []);
+  r = await eveC.query({ ids: [dm.id, wrap.id] });
+  assert.deepEqual(ids(r.events), [wrap.id], 'eve authored the wrap, so she sees it; not the DM');
+
+  // the recipient and the author
+  const bobC = await Client.open(relay.url);
+  assert.equal((await bobC.authenticate(bob, relay.url)).ok, true);
+  r = await bobC.query({ kinds: [4, 1059], '#p': [bob.pk] });
+  assert.deepEqual(ids(r.events).sort(), [dm.id, wrap.id].sort());
+  cnt = await bobC.count({ kinds: [4, 1059], '#p': [bob.pk] });
+  assert.deepEqual(cnt[2], { count: 2 });
+  r = await w.query({ kinds: [4], authors: [alice.pk] });
+  assert.deepEqual(ids(r.events), [dm.id]);
+
+  // live delivery: an unauthenticated broad subscription does not get the next DM; bob does
+  await anon.query({ authors: [alice.pk], limit: 0 }, 'live-anon', false);
+  await bobC.query({ '#p': [bob.pk], limit: 0 }, 'live-bob', false);
+  const dm2 = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'second' });
+  const note2 = alice.sign({ kind: 1, content: 'public 2' });
+  assert.equal((await w.publish(dm2)).ok, true);
+  assert.equal((await w.publish(note2)).ok, true);
+  assert.ok(await anon.arrives((m) => m[0] === 'EVENT' && m[1] === 'live-anon' && (m[2] as { id: string }).id === note2.id, 5000));
+  assert.ok(await bobC.arrives((m) => m[0] === 'EVENT' && m[1] === 'live-bob' && (m[2] as { id: string }).id === dm2.id, 5000));
+  await sleep(100);
+  assert.ok(!anon.inbox.some((m) => m[0] === 'EVENT' && (m[2] as { id: string }).id === dm2.id), 'the DM was not delivered live to the anonymous reader');
+  for (const c of [w, anon, eveC, bobC]) c.close();
+});
+
+test('NIP-70: a protected event is accepted only from its authenticated author', async () => {
+  const a = new Author();
+  const b = new Author();
+  const ev = a.sign({ tags: [['-']], content: 'protected' });
+  const c = await Client.open(relay.url);
+  let r = await c.publish(ev);
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^auth-required: /);
+  assert.equal((await c.authenticate(b, relay.url)).ok, true);
+  r = await c.publish(ev);
+  assert.equal(r.ok, false);
+  assert.match(r.message, /^restricted: /);
+  assert.equal((await c.authenticate(a, relay.url)).ok, true);
+  r = await c.publish(ev);
+  assert.equal(r.ok, true);
+  c.close();
+});
