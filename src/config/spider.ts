@@ -36,5 +36,6 @@ export const spiderSchema = z
     queueKey: str('orbweaver:spider', 'Redis key prefix of the spider queue'),
     work: bool(true, 'with Redis: this relay also works queue items itself'),
   })
+  .strict()
   .prefault({})
   .describe('directory spider');

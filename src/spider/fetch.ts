@@ -199,10 +199,11 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
     const page = await request(ctx, f, k);
     const events = page.events;
     if (events.some((e) => e.created_at === U)) ctx.quirks.bounds ??= 'inclusive';
-    else if (ctx.quirks.bounds === undefined && knownAtU && !page.timedOut) {
-      // An inclusive relay would have returned the event we know at second U first.
+    else if (knownAtU && !page.exclusive && ctx.quirks.bounds !== 'inclusive' && !page.timedOut) {
+      // An inclusive relay would have returned the event we know at second U first. (The page may
+      // also have been sent just before another kind's subscription learned it: ask again, widened.)
+      if (ctx.quirks.bounds === undefined) ctx.log.debug({ url: ctx.client.target.url }, 'spider: relay treats since/until as exclusive');
       ctx.quirks.bounds = 'exclusive';
-      ctx.log.debug({ url: ctx.client.target.url }, 'spider: relay treats since/until as exclusive');
       continue;
     }
     const fresh = freshOf(k, events);

@@ -17,6 +17,8 @@ export interface PageRequest {
 }
 
 export interface PageResult {
+  /** the request was widened for exclusive bounds */
+  exclusive: boolean;
   /** valid, matching events, in arrival order (duplicates within the page removed) */
   events: NostrEvent[];
   eose: boolean;
@@ -41,7 +43,7 @@ export function wireFilter(f: Filter, exclusive: boolean): WireFilter {
 
 export function runPage(client: RelayClient, verifier: EventVerifier, req: PageRequest): Promise<PageResult> {
   const limit = req.filter.limit ?? Infinity;
-  const result: PageResult = { events: [], eose: false, timedOut: false, flooded: false, invalid: { shape: 0, mismatch: 0, signature: 0, oversized: 0, flood: 0 } };
+  const result: PageResult = { exclusive: req.exclusive, events: [], eose: false, timedOut: false, flooded: false, invalid: { shape: 0, mismatch: 0, signature: 0, oversized: 0, flood: 0 } };
   const ids = new Set<string>();
   let received = 0;
   return new Promise((resolve) => {

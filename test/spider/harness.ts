@@ -1,0 +1,63 @@
+// A home store with the real ingest path, for in-process spider tests.
+import { pino } from 'pino';
+import { openStore } from '../../src/store/index.js';
+import { createIngest } from '../../src/relay/ingest.js';
+import { inlineVerifier } from '../../src/relay/verify-pool.js';
+import { emptyPolicies } from '../../src/relay/policy/types.js';
+import { loadVerifier, type EventVerifier } from '../../src/nostr/verify.js';
+import type { EventStore } from '../../src/store/types.js';
+import type { Ingest } from '../../src/relay/ingest-types.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
+import { ingestSink, type EventSink } from '../../src/spider/sink.js';
+import { crawlOptions } from '../../src/spider/spider.js';
+import type { CrawlDeps } from '../../src/spider/crawl.js';
+import { configSchema } from '../../src/config/schema.js';
+import { tempDir } from '../helpers/relay-process.js';
+import { rmSync } from 'node:fs';
+
+export const quietLog = pino({ level: process.env.SPIDER_TEST_LOG ?? 'silent' });
+
+export interface Home {
+  dir: string;
+  store: EventStore;
+  ingest: Ingest;
+  sink: EventSink;
+  verifier: EventVerifier;
+  /** events the ingest path stored and broadcast, in order */
+  broadcast: NostrEvent[];
+  has(id: string): boolean;
+  close(): Promise<void>;
+}
+
+export async function openHome(dir = tempDir('orbweaver-spider-')): Promise<Home> {
+  const store = await openStore({ dir, mapSize: 1 << 30 });
+  const verifier = await loadVerifier('auto');
+  const broadcast: NostrEvent[] = [];
+  const ingest = createIngest({ store, verifier: inlineVerifier(verifier), policies: emptyPolicies(), onStored: (ev) => { broadcast.push(ev); } });
+  return {
+    dir, store, ingest, sink: ingestSink(ingest), verifier, broadcast,
+    has: (id) => store.get(id) !== undefined,
+    async close() { await store.close(); rmSync(dir, { recursive: true, force: true }); },
+  };
+}
+
+/** Spider config with test-friendly timeouts (the defaults, otherwise). */
+export function spiderConfig(over: Record<string, unknown> = {}) {
+  return configSchema.parse({ spider: { allowPrivate: true, idleTimeout: '400ms', connectTimeout: '2s', pause: 0, rateLimitBackoff: '20ms', lookback: 0, relayBudget: '60s', ...over } }).spider;
+}
+
+export function crawlDeps(home: Home, over: Record<string, unknown> = {}): CrawlDeps {
+  return {
+    verifier: home.verifier, sink: home.sink, log: quietLog, opts: crawlOptions(spiderConfig(over)),
+    handed: new Set(), knownAuthors: new Set(),
+  };
+}
+
+/** Bounded wait for a condition (no wall-clock assertions: only a cap on how long to wait). */
+export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
