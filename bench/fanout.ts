@@ -16,7 +16,7 @@ import type { Bench } from './lib/bench.js';
 import { closeAll, connectMany, msgType, sendBatch, type WebSocket } from './lib/client.js';
 import { fakeHex, makeKeys, matches, signAll, type Filter, type KeyPair, type NostrEvent } from './lib/events.js';
 import { Histogram, round } from './lib/histogram.js';
-import { CpuSampler, emit, log, machine, table, type CpuReading } from './lib/report.js';
+import { CpuSampler, emit, log, machine, table, waitForQuiet, type CpuReading } from './lib/report.js';
 
 const FAN_TAGS = 5;
 
@@ -122,7 +122,7 @@ interface PhaseResult {
 }
 
 /** Publishes `prep` at `rate`/s over the publishers and collects deliveries on the subscribers. */
-async function runPhase(pubs: WebSocket[], subs: Subscribers | undefined, prep: Prepared, rate: number, drainMs: number, pid: number | undefined): Promise<PhaseResult> {
+async function runPhase(pubs: WebSocket[], subs: Subscribers | undefined, prep: Prepared, rate: number, drainMs: number, pid: number | undefined, quietWait = 0): Promise<PhaseResult> {
   const n = prep.events.length;
   // expected deliveries, computed exactly before the clock
   let expected = 0;
@@ -179,6 +179,7 @@ async function runPhase(pubs: WebSocket[], subs: Subscribers | undefined, prep: 
   subs?.conns.forEach((ws) => ws.on('message', onDelivery));
   pubs.forEach((ws) => ws.on('message', onOk));
 
+  await waitForQuiet(quietWait);
   const cpu = new CpuSampler(pid);
   const epoch = performance.now();
   let next = 0;
@@ -258,7 +259,7 @@ export const fanout: Bench = {
       const subs = await openSubscribers(url, S, (j) => subscriberFilter(j, pubkeys, seed, false));
       if (subs.storedBeforeEose) log(`  note: subscribers received ${subs.storedBeforeEose} stored events before EOSE despite limit 0`);
       log(`fanout: publishing ${prep.events.length} events at ${rate}/s over ${pubs.length} publishers`);
-      const r = await runPhase(pubs, subs, prep, rate, drainMs, pid);
+      const r = await runPhase(pubs, subs, prep, rate, drainMs, pid, num(o, 'quiet-wait'));
       const lat = r.deliveryLatency.summary();
       const ok = r.okLatency.summary();
       const dps = r.delivered / r.deliverSecs;
@@ -304,6 +305,9 @@ export const fanout: Bench = {
       const rate = num(o, 'isolation-rate');
       const n = Math.max(1, Math.round(rate * num(o, 'duration')));
       const rows: Record<string, string | number>[] = [];
+      // unmeasured warm-up (JIT, store growth) so the first measured phase is not penalised
+      log(`fanout isolation: warm-up, ${Math.min(n, rate * 2)} events at ${rate}/s`);
+      await runPhase(pubs, undefined, await prepareEvents(keys, Math.min(n, rate * 2), rate), rate, drainMs, undefined);
       for (const withSubs of [false, true]) {
         const prep = await prepareEvents(keys, n, rate);
         let subs: Subscribers | undefined;
@@ -312,7 +316,7 @@ export const fanout: Bench = {
           subs = await openSubscribers(url, S, (j) => subscriberFilter(j, pubkeys, seed, true));
         }
         log(`fanout isolation: publishing ${n} events at ${rate}/s with ${withSubs ? S : 0} unrelated subscriptions`);
-        const r = await runPhase(pubs, subs, prep, rate, drainMs, pid);
+        const r = await runPhase(pubs, subs, prep, rate, drainMs, pid, num(o, 'quiet-wait'));
         const ok = r.okLatency.summary();
         const relayUsPerPublish = r.cpu.relay_cpu_pct !== undefined ? round(((r.cpu.relay_cpu_pct / 100) * r.publishSecs * 1e6) / n, 1) : undefined;
         emit({

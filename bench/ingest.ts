@@ -5,7 +5,7 @@ import { DATASET_OPTS, type Bench } from './lib/bench.js';
 import { publishAll } from './lib/client.js';
 import { eventFrames, loadDataset } from './lib/events.js';
 import { round } from './lib/histogram.js';
-import { CpuSampler, emit, log, machine, table } from './lib/report.js';
+import { CpuSampler, emit, log, machine, table, waitForQuiet } from './lib/report.js';
 
 export const ingest: Bench = {
   name: 'ingest',
@@ -24,6 +24,7 @@ export const ingest: Bench = {
     const ids = ds.events.map((e) => e.id);
     const bytes = frames.reduce((a, f) => a + f.length, 0);
     log(`ingest: ${frames.length} events (${Math.round(bytes / frames.length)} bytes per EVENT frame) -> ${url}, ${num(o, 'connections')} connections x ${num(o, 'inflight')} in flight`);
+    await waitForQuiet(num(o, 'quiet-wait'));
     const cpu = new CpuSampler(o.pid as number | undefined);
     const r = await publishAll(url, frames, ids, { connections: num(o, 'connections'), inflight: num(o, 'inflight'), timeoutMs: num(o, 'timeout') * 1000, progress: true });
     const res = cpu.read();

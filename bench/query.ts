@@ -6,7 +6,7 @@ import { DATASET_OPTS, LOAD_OPTS, type Bench } from './lib/bench.js';
 import { connectMany, closeAll, msgType, publishAll, sendBatch, type WebSocket } from './lib/client.js';
 import { eventFrames, fakeHex, loadDataset, prng, TAG_VALUES, type Dataset } from './lib/events.js';
 import { Histogram, round } from './lib/histogram.js';
-import { CpuSampler, emit, log, machine, table } from './lib/report.js';
+import { CpuSampler, emit, log, machine, table, waitForQuiet } from './lib/report.js';
 
 interface Shape {
   name: string;
@@ -194,6 +194,7 @@ export const query: Bench = {
     const rows: Record<string, string | number>[] = [];
     for (const [i, shape] of run.entries()) {
       log(`query ${shape.name}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s`);
+      await waitForQuiet(num(o, 'quiet-wait'));
       const cpu = new CpuSampler(o.pid as number | undefined);
       const r = await runShape(conns, shape, num(o, 'warmup') * 1000, num(o, 'duration') * 1000, num(o, 'query-timeout') * 1000, flag(o, 'close'), i + 1);
       const res = cpu.read();

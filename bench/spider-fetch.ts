@@ -6,6 +6,7 @@
 // repository and pass that directory, e.g.
 //   mkdir -p /tmp/nf && cd /tmp/nf && npm init -y && npm install nostr-fetch
 //   npm run bench -- spider-fetch --url ws://127.0.0.1:7447 --nostr-fetch-dir /tmp/nf
+import { setMaxListeners } from 'node:events';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +16,7 @@ import { DATASET_OPTS, LOAD_OPTS, type Bench } from './lib/bench.js';
 import { connect, msgType, publishAll, sendBatch } from './lib/client.js';
 import { eventFrames, loadDataset, type Dataset, type NostrEvent } from './lib/events.js';
 import { round } from './lib/histogram.js';
-import { CpuSampler, emit, log, machine, table, type CpuReading } from './lib/report.js';
+import { CpuSampler, emit, log, machine, table, waitForQuiet, type CpuReading } from './lib/report.js';
 
 interface FetchRun {
   events: number;
@@ -82,6 +83,8 @@ interface NostrFetchModule {
 async function loadNostrFetch(dir: string): Promise<NostrFetchModule | string> {
   const entry = join(dir, 'node_modules', 'nostr-fetch', 'dist', 'index.mjs');
   if (!existsSync(entry)) return `nostr-fetch not found at ${entry} (install it there: cd ${dir} && npm install nostr-fetch)`;
+  // nostr-fetch adds one abort listener per page to a shared AbortSignal: silence Node's leak warning
+  setMaxListeners(10_000);
   return (await import(pathToFileURL(entry).href)) as NostrFetchModule;
 }
 
@@ -160,6 +163,7 @@ export const spiderFetch: Bench = {
 
     const ours: FetchRun[] = [];
     for (let i = 0; i < repeat; i++) {
+      await waitForQuiet(num(o, 'quiet-wait'));
       ours.push(await pagedFetch(url, filter, pageLimit, ds, pid));
       log(`  paged fetch run ${i + 1}: ${ours[i]!.events} events in ${ours[i]!.secs.toFixed(3)} s, ${ours[i]!.pages} pages`);
     }
@@ -175,6 +179,7 @@ export const spiderFetch: Bench = {
         for (const verify of flag(o, 'nf-verify') ? [false, true] : [false]) {
           const runs: FetchRun[] = [];
           for (let i = 0; i < (verify ? 1 : repeat); i++) {
+            await waitForQuiet(num(o, 'quiet-wait'));
             runs.push(await nostrFetchRun(mod, url, filter, pageLimit, verify, ds, pid));
             log(`  nostr-fetch${verify ? ' (verifying)' : ''} run ${i + 1}: ${runs[i]!.events} events in ${runs[i]!.secs.toFixed(3)} s`);
           }

@@ -18,6 +18,7 @@ export const COMMON_OPTS: OptSpec[] = [
   { name: 'seed', type: 'string', default: '1', help: 'data set seed: keys and events are derived from it (change it to get events the relay has not seen)' },
   { name: 'regen', type: 'bool', default: false, help: 'regenerate the cached, pre-signed event set instead of reading it from the cache' },
   { name: 'label', type: 'string', default: '', help: 'free text copied into every JSON result (e.g. relay name)' },
+  { name: 'quiet-wait', type: 'int', default: 0, help: 'before each measurement wait up to this many seconds for the machine to be idle (shared machines)' },
 ];
 
 export class UsageError extends Error {}

@@ -101,6 +101,8 @@ export interface CpuReading {
   relay_rss_mb?: number;
   /** whole machine busy, % of all cores (100 = every core busy) */
   machine_busy_pct?: number;
+  /** machine CPU not used by the client or the relay, % of one core (only with --pid) */
+  other_cpu_pct?: number;
 }
 
 export class CpuSampler {
@@ -127,14 +129,51 @@ export class CpuSampler {
       for (const [tid, v] of th1) {
         const before = this.th0.get(tid)?.ticks ?? 0;
         const pct = Math.round(((v.ticks - before) / TICK / secs) * 100);
-        if (pct >= 3) busy.push([`${v.comm}:${tid}`, pct]);
+        if (pct >= 3) busy.push([tid === String(this.pid) ? `main:${tid}` : `${v.comm}:${tid}`, pct]);
       }
       busy.sort((a, b) => b[1] - a[1]);
       out.relay_threads = busy.slice(0, 6).map(([n, p]) => `${n}=${p}%`).join(' ');
       out.relay_rss_mb = relayRssMb(this.pid);
     }
     const m1 = machineTicks();
-    if (this.m0 && m1 && m1.total > this.m0.total) out.machine_busy_pct = Math.round(((m1.busy - this.m0.busy) / (m1.total - this.m0.total)) * 100);
+    if (this.m0 && m1 && m1.total > this.m0.total) {
+      out.machine_busy_pct = Math.round(((m1.busy - this.m0.busy) / (m1.total - this.m0.total)) * 100);
+      // CPU used by anything but this client and the relay (other processes, kernel work not charged
+      // to either): a high figure means the machine was shared and the result is noisy
+      if (out.relay_cpu_pct !== undefined) {
+        out.other_cpu_pct = Math.max(0, Math.round(out.machine_busy_pct * cpus().length - out.relay_cpu_pct - out.client_cpu_pct));
+        if (out.other_cpu_pct > 25) log(`  warning: other processes used ${out.other_cpu_pct}% of a core during this measurement: the machine was not quiet`);
+      }
+    }
     return out;
   }
+}
+
+/**
+ * Waits (at most `maxSec`) until the machine has been nearly idle for two consecutive seconds, so a
+ * shared machine's other work does not land inside a measurement. Returns the last busy reading.
+ */
+export async function waitForQuiet(maxSec: number, busyBelowPct = 15): Promise<number | undefined> {
+  if (maxSec <= 0) return undefined;
+  const deadline = performance.now() + maxSec * 1000;
+  let prev = machineTicks();
+  let quiet = 0;
+  let last: number | undefined;
+  let warned = false;
+  while (performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const cur = machineTicks();
+    if (!prev || !cur) return undefined;
+    last = Math.round(((cur.busy - prev.busy) / Math.max(1, cur.total - prev.total)) * 100);
+    prev = cur;
+    if (last < busyBelowPct) {
+      if (++quiet >= 2) return last;
+    } else {
+      quiet = 0;
+      if (!warned) log(`  waiting for a quiet machine (now ${last}% busy, up to ${maxSec} s)`);
+      warned = true;
+    }
+  }
+  log(`  machine still ${last}% busy after ${maxSec} s: measuring anyway`);
+  return last;
 }
