@@ -1,0 +1,149 @@
+// orbweaver import / export / stats as a user runs them: a JSONL file with bad lines is reported
+// and the rest stored; export -> import into an empty store gives the same events; SIGTERM while
+// clients publish loses no acknowledged event and exits 0.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import { Author, Client, now } from '../helpers/client.js';
+
+function cli(args: string[], input?: string) {
+  const r = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, input, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' }, maxBuffer: 256 << 20 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('import of a JSONL file with bad lines reports them and stores the rest', () => {
+  const dir = tempDir();
+  try {
+    const a = new Author();
+    const good = Array.from({ length: 30 }, (_, i) => a.sign({ created_at: now() - 100 + i, content: `line ${i}` }));
+    const forged = { ...a.sign({ content: 'forged' }), content: 'changed' };
+    const lines = [
+      ...good.slice(0, 10).map((e) => JSON.stringify(e)),
+      'this is not json',
+      '',
+      JSON.stringify(forged),
+      JSON.stringify({ kind: 1 }),
+      ...good.slice(10, 29).map((e) => JSON.stringify(e)),
+      JSON.stringify(['EVENT', good[29]]),
+      JSON.stringify(good[0]),
+    ];
+    const file = join(dir, 'in.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const r = cli(['import', '--data', join(dir, 'db'), '--json', file]);
+    assert.equal(r.status, 0, r.stderr);
+    const s = JSON.parse(r.stdout);
+    assert.equal(s.stored, 30);
+    assert.equal(s.duplicate, 1);
+    assert.equal(s.rejected, 3);
+    assert.equal(s.reasons['invalid: line is not JSON'], 1);
+    assert.equal(s.reasons['invalid: event id does not match its content'], 1);
+    assert.deepEqual(s.examples.map((e: { line: number }) => e.line), [11, 13, 14]);
+    assert.match(r.stderr, /stored +30/);
+    assert.match(r.stderr, /rejected +3/);
+    // --strict turns rejected lines into exit code 1; nothing new is stored the second time
+    const again = cli(['import', '--data', join(dir, 'db'), '--json', '--strict'], readFileSync(file, 'utf8'));
+    assert.equal(again.status, 1);
+    assert.equal(JSON.parse(again.stdout).duplicate, 31);
+    const st = cli(['stats', '--data', join(dir, 'db'), '--json']);
+    assert.equal(st.status, 0, st.stderr);
+    const stats = JSON.parse(st.stdout);
+    assert.equal(stats.events, 30);
+    assert.deepEqual(stats.kinds, [{ kind: 1, events: 30 }]);
+    assert.deepEqual(stats.topAuthors, [{ pubkey: a.pk, events: 30 }]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('export -> import round trip gives the same store (filters too)', async () => {
+  const dir = tempDir();
+  try {
+    const relay = await startRelayProcess({ dataDir: join(dir, 'a') });
+    const c = await Client.open(relay.url);
+    const authors = [new Author(), new Author(), new Author()];
+    const t = now() - 1000;
+    for (const [i, a] of authors.entries()) {
+      await c.publish(a.sign({ kind: 0, created_at: t, content: '{"name":"old"}' }));
+      await c.publish(a.sign({ kind: 0, created_at: t + 1, content: `{"name":"a${i}"}` }));
+      await c.publish(a.sign({ kind: 30023, created_at: t + 2, tags: [['d', 'post'], ['t', 'x']], content: 'article' }));
+      for (let k = 0; k < 20; k++) await c.publish(a.sign({ created_at: t + 10 + k, tags: [['p', authors[(i + 1) % 3].pk]], content: `note ${k} "quoted" \u2603\n` }));
+      const gone = a.sign({ created_at: t + 50, content: 'to be deleted' });
+      await c.publish(gone);
+      await c.publish(a.sign({ kind: 5, created_at: t + 51, tags: [['e', gone.id]] }));
+    }
+    c.close();
+    assert.equal(await relay.stop(), 0);
+
+    const exp = cli(['export', '--data', join(dir, 'a')]);
+    assert.equal(exp.status, 0, exp.stderr);
+    const lines = exp.stdout.trim().split('\n');
+    assert.equal(lines.length, 3 * (1 + 1 + 20 + 1), 'latest kind 0, the article, 20 notes, the deletion; not the old kind 0 nor the deleted note');
+    const imp = cli(['import', '--data', join(dir, 'b'), '--json'], exp.stdout);
+    assert.equal(imp.status, 0, imp.stderr);
+    assert.equal(JSON.parse(imp.stdout).stored, lines.length);
+    const exp2 = cli(['export', '--data', join(dir, 'b')]);
+    assert.equal(exp2.stdout, exp.stdout, 'same events, same order, byte for byte');
+
+    const f = cli(['export', '--data', join(dir, 'b'), '--filter', JSON.stringify({ kinds: [0, 30023], authors: [authors[0].pk] })]);
+    const got = f.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(got.map((e) => e.kind).sort(), [0, 30023]);
+    const limited = cli(['export', '--data', join(dir, 'b'), '--filter', '{"kinds":[1],"limit":5}']);
+    assert.equal(limited.stdout.trim().split('\n').length, 5);
+    const bad = cli(['export', '--data', join(dir, 'b'), '--filter', '{"kinds":"x"}']);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--filter: kinds/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('SIGTERM during ingest loses no acknowledged event and exits 0; a restart serves them all', async () => {
+  const dir = tempDir();
+  try {
+    const relay = await startRelayProcess({ dataDir: dir });
+    const authors = Array.from({ length: 4 }, () => new Author());
+    const clients = await Promise.all(authors.map(() => Client.open(relay.url)));
+    const acked: string[] = [];
+    let stop = false;
+    const writers = clients.map(async (c, i) => {
+      for (let n = 0; !stop && n < 2000; n++) {
+        const batch = Array.from({ length: 25 }, (_, k) => authors[i].sign({ content: `${n}-${k}` }));
+        for (const ev of batch) c.send(['EVENT', ev]);
+        for (const ev of batch) {
+          try {
+            const m = await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 15000);
+            if (m[2] === true) acked.push(ev.id);
+          } catch {
+            return; // the relay closed the connection
+          }
+        }
+      }
+    });
+    for (let i = 0; i < 3000 && acked.length < 500; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(acked.length >= 500, 'writes were flowing');
+    const code = await relay.stop();
+    stop = true;
+    await Promise.all(writers);
+    assert.equal(code, 0, 'clean exit');
+    assert.ok(relay.logs.some((l) => l.msg === 'stopped'));
+    for (const c of clients) assert.ok(c.closed, 'connections were closed by the relay');
+
+    const again = await startRelayProcess({ dataDir: dir });
+    const c = await Client.open(again.url);
+    const missing: string[] = [];
+    for (let i = 0; i < acked.length; i += 250) {
+      const chunk = acked.slice(i, i + 250);
+      const { events } = await c.query({ ids: chunk, limit: chunk.length });
+      const have = new Set(events.map((e) => e.id));
+      for (const id of chunk) if (!have.has(id)) missing.push(id);
+    }
+    c.close();
+    await again.stop();
+    assert.deepEqual(missing, [], `${missing.length} of ${acked.length} acknowledged events lost`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
