@@ -33,7 +33,7 @@ export function localRelayUrl(config: Config): string {
   return `ws://${host}:${config.port}`;
 }
 
-export async function spiderCommand(config: Config, argv: string[]): Promise<number> {
+export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
   let once = false, json = false, local = false;
   let relayUrl: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -43,7 +43,7 @@ export async function spiderCommand(config: Config, argv: string[]): Promise<num
     else if (a === '--local') local = true;
     else if (a === '--relay') relayUrl = argv[++i];
     else if (a.startsWith('--relay=')) relayUrl = a.slice(8);
-    else if (a === '--help' || a === '-h') { process.stdout.write(SPIDER_USAGE + '\n'); return 0; }
+    else if (a === '--help' || a === '-h') { out.write(SPIDER_USAGE + '\n'); return 0; }
     else { process.stderr.write(`unknown option ${a}\n${SPIDER_USAGE}\n`); return 2; }
   }
   const logger = createLogger(config.logLevel);
@@ -75,7 +75,7 @@ export async function spiderCommand(config: Config, argv: string[]): Promise<num
   try {
     if (once) {
       const summary = await spider.runOnce();
-      process.stdout.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
+      out.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
       code = summary.relays.total > 0 && summary.relays.reached === 0 ? 1 : 0;
     } else {
       spider.start();
