@@ -55,7 +55,7 @@ export const readLimitsSchema = z
   .object({
     maxConcurrentQueries: int(4, 'REQ scans and COUNTs running at once per connection; more wait their turn', 1, 1000),
     maxQueuedQueries: int(200, 'REQs and COUNTs waiting for a slot on one connection; more are refused with rate-limited:', 0),
-    scanBudget: int(200_000, 'index entries one REQ or COUNT may examine before it is cut short (passed to the store as QueryOptions.scanBudget)', 100),
+    scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery)', 100),
     queryTimeout: duration('10s', 'a REQ scan or COUNT running longer than this is stopped and answered CLOSED error:'),
   })
   .prefault({})
