@@ -12,6 +12,7 @@ export const infoSchema = z
     banner: str('', 'URL of a banner image (NIP-11)'),
     postingPolicy: str('', 'URL of the posting policy (NIP-11 posting_policy)'),
   })
+  .strict()
   .prefault({})
   .describe('NIP-11 relay information');
 
@@ -33,6 +34,7 @@ export const limitsSchema = z
     maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader)', 65536),
     idleTimeout: duration('10m', 'close connections silent this long'),
   })
+  .strict()
   .prefault({})
   .describe('limits, enforced and advertised in NIP-11 limitation');
 
@@ -43,6 +45,7 @@ export const storeSchema = z
     expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
     queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
   })
+  .strict()
   .prefault({})
   .describe('LMDB event store');
 

@@ -4,12 +4,19 @@ import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { Filter } from '../nostr/filter.js';
 import { noticeMessage } from '../nostr/messages.js';
 import type { LiveSub } from './live-index.js';
+import type { SeenSerials } from '../store/types.js';
 
 export interface Subscription extends LiveSub<Connection> {
   /** set when the subscription is replaced, closed or its connection goes */
   abort: { aborted: boolean };
   /** live events that arrived before EOSE; sent after it (null once EOSE is out) */
-  pending: Array<{ id: string; json: string }> | null;
+  pending: Array<{ id: string; json: string; serial?: number }> | null;
+  /**
+   * What the scan covered. A commit is visible to readers before its flush completes and fan-out
+   * comes after the flush, so a new event can be both in the scan and fanned out: it is sent
+   * live only when the scan did not cover it (see SeenSerials).
+   */
+  seen: SeenSerials | null;
   filters: Filter[];
 }
 

@@ -31,5 +31,8 @@ export interface IngestContext {
 
 export type Ingest = (raw: unknown, ctx: IngestContext) => Promise<IngestResult>;
 
-/** Something that receives events as they are stored (live subscriptions, spider counters). */
-export type OnStored = (ev: NostrEvent, json: string) => void;
+/**
+ * Something that receives events as they are stored (live subscriptions, spider counters).
+ * `serial` is the store's serial (undefined for ephemeral events, which are never stored).
+ */
+export type OnStored = (ev: NostrEvent, json: string, serial?: number) => void;

@@ -59,7 +59,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     }
     metrics?.eventsStored.inc({ source: ctx.source });
     for (const hook of policies.onSaved) hook(info, ctx);
-    onStored(event, json);
+    onStored(event, json, result.serial);
     return { ok: true, message: '', status: 'stored', id };
   };
 }

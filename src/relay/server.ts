@@ -60,9 +60,9 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   access.install(policies, store);
   let spiderControl: SpiderControl | undefined;
 
-  const fanOut = (ev: NostrEvent, json: string) => {
+  const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
     const hidden = access.dms.kinds.has(ev.kind);
-    for (const sub of live.match(ev)) if (!hidden || access.canSee(ev, (sub.conn as Connection).authed)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json);
+    for (const sub of live.match(ev)) if (!hidden || access.canSee(ev, (sub.conn as Connection).authed)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json, serial);
   };
   const ingest = createIngest({ store, verifier, policies, onStored: fanOut, metrics });
   const ctx: RelayContext = { config, store, ingest, live, policies, metrics, logger, access };

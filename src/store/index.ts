@@ -78,7 +78,7 @@ class LmdbEventStore implements EventStore {
   }
 
   query(filters: Filter[], opts: QueryOptions): Promise<string[]> {
-    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit);
+    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen);
   }
 
   count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number> {

@@ -7,11 +7,13 @@ import { CompiledFilter } from './match.js';
 import { planFilter, type Plan } from './planner.js';
 import { MergeScan } from './scan.js';
 import type { Dbs } from './schema.js';
+import type { SeenSerials } from './types.js';
 
 export interface Item {
   created_at: number;
   id: string;
   json: string;
+  serial: number;
 }
 
 export interface ScanEnv {
@@ -112,7 +114,7 @@ export class FilterScan {
         if (!excluded(cm, value, now)) this.count++;
         continue;
       }
-      this.run.push({ created_at: ca, id: idHexOf(value), json: jsonOf(value) });
+      this.run.push({ created_at: ca, id: idHexOf(value), json: jsonOf(value), serial: keySerial(key) });
     }
   }
 
@@ -157,7 +159,7 @@ export class FilterScan {
         if (!excluded(cm, value, now)) this.count++;
         continue;
       }
-      items.push({ created_at: createdAtOf(value), id: idHexOf(value), json: jsonOf(value) });
+      items.push({ created_at: createdAtOf(value), id: idHexOf(value), json: jsonOf(value), serial });
     }
     items.sort(compareNewestFirst);
     const take = Math.min(items.length, this.limit);
@@ -183,7 +185,14 @@ async function drive(scan: FilterScan, env: ScanEnv): Promise<boolean> {
   }
 }
 
-export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number): Promise<string[]> {
+/** The highest serial committed and visible now. */
+export function lastSerial(dbs: Dbs): number {
+  for (const k of dbs.events.getKeys({ reverse: true, limit: 1 })) return readSerial(k);
+  return 0;
+}
+
+export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials): Promise<string[]> {
+  if (seen) seen.upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   const byId = new Map<string, Item>();
   for (const f of filters) {
     if (!canMatch(f)) continue;
@@ -196,6 +205,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   }
   const all = [...byId.values()];
   all.sort(compareNewestFirst);
+  if (seen) for (const it of all) if (it.serial > seen.upTo) seen.newer.add(it.id);
   return all.map((it) => it.json);
 }
 

@@ -13,8 +13,8 @@ export const MSG = {
   ephemeral: 'invalid: ephemeral events are not stored',
 } as const;
 
-export const stored = (removed: string[]): WriteResult =>
-  removed.length ? { status: 'stored', ok: true, message: '', removed } : { status: 'stored', ok: true, message: '' };
+export const stored = (removed: string[], serial: number): WriteResult =>
+  removed.length ? { status: 'stored', ok: true, message: '', removed, serial } : { status: 'stored', ok: true, message: '', serial };
 export const duplicate = (): WriteResult => ({ status: 'duplicate', ok: true, message: MSG.duplicate });
 export const replaced = (): WriteResult => ({ status: 'replaced', ok: false, message: MSG.replaced });
 export const deleted = (message: string): WriteResult => ({ status: 'deleted', ok: false, message });

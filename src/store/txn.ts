@@ -88,7 +88,7 @@ export class WriteTxn {
     if (addrK) dbs.addr.putSync(addrK, sk);
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
-    return stored(removed);
+    return stored(removed, serial);
   }
 
   /** NIP-09: `e` and `a` tags of a stored kind 5. Appends the ids it removed. */

@@ -21,6 +21,19 @@ export interface WriteResult {
   message: string;
   /** ids removed by this write (older replaceable version, events deleted by a kind 5). */
   removed?: string[];
+  /** the stored event's serial: serials grow with every commit (see QueryOptions.seen) */
+  serial?: number;
+}
+
+/**
+ * What a query saw, so a live subscription can tell which new events its scan already covered.
+ * `upTo`: every event with a serial at or below it was committed and visible when the scan began
+ * (serials are allocated in commit order). `newer`: ids in the results with a larger serial
+ * (committed while the scan ran). A live event is covered iff serial <= upTo or its id is in newer.
+ */
+export interface SeenSerials {
+  upTo: number;
+  newer: Set<string>;
 }
 
 export interface QueryOptions {
@@ -32,6 +45,8 @@ export interface QueryOptions {
   signal?: { aborted: boolean };
   /** unix seconds; events whose NIP-40 expiration is at or before it are not returned (default: now) */
   now?: number;
+  /** filled in by query(): what the scan covered (for live subscriptions) */
+  seen?: SeenSerials;
 }
 
 export interface StoreStats {

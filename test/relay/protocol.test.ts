@@ -120,24 +120,3 @@ test('a replaced version, a duplicate and a blocked event are never broadcast', 
   listener.close();
   sender.close();
 });
-
-test('events stored while a scan runs are delivered once, after EOSE', async () => {
-  const a = new Author();
-  const c = await Client.open(relay.url);
-  const s = await Client.open(relay.url);
-  const evs = Array.from({ length: 20 }, (_, i) => a.sign({ created_at: now() - 30 + i, content: String(i) }));
-  const pubs = evs.map((e) => s.publish(e));
-  c.send(['REQ', 'mid', { authors: [a.pk] }]);
-  await Promise.all(pubs);
-  await c.next((m) => m[0] === 'EOSE' && m[1] === 'mid', 5000);
-  await sleep(300);
-  const got = c.inbox.filter((m) => m[0] === 'EVENT' && m[1] === 'mid').map((m) => (m[2] as { id: string }).id);
-  // the stored part came before EOSE (already consumed by next()); what is left is the live part
-  const before = evs.length - got.length;
-  assert.ok(before >= 0);
-  assert.equal(new Set(got).size, got.length, 'no live event twice');
-  const all = await c.query({ authors: [a.pk] });
-  assert.deepEqual(ids(all.events).sort(), ids(evs).sort());
-  c.close();
-  s.close();
-});

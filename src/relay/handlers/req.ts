@@ -25,7 +25,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     conn.send(closedMessage(subId, `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`));
     return;
   }
-  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [] };
+  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [], seen: null };
   conn.subs.set(subId, sub);
   h.live.add(sub);
   h.metrics.reqs.inc();
@@ -33,6 +33,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   const t0 = performance.now();
   const scan = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
   let results: string[] = [];
+  const seen = { upTo: 0, newer: new Set<string>() };
   const guard = h.access.scanGuard(sub.abort);
   let release: (() => void) | null = null;
   conn.busy++;
@@ -46,7 +47,8 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
         return;
       }
       if (sub.abort.aborted) return;
-      results = await h.store.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal });
+      results = await h.store.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen });
+      sub.seen = seen;
       results = h.access.visibleResults(scan, conn.authed, results);
     }
   } catch (e) {
@@ -77,21 +79,27 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   conn.cork(() => {
     for (const json of results) if (!conn.send(eventMessage(subId, json))) return;
     if (!conn.send(eoseMessage(subId))) return;
-    if (pending.length > 0) {
-      const sent = new Set(results.map((j) => j.slice(7, 71))); // '{"id":"<64 hex>"' — stored JSON starts with the id
-      for (const p of pending) if (!sent.has(p.id) && !conn.send(eventMessage(subId, p.json))) return;
-    }
+    for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) return;
   });
   h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
 }
 
+/** Whether the subscription's scan already returned (or could see) this event. */
+function covered(sub: Subscription, id: string, serial: number | undefined): boolean {
+  const seen = sub.seen;
+  if (!seen || serial === undefined) return false;
+  if (serial <= seen.upTo) return true;
+  return seen.newer.delete(id); // each such id is fanned out once: forget it then
+}
+
 /** Queue or send one live event to a subscription. */
-export function deliver(h: RelayContext, sub: Subscription, id: string, json: string): void {
+export function deliver(h: RelayContext, sub: Subscription, id: string, json: string, serial?: number): void {
   if (sub.pending) {
     if (sub.pending.length >= MAX_PENDING) sub.pending.shift();
-    sub.pending.push({ id, json });
+    sub.pending.push({ id, json, serial });
     return;
   }
+  if (covered(sub, id, serial)) return;
   h.metrics.deliveries.inc();
   sub.conn.cork(() => sub.conn.send(eventMessage(sub.subId, json)));
 }
