@@ -172,3 +172,19 @@ test('abort: a scan stops when the signal is set', () =>
     },
     { queryYieldEvery: 16 },
   ));
+
+test('query reports what it covered: the serial high-water mark at its start', async () => {
+  const { withStore, ev, put } = await import('./helpers.js');
+  const { parseFilter } = await import('../../src/nostr/filter.js');
+  await withStore(async (s) => {
+    const a = await put(s, ev());
+    const b = await put(s, ev());
+    const seen = { upTo: -1, newer: new Set<string>() };
+    const out = await s.query([parseFilter({})], { defaultLimit: 10, maxLimit: 10, seen });
+    assert.equal(out.length, 2);
+    assert.equal(seen.upTo, Math.max(a.serial!, b.serial!));
+    assert.equal(seen.newer.size, 0);
+    const c = await put(s, ev());
+    assert.ok(c.serial! > seen.upTo, 'serials grow with every commit');
+  });
+});

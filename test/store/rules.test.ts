@@ -8,7 +8,9 @@ const NOW = Math.floor(Date.now() / 1000);
 test('dedupe: a second copy is a duplicate, ok true, "duplicate:" prefix', () =>
   withStore(async (s) => {
     const e = ev();
-    assert.deepEqual(await put(s, e), { status: 'stored', ok: true, message: '' });
+    const first = await put(s, e);
+    assert.deepEqual(first, { status: 'stored', ok: true, message: '', serial: first.serial });
+    assert.ok(Number.isInteger(first.serial) && first.serial! > 0, 'a stored event reports its serial');
     const r = await put(s, e);
     assert.equal(r.status, 'duplicate');
     assert.equal(r.ok, true);
