@@ -21,7 +21,7 @@ import { closeAll } from './handlers/close.js';
 import { deliver } from './handlers/req.js';
 import { mountHttp } from './http.js';
 import { relayInfo } from './nip11.js';
-import type { StatusFigures } from './status-page.js';
+import type { StatusFigures } from './dashboard/figures.js';
 import type { Ingest } from './ingest-types.js';
 import { VERSION } from './version.js';
 import { Access } from './policy/access.js';

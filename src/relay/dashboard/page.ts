@@ -2,7 +2,7 @@
 // step) that polls /status.json every few seconds and redraws: relay figures with rates, recent
 // refusals by reason, and the extra sections (the spider's progress).
 import type { Config } from '../../config.js';
-import type { StatusFigures } from '../status-page.js';
+import type { StatusFigures } from './figures.js';
 import { VERSION } from '../version.js';
 import type { Refusal } from './refusals.js';
 
