@@ -115,7 +115,11 @@ async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<Page
     }
     if (page.flooded) ctx.quirks.flooded = true;
     if (page.eose) { k.eose++; if (ctx.quirks.noEose) delete ctx.quirks.noEose; }
-    if (page.timedOut) { k.silent++; if (!k.eose) ctx.quirks.noEose = true; }
+    if (page.timedOut) {
+      k.silent++;
+      // Events, then silence instead of EOSE: a relay that does not send EOSE.
+      if (!k.eose && page.events.length > 0) ctx.quirks.noEose = true;
+    }
     if (page.closed === undefined) return page;
     const reason = page.closed;
     const r = reason.toLowerCase();
@@ -190,6 +194,7 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
   let U = until;
   let prevShort: number | null = null;
   let knownAtU = false; // an event at second U was seen (to detect exclusive bounds)
+  let silentRetries = 0;
   for (;;) {
     if (since !== undefined && U < since) return;
     if (ctx.counts.fetched >= ctx.opts.maxEventsPerRelay) throw new FetchError(`event cap (${ctx.opts.maxEventsPerRelay}) reached`);
@@ -198,6 +203,12 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
     if (since !== undefined) f.since = since;
     const page = await request(ctx, f, k);
     const events = page.events;
+    if (page.timedOut && events.length === 0 && !ctx.quirks.noEose) {
+      // Silence from a relay that sends EOSE is not "nothing older": ask again, then give up.
+      if (++silentRetries > 2) throw new FetchError(`no answer within ${ctx.opts.idleTimeout} ms`);
+      continue;
+    }
+    silentRetries = 0;
     if (events.some((e) => e.created_at === U)) ctx.quirks.bounds ??= 'inclusive';
     else if (knownAtU && !page.exclusive && ctx.quirks.bounds !== 'inclusive' && !page.timedOut) {
       // An inclusive relay would have returned the event we know at second U first. (The page may

@@ -41,7 +41,7 @@ test('spider --once against a running relay: events reach its store and its live
       env: {},
       flags: {
         host: '127.0.0.1', port: home.port, dataDir: home.dataDir, logLevel: 'silent',
-        spider: { seeds: [seed.pk], allowPrivate: true, hops: 2, idleTimeout: '2s', pause: 0 },
+        spider: { seeds: [seed.pk], allowPrivate: true, hops: 2, idleTimeout: '3s', pause: 0 },
       },
     });
     let text = '';

@@ -43,7 +43,7 @@ export async function openHome(dir = tempDir('orbweaver-spider-')): Promise<Home
 
 /** Spider config with test-friendly timeouts (the defaults, otherwise). */
 export function spiderConfig(over: Record<string, unknown> = {}) {
-  return configSchema.parse({ spider: { allowPrivate: true, idleTimeout: '400ms', connectTimeout: '2s', pause: 0, rateLimitBackoff: '20ms', lookback: 0, relayBudget: '60s', ...over } }).spider;
+  return configSchema.parse({ spider: { allowPrivate: true, idleTimeout: '3s', connectTimeout: '5s', pause: 0, rateLimitBackoff: '20ms', lookback: 0, relayBudget: '60s', ...over } }).spider;
 }
 
 export function crawlDeps(home: Home, over: Record<string, unknown> = {}): CrawlDeps {
