@@ -11,6 +11,9 @@ usage: orbweaver [command] [options]
 commands:
   relay            run the relay (default)
   config           print the effective configuration as JSON
+  spider --once    run one directory-spider crawl now and print a summary (--json; --relay URL
+                   publishes to that relay, --local ingests in this process; default: the running
+                   relay at host:port if it answers, else in this process)
   import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
   export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
   stats            store size, index sizes, events per kind, top authors (--json, --top N)
@@ -133,6 +136,10 @@ export async function main(argv: string[]): Promise<number> {
         process.stderr.write(`orbweaver ${parsed.command}: ${e.message}\n`);
         return 2;
       }
+    }
+    case 'spider': {
+      const { spiderCommand } = await import('./spider/cli.js');
+      return spiderCommand(config, parsed.rest);
     }
     case 'config':
       if (parsed.rest.includes('--env')) printEnvTable();

@@ -13,8 +13,10 @@ import { Registry, relayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
 import { Connection } from './connection.js';
 import { createIngest } from './ingest.js';
-import { emptyPolicies, firstRefusal, type Policies } from './policy/types.js';
-import { eventLimitPolicies } from './policy/event-limits.js';
+import { firstRefusal, type Policies } from './policy/types.js';
+import { relayPolicies } from './policy/index.js';
+import { createSpider, type Spider } from '../spider/index.js';
+import { spiderSection } from './dashboard/spider-section.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { closeAll } from './handlers/close.js';
@@ -54,10 +56,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   const metrics = relayMetrics(registry);
   const live = new LiveIndex<Connection>();
   const connections = new Set<Connection>();
-  const policies = emptyPolicies();
-  policies.rejectEvent.push(...eventLimitPolicies(config.limits));
-  const access = new Access(config, verifier);
-  access.install(policies, store);
+  const { policies, access } = await relayPolicies(config, store, verifier);
   let spiderControl: SpiderControl | undefined;
 
   const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
@@ -143,6 +142,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   };
   const statusJson = () => dashboardJson(config, figures(), access.figures(), access.refusals.snapshot());
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
+  let spider: Spider | undefined;
   mountHttp(app, {
     nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
     statusJson,
@@ -153,7 +153,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
       }
       manage(res, req);
     },
-    metrics: () => registry.text(),
+    metrics: () => registry.text() + (spider?.metricsText() ?? ''),
     healthy: () => !closing,
     statusPage: () => dashboardPage(statusJson()),
   });
@@ -168,6 +168,23 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   }, config.store.expirySweep);
   sweepTimer.unref();
 
+  if (config.spider.enabled) {
+    // The spider feeds the same ingest path as clients, so its events reach live subscribers.
+    const selfUrls = [`ws://${config.host}:${port}`, `ws://127.0.0.1:${port}`, `ws://localhost:${port}`, ...(config.publicUrl ? [config.publicUrl] : []), ...config.spider.selfUrls];
+    const s = createSpider({ config: config.spider, store, ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls });
+    spider = s;
+    sections.push(() => spiderSection(s.status()));
+    spiderControl = {
+      trigger: () => {
+        const running = s.status().running;
+        if (!running) s.runOnce().catch((e) => logger.error({ err: e }, 'spider run failed'));
+        return { started: !running, running: true };
+      },
+      status: () => s.status(),
+    };
+    s.start();
+  }
+
   logger.info(
     { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, verifyThreads: verifier.threads, events: store.stats().events },
     'orbweaver relay listening',
@@ -181,6 +198,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
     closed = (async () => {
       clearInterval(sweepTimer);
       uws.us_listen_socket_close(listenSocket as never);
+      await spider?.stop();
       for (const conn of connections) {
         conn.cork(() => {
           for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));

@@ -7,8 +7,7 @@ import type { Config } from '../config/schema.js';
 import { openStore } from '../store/index.js';
 import { createIngest } from '../relay/ingest.js';
 import { inlineVerifier } from '../relay/verify-pool.js';
-import { emptyPolicies } from '../relay/policy/types.js';
-import { eventLimitPolicies } from '../relay/policy/event-limits.js';
+import { relayPolicies } from '../relay/policy/index.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { createSpider } from './spider.js';
 import { ingestSink, remoteSink, type EventSink } from './sink.js';
@@ -61,9 +60,9 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     }
   }
   if (!sink) {
-    const policies = emptyPolicies();
-    policies.rejectEvent.push(...eventLimitPolicies(config.limits));
+    // the relay's own policy set, so a standalone run meets the same rules as the relay
     const verifier = inlineVerifier(await loadVerifier(config.verifier));
+    const { policies } = await relayPolicies(config, store, verifier);
     sink = ingestSink(createIngest({ store, verifier, policies, onStored: () => {} }));
   }
   const spider = createSpider({

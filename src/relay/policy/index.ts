@@ -4,15 +4,15 @@
 import type { Config } from '../../config.js';
 import type { EventStore } from '../../store/types.js';
 import { loadVerifier } from '../../nostr/verify.js';
-import { inlineVerifier } from '../verify-pool.js';
+import { inlineVerifier, type AsyncVerifier } from '../verify-pool.js';
 import { Access } from './access.js';
 import { eventLimitPolicies } from './event-limits.js';
 import { emptyPolicies, type Policies } from './types.js';
 
-export async function relayPolicies(config: Config, store: EventStore): Promise<{ policies: Policies; access: Access }> {
+export async function relayPolicies(config: Config, store: EventStore, verifier?: AsyncVerifier): Promise<{ policies: Policies; access: Access }> {
   const policies = emptyPolicies();
   policies.rejectEvent.push(...eventLimitPolicies(config.limits));
-  const access = new Access(config, inlineVerifier(await loadVerifier(config.verifier)));
+  const access = new Access(config, verifier ?? inlineVerifier(await loadVerifier(config.verifier)));
   access.install(policies, store);
   return { policies, access };
 }
