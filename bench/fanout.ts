@@ -318,7 +318,7 @@ export const fanout: Bench = {
         log(`fanout isolation: publishing ${n} events at ${rate}/s with ${withSubs ? S : 0} unrelated subscriptions`);
         const r = await runPhase(pubs, subs, prep, rate, drainMs, pid, num(o, 'quiet-wait'));
         const ok = r.okLatency.summary();
-        const relayUsPerPublish = r.cpu.relay_cpu_pct !== undefined ? round(((r.cpu.relay_cpu_pct / 100) * r.publishSecs * 1e6) / n, 1) : undefined;
+        const relayUsPerPublish = r.cpu.relay_cpu_pct !== undefined ? round(((r.cpu.relay_cpu_pct / 100) * (r.cpu.cpu_window_s ?? r.publishSecs) * 1e6) / n, 1) : undefined;
         emit({
           bench: 'fanout',
           mode,

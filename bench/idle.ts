@@ -9,12 +9,25 @@ import { emit, log, machine, relayRssMb, table } from './lib/report.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Median of five RSS readings 400 ms apart: RSS moves with the relay's GC, one reading is noisy. */
+async function steadyRss(pid: number | undefined): Promise<number | undefined> {
+  if (!pid) return undefined;
+  const xs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const v = relayRssMb(pid);
+    if (v !== undefined) xs.push(v);
+    await sleep(400);
+  }
+  xs.sort((a, b) => a - b);
+  return xs[Math.floor(xs.length / 2)];
+}
+
 export const idle: Bench = {
   name: 'idle',
   summary: 'memory per idle connection: open N connections, relay RSS growth per connection (needs --pid), client-side otherwise',
   options: [
     ...COMMON_OPTS,
-    { name: 'connections', type: 'int', default: 1000, help: 'idle connections to open (mind ulimit -n on both sides)' },
+    { name: 'connections', type: 'int', default: 2000, help: 'idle connections to open (mind ulimit -n on both sides; more connections, steadier figure)' },
     { name: 'with-sub', type: 'bool', default: false, help: 'each connection also holds one live subscription ({"kinds":[1],"limit":0})' },
     { name: 'settle', type: 'number', default: 3, help: 'seconds to wait before each memory reading' },
   ],
@@ -24,8 +37,11 @@ export const idle: Bench = {
     const n = num(o, 'connections');
     const settle = num(o, 'settle') * 1000;
     if (!pid) log('idle: no --pid given, so only client-side memory is reported (the relay\'s own cost per connection needs its pid)');
+    // warm-up round: the relay's first connections allocate pools and JIT code once; open and close
+    // some first so the reading below is the steady cost per connection
+    closeAll(await connectMany(url, Math.min(n, 500)));
     await sleep(settle);
-    const relayBefore = relayRssMb(pid);
+    const relayBefore = await steadyRss(pid);
     const clientBefore = process.memoryUsage().rss;
     const t0 = performance.now();
     const conns = await connectMany(url, n);
@@ -50,12 +66,12 @@ export const idle: Bench = {
     }
     log(`idle: ${n} connections open (${Math.round(n / openSecs)}/s)${flag(o, 'with-sub') ? ' with one subscription each' : ''}; settling`);
     await sleep(settle);
-    const relayOpen = relayRssMb(pid);
+    const relayOpen = await steadyRss(pid);
     const clientOpen = process.memoryUsage().rss;
     const alive = conns.filter((ws) => ws.readyState === ws.OPEN).length;
     closeAll(conns);
     await sleep(settle);
-    const relayAfter = relayRssMb(pid);
+    const relayAfter = await steadyRss(pid);
     const perConnKb = relayBefore !== undefined && relayOpen !== undefined ? round(((relayOpen - relayBefore) * 1024) / n, 2) : undefined;
     const clientPerConnKb = round((clientOpen - clientBefore) / 1024 / n, 2);
     emit({

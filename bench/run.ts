@@ -3,6 +3,7 @@
 // table on stderr, and stops by itself.
 import { formatHelp, parseArgs, UsageError } from './lib/args.js';
 import type { Bench } from './lib/bench.js';
+import { BenchError } from './lib/client.js';
 import { ingest } from './ingest.js';
 import { query } from './query.js';
 import { fanout } from './fanout.js';
@@ -59,6 +60,10 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    if (err instanceof BenchError) {
+      console.error(`error: ${err.message}`);
+      process.exit(1);
+    }
     console.error(err instanceof Error ? (err.stack ?? err.message) : err);
     process.exit(1);
   },

@@ -7,6 +7,9 @@ import { log } from './report.js';
 
 export { WebSocket };
 
+/** An expected failure (relay refused, unreachable): printed without a stack trace. */
+export class BenchError extends Error {}
+
 export function connect(url: string, timeoutMs = 10_000): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true, maxPayload: 64 * 1024 * 1024, handshakeTimeout: timeoutMs });
@@ -21,7 +24,7 @@ export function connect(url: string, timeoutMs = 10_000): Promise<WebSocket> {
       ws.on('error', (err) => log(`  websocket error: ${err.message}`));
       resolve(ws);
     });
-    ws.once('error', fail);
+    ws.once('error', (err) => fail(new BenchError(`${url}: ${err.message}`)));
   });
 }
 
@@ -29,13 +32,21 @@ export function connect(url: string, timeoutMs = 10_000): Promise<WebSocket> {
 export async function connectMany(url: string, n: number, parallel = 50): Promise<WebSocket[]> {
   const out: WebSocket[] = new Array(n);
   let next = 0;
+  let opened = 0;
   const worker = async (): Promise<void> => {
     while (next < n) {
       const i = next++;
       out[i] = await connect(url);
+      opened++;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(parallel, n) }, worker));
+  try {
+    await Promise.all(Array.from({ length: Math.min(parallel, n) }, worker));
+  } catch (err) {
+    closeAll(out.filter(Boolean));
+    const msg = err instanceof Error ? err.message : String(err);
+    throw new BenchError(`could not open ${n} connections to ${url}: ${opened} opened, then "${msg}"${/429|503/.test(msg) ? ' — the relay limits connections (per IP?); raise that limit for this benchmark' : ''}`);
+  }
   return out;
 }
 

@@ -92,6 +92,8 @@ function threadTicks(pid: number): Map<string, { ticks: number; comm: string }> 
 }
 
 export interface CpuReading {
+  /** seconds the reading covers */
+  cpu_window_s?: number;
   /** CPU of this benchmark client, % of one core */
   client_cpu_pct: number;
   /** CPU of the relay process (all threads), % of one core; only with --pid */
@@ -120,7 +122,7 @@ export class CpuSampler {
   read(): CpuReading {
     const secs = (performance.now() - this.t0) / 1000;
     const c = process.cpuUsage(this.c0);
-    const out: CpuReading = { client_cpu_pct: Math.round(((c.user + c.system) / 1e6 / secs) * 100) };
+    const out: CpuReading = { cpu_window_s: Math.round(secs * 100) / 100, client_cpu_pct: Math.round(((c.user + c.system) / 1e6 / secs) * 100) };
     if (this.pid && this.r0 !== undefined) {
       const r1 = readProcStat(`/proc/${this.pid}/stat`)?.ticks;
       if (r1 !== undefined) out.relay_cpu_pct = Math.round(((r1 - this.r0) / TICK / secs) * 100);
