@@ -14,6 +14,8 @@ commands:
   spider --once    run one directory-spider crawl now and print a summary (--json; --relay URL
                    publishes to that relay, --local ingests in this process; default: the running
                    relay at host:port if it answers, else in this process)
+  worker           a spider worker sharing the relay's crawl through Redis: --redis redis://...
+                   --relay ws://home-relay:7447 (docs/scaling.md)
   import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
   export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
   stats            store size, index sizes, events per kind, top authors (--json, --top N)
@@ -140,6 +142,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'spider': {
       const { spiderCommand } = await import('./spider/cli.js');
       return spiderCommand(config, parsed.rest);
+    }
+    case 'worker': {
+      const { workerCommand } = await import('./spider/worker-cli.js');
+      return workerCommand(config, parsed.rest);
     }
     case 'config':
       if (parsed.rest.includes('--env')) printEnvTable();

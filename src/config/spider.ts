@@ -35,6 +35,11 @@ export const spiderSchema = z
     redis: str('', 'redis:// URL: share the crawl with workers through Redis (empty: in-process queue)'),
     queueKey: str('orbweaver:spider', 'Redis key prefix of the spider queue'),
     work: bool(true, 'with Redis: this relay also works queue items itself'),
+    leaseTtl: duration('60s', 'with Redis: a leased item whose worker has not renewed its lease for this long goes back to pending (renewed every third of it)'),
+    maxAttempts: int(3, 'with Redis: attempts per item (worker died, stalled, crashed or could not deliver) before it goes to the dead-letter list', 1, 100),
+    workerKey: str('', 'orbweaver worker: secret key (hex or nsec) it authenticates with (NIP-42) to the home relay; keep it out of shared config'),
+    workerPubkeys: strList([], 'relay side: pubkeys (hex or npub) of spider workers; once authenticated they are exempt from rate limits'),
+    deliveryTimeout: duration('5m', 'orbweaver worker: how long it keeps retrying delivery of an event to the home relay before the attempt fails'),
   })
   .strict()
   .prefault({})

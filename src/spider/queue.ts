@@ -1,13 +1,35 @@
 // The work queue between the coordinator (which decides what to crawl, hop by hop) and the workers
-// (which run crawlRelay). In-process now; issue 4 puts the same items through Redis (lease/ack with
-// lease expiry, retries, dead letters) so workers on other machines share a crawl. Items and results
-// are plain JSON for that reason.
-import type { WorkItem, WorkResult } from './types.js';
+// (which run crawlRelay). Two implementations with the same semantics: MemoryQueue (in-process, the
+// default) and RedisQueue (queue-redis.ts: lease/ack with lease expiry, owner tokens, retries, a
+// dead-letter list) so workers on other machines share a crawl. Items and results are plain JSON.
+//
+// Semantics both keep: an item is leased by one worker at a time; ack() reports the finished work
+// (a relay that could not be reached is a finished piece of work: its result says so); fail() gives
+// the item back for another attempt, and after `maxAttempts` attempts it is dead-lettered and the
+// coordinator receives a 'failed' result carrying the last error, so a hop always completes.
+import { zeroCounts, type WorkItem, type WorkResult } from './types.js';
 
 export interface Lease {
   item: WorkItem;
-  /** reports the finished work; the coordinator receives it from result() */
-  ack(result: WorkResult): Promise<void>;
+  /** 1 for the first attempt */
+  attempt: number;
+  /** reports the finished work; false when the lease was lost meanwhile (the result is dropped) */
+  ack(result: WorkResult): Promise<boolean>;
+  /** the attempt could not be completed: retry later, or dead-letter after the last attempt */
+  fail(error: string): Promise<void>;
+  /** aborted when the lease is lost (expired, or taken over): stop working on the item */
+  readonly signal?: AbortSignal;
+}
+
+/** Attempts before an item is dead-lettered, unless a queue is told otherwise. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** The result the coordinator receives for a dead-lettered item. */
+export function deadResult(item: WorkItem, attempts: number, error: string, now = Date.now()): WorkResult {
+  return {
+    url: item.url, hop: item.hop, outcome: 'failed', error: `dead-lettered after ${attempts} attempts: ${error}`.slice(0, 500),
+    nip11: item.nip11 ?? null, quirks: item.quirks, cursors: item.cursors, counts: zeroCounts(), links: {}, ignoredLists: 0, startedAt: now, durationMs: 0,
+  };
 }
 
 export interface WorkQueue {
@@ -46,25 +68,40 @@ class Channel<T> {
 }
 
 export class MemoryQueue implements WorkQueue {
-  private todo = new Channel<WorkItem>();
+  private todo = new Channel<{ item: WorkItem; attempt: number }>();
   private done = new Channel<WorkResult>();
   private outstanding = 0;
+  /** dead-lettered items with their last error */
+  readonly dead: Array<{ item: WorkItem; attempts: number; error: string }> = [];
+
+  constructor(private readonly maxAttempts = DEFAULT_MAX_ATTEMPTS) {}
 
   async enqueue(items: WorkItem[]): Promise<void> {
-    for (const it of items) { this.outstanding++; this.todo.push(it); }
+    for (const item of items) { this.outstanding++; this.todo.push({ item, attempt: 1 }); }
   }
 
   async lease(waitMs: number): Promise<Lease | null> {
-    const item = await this.todo.take(waitMs);
-    if (!item) return null;
-    let acked = false;
+    const got = await this.todo.take(waitMs);
+    if (!got) return null;
+    const { item, attempt } = got;
+    let settled = false;
     return {
       item,
+      attempt,
       ack: async (r) => {
-        if (acked) return;
-        acked = true;
+        if (settled) return false;
+        settled = true;
         this.outstanding--;
         this.done.push(r);
+        return true;
+      },
+      fail: async (error) => {
+        if (settled) return;
+        settled = true;
+        if (attempt < this.maxAttempts) { this.todo.push({ item, attempt: attempt + 1 }); return; }
+        this.dead.push({ item, attempts: attempt, error });
+        this.outstanding--;
+        this.done.push(deadResult(item, attempt, error));
       },
     };
   }

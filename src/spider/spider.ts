@@ -10,6 +10,7 @@ import { crawlRelay, type CrawlOptions } from './crawl.js';
 import { RelayDirectory } from './directory.js';
 import { nextHop, type Candidate } from './discovery.js';
 import { MemoryQueue, type WorkQueue } from './queue.js';
+import { RedisQueue } from './queue-redis.js';
 import { createScheduler } from './scheduler.js';
 import { resolveSeeds } from './seeds.js';
 import { ingestSink, type EventSink } from './sink.js';
@@ -31,7 +32,7 @@ export interface SpiderDeps {
   selfPubkey?: string;
   /** more URLs of our own relay (e.g. ws://host:port it listens on), skipped like config selfUrls */
   selfUrls?: string[];
-  /** work queue (default: in-process) */
+  /** work queue (default: in-process, or Redis when config.redis is set: this relay coordinates) */
   queue?: WorkQueue;
   verifier?: EventVerifier;
   /** DNS resolution override (tests) */
@@ -92,7 +93,13 @@ export function createSpider(deps: SpiderDeps): Spider {
     Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events, current: [] });
     const handed = new Set<string>();
     const knownAuthors = new Set<string>();
-    const queue = deps.queue ?? new MemoryQueue();
+    const queue = deps.queue ?? (cfg.redis
+      ? new RedisQueue({
+        url: cfg.redis, prefix: cfg.queueKey, leaseTtl: cfg.leaseTtl, maxAttempts: cfg.maxAttempts, log, self: deps.selfPubkey,
+        onStray: async (r) => { await directory.applyResult(r); },
+      })
+      : new MemoryQueue(cfg.maxAttempts));
+    if (queue instanceof RedisQueue) log.info({ queueKey: cfg.queueKey, run: queue.run, localWorkers: cfg.work ? cfg.concurrency : 0 }, 'spider: coordinating the crawl through redis');
     const opts = crawlOptions(cfg);
     log.info({ hops: cfg.hops, kinds: cfg.kinds, seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
     try {
@@ -198,15 +205,19 @@ export function createSpider(deps: SpiderDeps): Spider {
         const lease = await queue.lease(50);
         if (!lease) { if (queue.pending() === 0) return; continue; }
         status.current.push(lease.item.url);
-        let r: WorkResult;
+        let r: WorkResult | null = null;
         try {
-          r = await crawlRelay(lease.item, { verifier: v, sink, log, opts, selfPubkey: deps.selfPubkey, handed, knownAuthors, signal, resolve: deps.resolve });
+          r = await crawlRelay(lease.item, {
+            verifier: v, sink, log, opts, selfPubkey: deps.selfPubkey, handed, knownAuthors,
+            signal: lease.signal ? AbortSignal.any([signal, lease.signal]) : signal, resolve: deps.resolve,
+          });
         } catch (e) {
-          r = { ...blankResult(lease.item.url, lease.item.hop, Date.now()), quirks: lease.item.quirks, cursors: lease.item.cursors, error: `crash: ${(e as Error).message}` };
-          log.error({ url: lease.item.url, err: e }, 'spider: relay fetch crashed');
+          // Another attempt (or, after the last, a dead letter and a 'failed' result).
+          log.error({ url: lease.item.url, attempt: lease.attempt, err: e }, 'spider: relay fetch crashed');
+          await lease.fail(`crash: ${(e as Error).message}`);
         }
         status.current = status.current.filter((u) => u !== lease.item.url);
-        await lease.ack(r);
+        if (r && !lease.signal?.aborted) await lease.ack(r);
         await sleep(cfg.pause, signal);
       }
     };

@@ -14,6 +14,7 @@ import { RefusalLog } from '../dashboard/refusals.js';
 import { AccessLists } from './lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
 import { writePolicies } from './write.js';
+import { SpiderWorkers } from './workers.js';
 import type { Policies } from './types.js';
 
 /** What Access needs of a connection (src/relay/connection.ts). */
@@ -41,6 +42,8 @@ export class Access {
   readonly limiter: RateLimiter;
   readonly refusals = new RefusalLog();
   readonly dms: ProtectedKinds;
+  /** spider workers (spider.workerPubkeys): exempt from rate limits once authenticated */
+  readonly workers: SpiderWorkers;
   private perIp = new Map<string, number>();
   private hosts = new WeakMap<object, string>();
   private slots = new WeakMap<object, Slots>();
@@ -53,6 +56,7 @@ export class Access {
     this.lists = new AccessLists(config);
     this.limiter = new RateLimiter(config.rateLimits);
     this.dms = new ProtectedKinds(config.auth.readKinds);
+    this.workers = new SpiderWorkers(config.spider.workerPubkeys);
   }
 
   /** Loads the persisted lists and adds the policy hooks. */
@@ -138,6 +142,7 @@ export class Access {
 
   /** null when the message may be handled, else a `rate-limited:` refusal. */
   rateLimit(verb: Verb, conn: ConnLike): string | null {
+    if (this.workers.any(conn.authed)) return null;
     const r = this.limiter.check(verb, { ip: conn.ip, conn, authed: conn.authed });
     if (r) this.refused(verb, r, conn.ip);
     return r;

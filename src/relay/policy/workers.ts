@@ -1,0 +1,24 @@
+// Spider workers (`orbweaver worker`, docs/scaling.md) publish what they fetch to the relay over
+// NIP-01 after NIP-42 AUTH with their key. A connection authenticated as one of the configured
+// spider.workerPubkeys is exempt from the rate limits (a worker delivers a whole relay's directory
+// events in a burst); every other rule of the ingest path applies to its events as to anyone's.
+import { toHexPubkey } from './lists.js';
+
+export class SpiderWorkers {
+  private readonly keys: Set<string>;
+
+  constructor(pubkeys: string[]) {
+    const bad = pubkeys.filter((p) => toHexPubkey(p) === null);
+    if (bad.length) throw new Error(`spider.workerPubkeys: not a hex or npub pubkey: ${bad[0]}`);
+    this.keys = new Set(pubkeys.map((p) => toHexPubkey(p) as string));
+  }
+
+  get size(): number { return this.keys.size; }
+
+  /** true when the connection authenticated as a spider worker */
+  any(authed: ReadonlySet<string>): boolean {
+    if (this.keys.size === 0 || authed.size === 0) return false;
+    for (const p of authed) if (this.keys.has(p)) return true;
+    return false;
+  }
+}

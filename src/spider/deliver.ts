@@ -1,0 +1,212 @@
+// How a worker's events reach the home store: NIP-01 EVENT to the home relay, after NIP-42 AUTH
+// with the worker's key (spider.workerKey; the relay lists the pubkey in spider.workerPubkeys, which
+// exempts it from rate limits). The events take the relay's one ingest path like any client's.
+//
+// put() resolves only with the relay's OK for that event. A connection that drops (the home relay
+// restarting), an OK that does not come, or an answer that is not a decision about the event
+// (`rate-limited:`, `error:`, `auth-required:`) is retried on a new connection with backoff, for up
+// to spider.deliveryTimeout; then put() throws a DeliveryError, crawlRelay throws, and the worker
+// fails the attempt instead of acking it. So nothing is acked that the home relay has not taken.
+import WebSocket from 'ws';
+import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
+import { decode } from 'nostr-tools/nip19';
+import type { Logger } from 'pino';
+import type { NostrEvent } from '../nostr/event.js';
+import type { IngestStatus } from '../relay/ingest-types.js';
+import { statusFromOk, type EventSink } from './sink.js';
+
+export class DeliveryError extends Error {}
+
+export interface HomeSinkOptions {
+  url: string;
+  /** the relay tag of the AUTH event (the home relay's publicUrl; default: url) */
+  authUrl?: string;
+  secretKey?: Uint8Array;
+  connectTimeout: number;
+  /** wait this long for one OK before sending the event again */
+  okTimeout: number;
+  /** events in flight at once */
+  window: number;
+  deliveryTimeout: number;
+  log: Logger;
+}
+
+/** A secret key from config: 64 hex characters or nsec; throws on anything else. */
+export function parseSecretKey(s: string): Uint8Array {
+  const t = s.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(t)) return Uint8Array.from(Buffer.from(t, 'hex'));
+  if (t.startsWith('nsec1')) {
+    const d = decode(t as `nsec1${string}`);
+    if (d.type === 'nsec') return d.data;
+  }
+  throw new Error('spider.workerKey: expected 64 hex characters or an nsec');
+}
+
+export const pubkeyOf = (sk: Uint8Array): string => getPublicKey(sk);
+
+type Ok = { ok: boolean; message: string };
+
+/** One connection to the home relay, authenticated when we have a key. */
+class Conn {
+  readonly ws: WebSocket;
+  private waiters = new Map<string, Array<(r: Ok | null) => void>>();
+  private challengeWaiter: ((c: string) => void) | null = null;
+  challenge: string | null = null;
+  closed = false;
+
+  constructor(url: string, connectTimeout: number) {
+    this.ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: connectTimeout, maxPayload: 1 << 20 });
+    this.ws.on('message', (data) => {
+      let m: unknown;
+      try { m = JSON.parse(data.toString()); } catch { return; }
+      if (!Array.isArray(m)) return;
+      if (m[0] === 'AUTH' && typeof m[1] === 'string') { this.challenge = m[1]; this.challengeWaiter?.(m[1]); return; }
+      if (m[0] !== 'OK' || typeof m[1] !== 'string') return;
+      const list = this.waiters.get(m[1]);
+      const w = list?.shift();
+      if (list && list.length === 0) this.waiters.delete(m[1]);
+      w?.({ ok: m[2] === true, message: typeof m[3] === 'string' ? m[3] : '' });
+    });
+    const down = () => {
+      this.closed = true;
+      for (const list of this.waiters.values()) for (const w of list) w(null);
+      this.waiters.clear();
+    };
+    this.ws.on('close', down);
+    this.ws.on('error', down);
+  }
+
+  opened(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.ws.readyState === WebSocket.OPEN) return resolve();
+      this.ws.once('open', () => resolve());
+      this.ws.once('error', (e) => reject(e));
+      this.ws.once('close', () => reject(new Error('closed before open')));
+    });
+  }
+
+  nextChallenge(ms: number): Promise<string | null> {
+    if (this.challenge) return Promise.resolve(this.challenge);
+    return new Promise((resolve) => {
+      const t = setTimeout(() => { this.challengeWaiter = null; resolve(null); }, ms);
+      this.challengeWaiter = (c) => { clearTimeout(t); this.challengeWaiter = null; resolve(c); };
+    });
+  }
+
+  /** Sends ["EVENT"|"AUTH", ev] and waits for its OK; null when the connection went or no OK came. */
+  send(verb: 'EVENT' | 'AUTH', ev: NostrEvent, timeout: number): Promise<Ok | null> {
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const done = (r: Ok | null) => { clearTimeout(timer); resolve(r); };
+      const timer = setTimeout(() => {
+        const list = this.waiters.get(ev.id);
+        if (list) { const i = list.indexOf(done); if (i >= 0) list.splice(i, 1); if (list.length === 0) this.waiters.delete(ev.id); }
+        resolve(null);
+      }, timeout);
+      const list = this.waiters.get(ev.id) ?? [];
+      list.push(done);
+      this.waiters.set(ev.id, list);
+      this.ws.send(JSON.stringify([verb, ev]), (err) => { if (err) done(null); });
+    });
+  }
+
+  close(): void {
+    try { this.ws.close(1000); } catch { /* already gone */ }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Answers that say nothing about the event itself: send it again later. */
+const retryable = (msg: string) => /^(rate-limited|error|auth-required):/.test(msg);
+
+export interface HomeSink extends EventSink {
+  /** events the home relay answered with OK true (stored or duplicate) */
+  readonly delivered: number;
+}
+
+export function homeSink(o: HomeSinkOptions): HomeSink {
+  let conn: Conn | null = null;
+  let connecting: Promise<Conn> | null = null;
+  let closed = false;
+  let inFlight = 0;
+  const slots: Array<() => void> = [];
+  let delivered = 0;
+  let lastProblem = '';
+  let reportedDown = 0;
+
+  async function open(): Promise<Conn> {
+    const c = new Conn(o.url, o.connectTimeout);
+    try {
+      await c.opened();
+    } catch (e) {
+      c.close();
+      throw e;
+    }
+    if (o.secretKey) {
+      const challenge = await c.nextChallenge(o.connectTimeout);
+      if (!challenge) { c.close(); throw new Error('no AUTH challenge from the home relay'); }
+      const auth = finalizeEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', o.authUrl ?? o.url], ['challenge', challenge]], content: '' }, o.secretKey) as NostrEvent;
+      const r = await c.send('AUTH', auth, o.okTimeout);
+      if (!r?.ok) { c.close(); throw new Error(`AUTH refused by the home relay: ${r?.message ?? 'no answer'}`); }
+    }
+    if (reportedDown) o.log.info({ relay: o.url }, 'spider: home relay reachable again');
+    reportedDown = 0;
+    return c;
+  }
+
+  /** The open connection, opening one (with backoff) until `deadline`. */
+  async function get(deadline: number): Promise<Conn> {
+    for (let wait = 200; ; wait = Math.min(wait * 2, 5000)) {
+      if (closed) throw new DeliveryError('sink closed');
+      if (conn && !conn.closed) return conn;
+      if (!connecting) {
+        connecting = open().finally(() => { connecting = null; });
+      }
+      try {
+        conn = await connecting;
+        return conn;
+      } catch (e) {
+        lastProblem = `connect: ${(e as Error).message}`;
+        if (Date.now() - reportedDown > 10_000) {
+          o.log.warn({ relay: o.url, err: lastProblem }, 'spider: home relay unreachable; retrying delivery');
+          reportedDown = Date.now();
+        }
+      }
+      if (Date.now() + wait > deadline) throw new DeliveryError(`could not deliver to ${o.url} within ${o.deliveryTimeout} ms (${lastProblem})`);
+      await sleep(wait);
+    }
+  }
+
+  return {
+    kind: 'remote',
+    get delivered() { return delivered; },
+    async put(ev): Promise<IngestStatus> {
+      while (inFlight >= o.window && !closed) await new Promise<void>((r) => slots.push(r));
+      inFlight++;
+      try {
+        const deadline = Date.now() + o.deliveryTimeout;
+        for (let wait = 200; ; wait = Math.min(wait * 2, 5000)) {
+          const c = await get(deadline);
+          const r = await c.send('EVENT', ev, o.okTimeout);
+          if (r && !(!r.ok && retryable(r.message))) {
+            if (r.ok) delivered++;
+            return statusFromOk(r.ok, r.message);
+          }
+          lastProblem = r ? r.message : 'connection lost or no OK';
+          if (r && /^auth-required:/.test(r.message)) { c.close(); conn = null; }
+          if (Date.now() + wait > deadline) throw new DeliveryError(`event ${ev.id} not delivered to ${o.url} within ${o.deliveryTimeout} ms (${lastProblem})`);
+          await sleep(wait);
+        }
+      } finally {
+        inFlight--;
+        slots.shift()?.();
+      }
+    },
+    async close() {
+      closed = true;
+      conn?.close();
+      for (const s of slots.splice(0)) s();
+    },
+  };
+}
