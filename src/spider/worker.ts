@@ -26,6 +26,17 @@ export interface WorkerDeps {
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
 
+/**
+ * The run-wide "already handed on" set as one attempt sees it: what acked attempts delivered, plus
+ * what this attempt hands on. A failed attempt's additions are dropped with it, so the next attempt
+ * delivers those events again instead of taking them for done.
+ */
+class AttemptSet extends Set<string> {
+  constructor(private readonly base: Set<string>) { super(); }
+  override has(id: string): boolean { return super.has(id) || this.base.has(id); }
+  commit(): void { if (this.base.size < 5_000_000) for (const id of this) this.base.add(id); }
+}
+
 export interface WorkerStats { leased: number; acked: number; failed: number; lost: number }
 
 /** Runs until `signal` aborts; resolves when every lease in progress is settled. */
@@ -49,9 +60,10 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
       log.info('spider: leased');
       const stop = lease.signal ? AbortSignal.any([signal, lease.signal]) : signal;
       let result: WorkResult;
+      const attemptHanded = new AttemptSet(handed);
       try {
         result = await crawlRelay(item, {
-          verifier, sink: d.sink, log: d.log, opts, selfPubkey: item.self ?? d.selfPubkey, handed, knownAuthors, signal: stop, resolve: d.resolve,
+          verifier, sink: d.sink, log: d.log, opts, selfPubkey: item.self ?? d.selfPubkey, handed: attemptHanded, knownAuthors, signal: stop, resolve: d.resolve,
         });
       } catch (e) {
         const msg = (e as Error).message ?? String(e);
@@ -68,6 +80,7 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
         continue;
       }
       if (await lease.ack(result)) {
+        attemptHanded.commit();
         stats.acked++;
         log.info({ outcome: result.outcome, ms: result.durationMs, ...result.counts, links: Object.keys(result.links).length, error: result.error }, `spider: relay ${result.outcome}, acked`);
       } else stats.lost++;
