@@ -200,9 +200,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
       uws.us_listen_socket_close(listenSocket as never);
       await spider?.stop();
       for (const conn of connections) {
-        conn.cork(() => {
-          for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));
-        });
+        for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));
         closeAll(ctx, conn);
         conn.close(1001, 'relay shutting down');
       }

@@ -8,13 +8,12 @@ export async function handleEvent(h: RelayContext, conn: Connection, event: unkn
   if (limited) {
     const id = typeof (event as { id?: unknown })?.id === 'string' ? (event as { id: string }).id : undefined;
     h.metrics.eventsRejected.inc({ reason: 'rate-limited' });
-    conn.cork(() => conn.send(id !== undefined ? okMessage(id, false, limited) : noticeMessage(limited)));
+    conn.send(id !== undefined ? okMessage(id, false, limited) : noticeMessage(limited));
     return;
   }
   const t0 = performance.now();
   const r = await h.ingest(event, { source: 'client', ip: conn.ip, authed: conn.authed });
   h.metrics.writeLatency.observe((performance.now() - t0) / 1000);
   if (!r.ok) h.access.refused('EVENT', r.message, conn.ip);
-  if (r.id !== undefined) conn.cork(() => conn.send(okMessage(r.id!, r.ok, r.message)));
-  else conn.cork(() => conn.send(noticeMessage(r.message)));
+  conn.send(r.id !== undefined ? okMessage(r.id, r.ok, r.message) : noticeMessage(r.message));
 }

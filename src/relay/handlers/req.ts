@@ -68,20 +68,21 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     closeSubscription(h, conn, subId);
     h.metrics.refusals.inc({ reason: 'error' });
     h.access.refused('REQ', `error: ${why}`, conn.ip);
-    conn.cork(() => {
-      for (const json of results) if (!conn.send(eventMessage(subId, json))) return;
-      conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
-    });
+    if (sendEach(conn, subId, results)) conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
     return;
   }
   const pending = sub.pending ?? [];
   sub.pending = null;
-  conn.cork(() => {
-    for (const json of results) if (!conn.send(eventMessage(subId, json))) return;
-    if (!conn.send(eoseMessage(subId))) return;
-    for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) return;
-  });
+  if (sendEach(conn, subId, results) && conn.send(eoseMessage(subId))) {
+    sendEach(conn, subId, pending.filter((p) => !covered(sub, p.id, p.serial)).map((p) => p.json));
+  }
   h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
+}
+
+/** Sends events to a subscription; false when the connection went away on the way. */
+function sendEach(conn: Connection, subId: string, jsons: string[]): boolean {
+  for (const json of jsons) if (!conn.send(eventMessage(subId, json))) return false;
+  return true;
 }
 
 /** Whether the subscription's scan already returned (or could see) this event. */
@@ -101,5 +102,5 @@ export function deliver(h: RelayContext, sub: Subscription, id: string, json: st
   }
   if (covered(sub, id, serial)) return;
   h.metrics.deliveries.inc();
-  sub.conn.cork(() => sub.conn.send(eventMessage(sub.subId, json)));
+  sub.conn.send(eventMessage(sub.subId, json));
 }
