@@ -120,7 +120,12 @@ async function runShape(conns: WebSocket[], shape: Shape, warmupMs: number, dura
           if (!shape.count) finish(true);
           return;
         case 'COUNT':
-          if (shape.count) finish(true);
+          if (shape.count) {
+            // the count itself goes where events go for REQs: events_per_query is then the mean count
+            const m = /"count"\s*:\s*(\d+)/.exec(data.toString());
+            st.events = m ? Number(m[1]) : 0;
+            finish(true);
+          }
           return;
         case 'CLOSED': {
           const reason = String((JSON.parse(data.toString()) as unknown[])[2] ?? '').split(':')[0] || '(empty)';
