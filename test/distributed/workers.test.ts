@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WebSocketServer } from 'ws';
+import { createServer, connect, type Server, type AddressInfo } from 'node:net';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { openStore } from '../../src/store/index.js';
@@ -80,24 +81,27 @@ const common = (queueKey: string): Record<string, string> => ({
   ORBWEAVER_SPIDER_LEASE_TTL: '3s', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '3', ORBWEAVER_SPIDER_QUEUE_KEY: queueKey, ORBWEAVER_SPIDER_RATE_LIMIT_BACKOFF: '20ms',
 });
 
+const envOf = new WeakMap<RelayProcess, Record<string, string>>();
+const procEnv = (r: RelayProcess) => envOf.get(r) ?? {};
+
 async function coordinator(queueKey: string, env: Record<string, string> = {}): Promise<RelayProcess> {
-  const relay = await startRelayProcess({
-    env: {
-      ...common(queueKey),
-      ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: boot.url, ORBWEAVER_SPIDER_HOPS: '2',
-      ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_REDIS: redis.url, ORBWEAVER_SPIDER_WORK: '0',
-      ORBWEAVER_SPIDER_WORKER_PUBKEYS: workerKey.pk,
-      // AUTH required to write, and rate limits a worker's burst would exceed: workers are exempt.
-      ORBWEAVER_AUTH_REQUIRED: 'write', ORBWEAVER_RATE_LIMITS_PER_IP_EVENT: '20', ORBWEAVER_RATE_LIMITS_PER_CONNECTION_EVENT: '20', ORBWEAVER_RATE_LIMITS_BURST_SECONDS: '1',
-      ...env,
-    },
-  });
+  const settings: Record<string, string> = {
+    ...common(queueKey),
+    ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: boot.url, ORBWEAVER_SPIDER_HOPS: '2',
+    ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_REDIS: redis.url, ORBWEAVER_SPIDER_WORK: '0',
+    ORBWEAVER_SPIDER_WORKER_PUBKEYS: workerKey.pk,
+    // AUTH required to write, and rate limits a worker's burst would exceed: workers are exempt.
+    ORBWEAVER_AUTH_REQUIRED: 'write', ORBWEAVER_RATE_LIMITS_PER_IP_EVENT: '20', ORBWEAVER_RATE_LIMITS_PER_CONNECTION_EVENT: '20', ORBWEAVER_RATE_LIMITS_BURST_SECONDS: '1',
+    ...env,
+  };
+  const relay = await startRelayProcess({ env: settings });
+  envOf.set(relay, settings);
   procs.push(relay);
   return relay;
 }
 
-function worker(name: string, relay: RelayProcess, queueKey: string, env: Record<string, string> = {}): WorkerProcess {
-  const w = startWorker(name, redis.url, relay.url, { ...common(queueKey), ORBWEAVER_SPIDER_WORKER_KEY: skHex, ...env });
+function worker(name: string, relay: RelayProcess | string, queueKey: string, env: Record<string, string> = {}): WorkerProcess {
+  const w = startWorker(name, redis.url, typeof relay === 'string' ? relay : relay.url, { ...common(queueKey), ORBWEAVER_SPIDER_WORKER_KEY: skHex, ...env });
   procs.push(w);
   return w;
 }
@@ -236,4 +240,44 @@ test('redis restarted mid-run (its data lost): the crawl completes with nothing 
   const got = await contents(relay.dataDir);
   assert.deepEqual([...inProcess.ids].filter((id) => !got.ids.has(id)), [], 'nothing lost');
   assert.equal(got.ids.size, inProcess.ids.size);
+});
+
+test('the home relay restarts while a worker delivers: the worker retries, acks only once delivered, and nothing is lost', async () => {
+  resetCounts(net);
+  const key = 'home:spider';
+  const slowC = net.find((c) => c.relay === slow)!;
+  const relay = await coordinator(key);
+  // The worker reaches the relay through a TCP forwarder (a load balancer's stable address), so the
+  // restarted relay may listen on another port (the old one lingers in TIME_WAIT).
+  let upstream = relay.port;
+  const proxy: Server = createServer((down) => {
+    const up = connect(upstream, '127.0.0.1');
+    down.pipe(up).pipe(down);
+    const end = () => { down.destroy(); up.destroy(); };
+    up.on('error', end); down.on('error', end); up.on('close', end); down.on('close', end);
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+  const front = `ws://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  try {
+    // Small pages: the slow relay's fetch spans several silent pages, so deliveries continue after the kill.
+    const w = worker('patient', front, key, { ORBWEAVER_SPIDER_PAGE_SIZE: '4' });
+    await until(() => slowC.open > 0, 60_000, 'the worker fetching the slow relay');
+    await relay.kill(); // a crash: what the relay acknowledged is stored
+    await new Promise((r) => setTimeout(r, 1500));
+    const again = await startRelayProcess({ dataDir: relay.dataDir, env: procEnv(relay) });
+    procs.push(again);
+    upstream = again.port;
+    await until(() => runFinished(again) !== undefined, 90_000, 'the restarted relay\'s run to finish');
+    const slowAck = w.logs.find((l) => l.url === slow.url && typeof l.msg === 'string' && (l.msg as string).endsWith(', acked'));
+    assert.ok(w.logs.some((l) => l.msg === 'spider: home relay unreachable; retrying delivery'), 'the worker waited for the relay');
+    assert.ok(slowAck, 'the slow relay was acked');
+    assert.equal(slowAck.attempt, 1, 'by the lease that was in progress when the relay went down');
+    assert.equal(slowC.peak, 1, 'never two at once');
+    await w.kill('SIGTERM');
+    await again.stop();
+    const got = await contents(again.dataDir);
+    assert.deepEqual([...inProcess.ids].filter((id) => !got.ids.has(id)), [], 'nothing lost');
+  } finally {
+    await new Promise((r) => proxy.close(r));
+  }
 });
