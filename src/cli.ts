@@ -59,7 +59,11 @@ export function parseArgs(argv: string[]): Parsed {
       case '--host': out.flags.host = take(); break;
       case '--data': out.flags.dataDir = take(); break;
       case '--config': out.file = take(); break;
-      case '--help': case '-h': out.help = true; break;
+      case '--help': case '-h':
+        // a subcommand with its own options prints its own usage
+        if (out.command === 'relay' || out.command === 'config') out.help = true;
+        else out.rest.push('--help');
+        break;
       default: out.rest.push(a);
     }
   }
@@ -93,6 +97,11 @@ async function runRelay(config: Config): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   relay = await startRelay(config, logger);
+}
+
+/** The effective config for printing: secrets (the worker's key) are masked. */
+function redactSecrets(config: Config): Config {
+  return { ...config, spider: { ...config.spider, workerKey: config.spider.workerKey ? '(set, hidden)' : '' } };
 }
 
 function printEnvTable(): void {
@@ -149,7 +158,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'config':
       if (parsed.rest.includes('--env')) printEnvTable();
-      else process.stdout.write(JSON.stringify(config, null, 2) + '\n');
+      else process.stdout.write(JSON.stringify(redactSecrets(config), null, 2) + '\n');
       return 0;
     default:
       process.stderr.write(`orbweaver: unknown command "${parsed.command}"\n\n${USAGE}`);
