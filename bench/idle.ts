@@ -51,9 +51,14 @@ export const idle: Bench = {
         conns.map(
           (ws, i) =>
             new Promise<void>((resolve) => {
+              const timer = setTimeout(() => {
+                log(`  connection ${i}: no EOSE within 30 s`);
+                resolve();
+              }, 30_000);
               const onMsg = (d: Buffer): void => {
                 const t = msgType(d);
                 if (t === 'EOSE' || t === 'CLOSED') {
+                  clearTimeout(timer);
                   ws.removeListener('message', onMsg);
                   resolve();
                 }

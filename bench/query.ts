@@ -81,6 +81,7 @@ async function runShape(conns: WebSocket[], shape: Shape, warmupMs: number, dura
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
   const states = conns.map((ws, c) => {
+    if (ws.readyState !== ws.OPEN) throw new Error(`query connection ${c} is not open (closed by the relay during an earlier shape?)`);
     const rnd = prng(seed * 1000 + c);
     const st = { sid: '', start: 0, events: 0, busy: false };
     const issue = (prev: string[]): void => {
@@ -142,7 +143,14 @@ async function runShape(conns: WebSocket[], shape: Shape, warmupMs: number, dura
       }
     };
     ws.on('message', onMessage);
-    return { ws, st, onMessage, issue };
+    const onClose = (): void => {
+      log(`  ${shape.name}: connection ${c} closed by the relay`);
+      if (st.busy) res.errors++;
+      st.busy = false;
+      if (--active === 0) resolveDone();
+    };
+    ws.on('close', onClose);
+    return { ws, st, onMessage, onClose, issue };
   });
   const timer = setInterval(() => {
     const now = performance.now();
@@ -154,9 +162,15 @@ async function runShape(conns: WebSocket[], shape: Shape, warmupMs: number, dura
     }
   }, 100);
   for (const s of states) s.issue([]);
-  await done;
+  // bounded even if a relay stops answering: the per-query timeout plus a margin
+  let hardStop: NodeJS.Timeout | undefined;
+  await Promise.race([done, new Promise<void>((r) => (hardStop = setTimeout(r, warmupMs + durationMs + queryTimeoutMs + 5000)))]);
+  clearTimeout(hardStop);
   clearInterval(timer);
-  for (const s of states) s.ws.removeListener('message', s.onMessage);
+  for (const s of states) {
+    s.ws.removeListener('message', s.onMessage);
+    s.ws.removeListener('close', s.onClose);
+  }
   return res;
 }
 

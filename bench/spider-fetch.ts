@@ -34,7 +34,12 @@ async function pagedFetch(url: string, filter: Record<string, unknown>, pageLimi
   const seen = new Map<string, NostrEvent>();
   let pages = 0;
   let until: number | undefined;
+  const maxPages = Math.ceil(ds.events.length / pageLimit) * 4 + 20; // bounded even against a relay that ignores until
   for (;;) {
+    if (pages >= maxPages) {
+      log(`  stopped after ${pages} pages (the relay keeps sending new events: does it honour until?)`);
+      break;
+    }
     const sid = `p${pages}`;
     const page = await new Promise<{ fresh: number; oldest: number }>((resolve, reject) => {
       let fresh = 0;

@@ -127,6 +127,7 @@ export async function publishAll(url: string, frames: Buffer[], ids: string[], o
   let done = 0;
   let firstSend = 0;
   let lastAck = 0;
+  let over = false;
   let resolveAll!: () => void;
   const finished = new Promise<void>((res) => (resolveAll = res));
   const pendingByConn: Map<string, number>[] = [];
@@ -180,6 +181,7 @@ export async function publishAll(url: string, frames: Buffer[], ids: string[], o
       else pump();
     });
     ws.on('close', () => {
+      if (over) return; // closed by us at the end
       if (pending.size || next < total) {
         log(`  connection ${c} closed by the relay with ${pending.size} events unacknowledged`);
         const lost = pending.size + Math.max(0, Math.ceil((total - next) / o.connections));
@@ -209,6 +211,7 @@ export async function publishAll(url: string, frames: Buffer[], ids: string[], o
     r.missing += unacked;
   }
   r.elapsedMs = (lastAck || performance.now()) - firstSend;
+  over = true;
   closeAll(conns);
   return r;
 }
