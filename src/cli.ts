@@ -96,7 +96,16 @@ async function runRelay(config: Config): Promise<void> {
   // installed before the relay listens, so a signal right after start-up is never fatal
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  relay = await startRelay(config, logger);
+  try {
+    relay = await startRelay(config, logger);
+  } catch (e) {
+    // a start-up failure an operator can act on (port taken, data directory unusable): say it plainly
+    const message = (e as Error).message;
+    logger.fatal({ err: message }, 'relay could not start');
+    logger.flush();
+    process.stderr.write(`orbweaver: ${message}\n`);
+    setTimeout(() => process.exit(1), 50);
+  }
 }
 
 /** The effective config for printing: secrets (the worker's key) are masked. */

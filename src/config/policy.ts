@@ -28,11 +28,11 @@ export const rateSchema = (event: number, req: number, count: number, what: stri
 
 export const rateLimitsSchema = z
   .object({
-    perIp: rateSchema(50_000, 5_000, 5_000, 'from one client IP').describe('token buckets per client IP'),
-    perConnection: rateSchema(25_000, 2_000, 2_000, 'on one connection').describe('token buckets per connection'),
-    perPubkey: rateSchema(25_000, 2_000, 2_000, 'from one authenticated pubkey (across its connections)').describe('token buckets per authenticated pubkey'),
+    perIp: rateSchema(100_000, 100_000, 100_000, 'from one client IP').describe('token buckets per client IP'),
+    perConnection: rateSchema(50_000, 20_000, 20_000, 'on one connection').describe('token buckets per connection'),
+    perPubkey: rateSchema(50_000, 20_000, 20_000, 'from one authenticated pubkey (across its connections)').describe('token buckets per authenticated pubkey'),
     burstSeconds: int(2, 'bucket size in seconds of the rate: a client may burst rate x burstSeconds messages before being limited', 1, 3600),
-    maxConnectionsPerIp: int(512, 'open WebSocket connections from one client IP; 0 = unlimited', 0),
+    maxConnectionsPerIp: int(8192, 'open WebSocket connections from one client IP; 0 = unlimited', 0),
   })
   .prefault({})
   .describe('rate limits (token buckets); refusals use rate-limited:');

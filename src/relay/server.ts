@@ -47,6 +47,13 @@ export interface RelayHandle {
   close(): Promise<void>;
 }
 
+/**
+ * uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT. The default listen sets SO_REUSEPORT, so a second relay
+ * (or any process of the same user) could bind the same port and silently take half of the
+ * connections — and a port-0 listen could even be handed a port another relay already holds.
+ */
+const LISTEN_EXCLUSIVE_PORT = 1;
+
 export async function startRelay(config: Config, logger: Logger): Promise<RelayHandle> {
   const { uws, native, error: uwsError } = loadUws(config.allowJsFallback);
   if (!native) logger.warn({ reason: uwsError }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
@@ -159,7 +166,8 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   });
 
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
-    app.listen(config.host, config.port, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
+    // the typings lack the (host, port, options, cb) overload the native binding has
+    (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
   });
   const port = uws.us_socket_local_port(listenSocket as never);
 

@@ -23,6 +23,7 @@ export class Client {
   private waiters: Array<() => void> = [];
   closed = false;
   closeCode?: number;
+  private authChallenge?: string;
 
   static async open(url: string, opts: WebSocket.ClientOptions = {}): Promise<Client> {
     const c = new Client(url, opts);
@@ -59,7 +60,11 @@ export class Client {
         if (this.closed) { done(); reject(new Error(`connection closed while waiting for ${what}`)); return true; }
         return false;
       };
-      const timer = setTimeout(() => { done(); reject(new Error(`timed out waiting for ${what}`)); }, timeout);
+      const timer = setTimeout(() => {
+        done();
+        const seen = this.inbox.slice(-5).map((m) => JSON.stringify(m).slice(0, 120)).join(' ');
+        reject(new Error(`timed out waiting for ${what} (connection ${this.closed ? 'closed' : 'open'}; last messages: ${seen || 'none'})`));
+      }, timeout);
       const done = () => { clearTimeout(timer); this.waiters = this.waiters.filter((w) => w !== check); };
       if (!check()) this.waiters.push(check);
     });
@@ -95,8 +100,11 @@ export class Client {
 
   /** The NIP-42 challenge the relay sent on connect. */
   async challenge(timeout = 5000): Promise<string> {
+    // Remembered: next() consumes the message, and callers ask more than once (authenticate()).
+    if (this.authChallenge !== undefined) return this.authChallenge;
     const m = this.inbox.find((m) => m[0] === 'AUTH') ?? (await this.next((m) => m[0] === 'AUTH', timeout, 'AUTH challenge'));
-    return m[1] as string;
+    this.authChallenge = m[1] as string;
+    return this.authChallenge;
   }
 
   /** NIP-42: answers the challenge as `author`; `override` changes the AUTH event's tags/created_at (negative tests). */
