@@ -3,7 +3,7 @@
 // A cursor reads its range in chunks (getKeys with a limit, resuming after the last key) rather
 // than holding an LMDB iterator open: no read transaction stays pinned across the scan's yields
 // to the event loop, and many ranges cost little up front (chunks start small and double).
-import { SUFFIX_BYTES, keySerial } from './keys.js';
+import { SERIAL_BYTES, SUFFIX_BYTES } from './keys.js';
 import type { ScanRange } from './planner.js';
 import type { BinDb } from './schema.js';
 
@@ -14,6 +14,9 @@ export class RangeCursor {
   private i = 0;
   private last: Buffer | null = null;
   private exhausted = false;
+  /** created_at and serial of the head key, decoded once: the merge compares numbers, not Buffers */
+  ca = 0;
+  serial = 0;
 
   constructor(
     private readonly db: BinDb,
@@ -31,6 +34,14 @@ export class RangeCursor {
 
   advance(): void {
     this.i++;
+    this.decodeHead();
+  }
+
+  private decodeHead(): void {
+    const k = this.keys[this.i];
+    if (k === undefined) return;
+    this.ca = k.readUInt32BE(k.length - SUFFIX_BYTES);
+    this.serial = k.readUIntBE(k.length - SERIAL_BYTES, SERIAL_BYTES);
   }
 
   private refill(): void {
@@ -43,13 +54,12 @@ export class RangeCursor {
     if (this.keys.length < this.chunk) this.exhausted = true;
     if (this.keys.length > 0) this.last = this.keys[this.keys.length - 1];
     this.chunk = Math.min(this.chunk * 2, MAX_CHUNK);
+    this.decodeHead();
   }
 }
 
-/** Orders keys by their created_at + serial suffix (larger = newer). */
-function compareSuffix(a: Buffer, b: Buffer): number {
-  return a.compare(b, b.length - SUFFIX_BYTES, b.length, a.length - SUFFIX_BYTES, a.length);
-}
+/** Orders cursors by their head's created_at, then serial (larger = newer). */
+const newer = (a: RangeCursor, b: RangeCursor): number => a.ca - b.ca || a.serial - b.serial;
 
 /**
  * Merges the ranges' keys newest first (created_at desc, then serial desc). A key present in
@@ -75,10 +85,10 @@ export class MergeScan {
       const top = this.heap[0];
       if (top === undefined) return undefined;
       const key = top.head()!;
+      const serial = top.serial;
       top.advance();
       if (top.head() === undefined) this.popTop();
       else this.siftDown(0);
-      const serial = keySerial(key);
       if (serial === this.lastSerial) continue;
       this.lastSerial = serial;
       return key;
@@ -91,7 +101,7 @@ export class MergeScan {
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (compareSuffix(h[i].head()!, h[p].head()!) <= 0) break;
+      if (newer(h[i], h[p]) <= 0) break;
       [h[i], h[p]] = [h[p], h[i]];
       i = p;
     }
@@ -113,8 +123,8 @@ export class MergeScan {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < n && compareSuffix(h[l].head()!, h[m].head()!) > 0) m = l;
-      if (r < n && compareSuffix(h[r].head()!, h[m].head()!) > 0) m = r;
+      if (l < n && newer(h[l], h[m]) > 0) m = l;
+      if (r < n && newer(h[r], h[m]) > 0) m = r;
       if (m === i) return;
       [h[i], h[m]] = [h[m], h[i]];
       i = m;
