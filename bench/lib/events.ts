@@ -10,15 +10,12 @@ import { initNostrWasm } from 'nostr-wasm';
 import { setNostrWasm, finalizeEvent, getPublicKey, verifyEvent } from 'nostr-tools/wasm';
 import { log } from './report.js';
 
-export interface NostrEvent {
-  id: string;
-  pubkey: string;
-  created_at: number;
-  kind: number;
-  tags: string[][];
-  content: string;
-  sig: string;
-}
+// The project's own event and filter types and matching: the benchmark checks what a relay should
+// deliver with the same rules the relay implements (src/nostr), not a second copy of them.
+export type { NostrEvent } from '../../src/nostr/event.js';
+export type { WireFilter as Filter } from '../../src/nostr/filter.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
+import { matchFilter, parseFilter, type WireFilter } from '../../src/nostr/filter.js';
 
 export interface Template {
   kind: number;
@@ -234,30 +231,8 @@ export function eventFrames(events: NostrEvent[]): Buffer[] {
 // ---------------------------------------------------------------------------------------------
 // Filter matching (client side: expected fan-out deliveries)
 
-export interface Filter {
-  ids?: string[];
-  authors?: string[];
-  kinds?: number[];
-  since?: number;
-  until?: number;
-  limit?: number;
-  [tag: `#${string}`]: string[] | undefined;
-}
-
-export function matches(f: Filter, e: NostrEvent): boolean {
-  if (f.ids && !f.ids.includes(e.id)) return false;
-  if (f.authors && !f.authors.includes(e.pubkey)) return false;
-  if (f.kinds && !f.kinds.includes(e.kind)) return false;
-  if (f.since !== undefined && e.created_at < f.since) return false;
-  if (f.until !== undefined && e.created_at > f.until) return false;
-  for (const k of Object.keys(f)) {
-    if (k[0] !== '#') continue;
-    const want = f[k as `#${string}`]!;
-    const name = k.slice(1);
-    if (!e.tags.some((t) => t[0] === name && t[1] !== undefined && want.includes(t[1]))) return false;
-  }
-  return true;
-}
+/** Whether a relay should deliver `e` to a subscription with filter `f` (NIP-01 rules). */
+export const matches = (f: WireFilter, e: NostrEvent): boolean => matchFilter(parseFilter(f), e);
 
 /** Small deterministic PRNG (mulberry32) so query mixes are reproducible. */
 export function prng(seed: number): () => number {

@@ -5,16 +5,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { WebSocketServer } from 'ws';
 import { createServer, connect, type Server, type AddressInfo } from 'node:net';
-import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
+import { TestRelay, keypair, relayList } from '../fixtures/test-relay.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { openStore } from '../../src/store/index.js';
 import { RelayDirectory } from '../../src/spider/directory.js';
 import { createSpider } from '../../src/spider/spider.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import { openHome, spiderConfig, quietLog } from '../spider/harness.js';
+import { openHome, spiderConfig, quietLog, population } from '../spider/harness.js';
 import { startRedis, startWorker, until, type RedisServer, type WorkerProcess } from './harness.js';
 
-const KINDS = [0, 3, 10000, 10002];
 const T0 = Math.floor(Date.now() / 1000) - 10_000;
 const workerKey = keypair();
 const skHex = Buffer.from(workerKey.sk).toString('hex');
@@ -31,17 +30,6 @@ function counted(relay: TestRelay): Counted {
 }
 const resetCounts = (cs: Counted[]) => { for (const c of cs) { c.peak = c.open; c.total = 0; } };
 
-function population(n: number, names: string[], start: number): NostrEvent[] {
-  const out: NostrEvent[] = [];
-  let key = keypair();
-  for (let i = 0; i < n; i++) {
-    const kind = KINDS[i % 4];
-    if (i % 4 === 0) key = keypair();
-    const t = start - Math.floor(i / 3);
-    out.push(kind === 10002 ? relayList(key.sk, t, names) : sign(key.sk, kind, t, [], `e${i}`));
-  }
-  return out;
-}
 
 // The test network: boot holds the seed's list (-> r0, r0b); r0 names r1a, r1b, slow; r1a names r2.
 const seed = keypair();

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
-import { Author, Client, ids, now, sleep } from '../helpers/client.js';
+import { Author, Client, now, sleep } from '../helpers/client.js';
 
 let relay: RelayProcess;
 before(async () => {

@@ -1,7 +1,7 @@
 // Complete fetch of one relay (crawlRelay, the unit of work) against test relays that behave like
 // strfry, nostream and nostr-rs-relay, plus the failure modes: never EOSE, auth-required,
 // rate-limited, hostile. Events go through the real ingest path into a real store.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { crawlRelay } from '../../src/spider/crawl.js';

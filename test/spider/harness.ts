@@ -13,6 +13,7 @@ import { crawlOptions } from '../../src/spider/spider.js';
 import type { CrawlDeps } from '../../src/spider/crawl.js';
 import { configSchema } from '../../src/config/schema.js';
 import { tempDir } from '../helpers/relay-process.js';
+import { keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { rmSync } from 'node:fs';
 
 export const quietLog = pino({ level: process.env.SPIDER_TEST_LOG ?? 'silent' });
@@ -60,4 +61,19 @@ export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = 'c
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+export const DIRECTORY_KINDS = [0, 3, 10000, 10002];
+
+/** n events of the directory kinds, unique (author, kind), whose lists name `names`. */
+export function population(n: number, names: string[], start: number): NostrEvent[] {
+  const out: NostrEvent[] = [];
+  let key = keypair();
+  for (let i = 0; i < n; i++) {
+    const kind = DIRECTORY_KINDS[i % 4];
+    if (i % 4 === 0) key = keypair();
+    const t = start - Math.floor(i / 3);
+    out.push(kind === 10002 ? relayList(key.sk, t, names) : sign(key.sk, kind, t, [], `e${i}`));
+  }
+  return out;
 }

@@ -6,24 +6,10 @@ import assert from 'node:assert/strict';
 import { npubEncode } from 'nostr-tools/nip19';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { createSpider } from '../../src/spider/spider.js';
-import type { NostrEvent } from '../../src/nostr/event.js';
-import { openHome, spiderConfig, quietLog, type Home } from './harness.js';
+import { openHome, spiderConfig, quietLog, population, DIRECTORY_KINDS as KINDS, type Home } from './harness.js';
 
-const KINDS = [0, 3, 10000, 10002];
 const T0 = Math.floor(Date.now() / 1000) - 10_000;
 
-/** n events of the directory kinds, unique (author, kind), whose lists name `names`. */
-function population(n: number, names: string[], start: number): NostrEvent[] {
-  const out: NostrEvent[] = [];
-  let key = keypair();
-  for (let i = 0; i < n; i++) {
-    const kind = KINDS[i % 4];
-    if (i % 4 === 0) key = keypair();
-    const t = start - Math.floor(i / 3);
-    out.push(kind === 10002 ? relayList(key.sk, t, names) : sign(key.sk, kind, t, [], `e${i}`));
-  }
-  return out;
-}
 
 const seedA = keypair();
 const seedB = keypair();
