@@ -22,6 +22,9 @@ export class LiveIndex<C> {
   private scanAll = new Set<Entry<C>>();
   private entries = new Map<LiveSub<C>, Array<() => void>>();
 
+  /** filters checked against events so far: what a publish costs, whatever else is subscribed */
+  checks = 0;
+
   get size(): number { return this.entries.size; }
 
   add(sub: LiveSub<C>): void {
@@ -60,7 +63,11 @@ export class LiveIndex<C> {
     const hits = new Set<LiveSub<C>>();
     const check = (set: Set<Entry<C>> | undefined) => {
       if (!set) return;
-      for (const e of set) if (!hits.has(e.sub) && matchFilter(e.filter, ev)) hits.add(e.sub);
+      for (const e of set) {
+        if (hits.has(e.sub)) continue;
+        this.checks++;
+        if (matchFilter(e.filter, ev)) hits.add(e.sub);
+      }
     };
     check(this.byId.get(ev.id));
     check(this.byAuthor.get(ev.pubkey));

@@ -35,3 +35,19 @@ test('live index matches the same subscriptions as a full scan', () => {
     assert.deepEqual(got, want);
   }
 });
+
+test('publishing checks only the subscriptions that could match, however many others there are', () => {
+  const idx = new LiveIndex<number>();
+  const hex = (i: number) => i.toString(16).padStart(64, '0');
+  // 10,000 subscriptions by author, by tag and by kind, none of which can match the event below
+  for (let i = 0; i < 10_000; i++) {
+    const f = i % 3 === 0 ? { authors: [hex(i)] } : i % 3 === 1 ? { '#p': [hex(i)] } : { kinds: [1000 + (i % 500)] };
+    idx.add({ conn: i, subId: String(i), filters: [parseFilter(f)] });
+  }
+  const mine = { conn: -1, subId: 'mine', filters: [parseFilter({ authors: ['f'.repeat(64)], kinds: [1] })] };
+  idx.add(mine);
+  const ev: NostrEvent = { id: 'e'.repeat(64), pubkey: 'f'.repeat(64), kind: 1, created_at: 1, tags: [['p', 'a'.repeat(64)], ['t', 'x']], content: '', sig: '' };
+  const before = idx.checks;
+  assert.deepEqual(idx.match(ev).map((s) => s.subId), ['mine']);
+  assert.ok(idx.checks - before <= 2, `checked ${idx.checks - before} filters for one event`);
+});
