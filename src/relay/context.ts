@@ -8,10 +8,13 @@ import type { RelayMetrics } from './metrics.js';
 import type { Policies } from './policy/types.js';
 import type { Logger } from './logger.js';
 import type { Access } from './policy/access.js';
+import type { QueryRunner } from './query-pool.js';
 
 export interface RelayContext {
   config: Config;
   store: EventStore;
+  /** REQ/COUNT scans: the store itself (queryThreads = 0) or the query worker pool (query-pool.ts) */
+  queries: QueryRunner;
   ingest: Ingest;
   live: LiveIndex<Connection>;
   policies: Policies;

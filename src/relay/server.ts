@@ -5,6 +5,7 @@ import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { inlineVerifier, poolVerifier, type AsyncVerifier } from './verify-pool.js';
+import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { closedMessage } from '../nostr/messages.js';
 import { loadUws } from './uws.js';
@@ -64,6 +65,13 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   const live = new LiveIndex<Connection>();
   const connections = new Set<Connection>();
   const { policies, access } = await relayPolicies(config, store, verifier);
+  const queries: QueryRunner =
+    config.queryThreads > 0
+      ? await queryPool(
+          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          store,
+        )
+      : inlineQueries(store, (outer) => access.scanGuard(outer));
   let spiderControl: SpiderControl | undefined;
 
   const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
@@ -71,7 +79,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
     for (const sub of live.match(ev)) if (!hidden || access.canSee(ev, (sub.conn as Connection).authed)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json, serial);
   };
   const ingest = createIngest({ store, verifier, policies, onStored: fanOut, metrics });
-  const ctx: RelayContext = { config, store, ingest, live, policies, metrics, logger, access };
+  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access };
 
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
@@ -194,7 +202,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   }
 
   logger.info(
-    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, verifyThreads: verifier.threads, events: store.stats().events },
+    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, verifyThreads: verifier.threads, queryThreads: queries.threads, events: store.stats().events },
     'orbweaver relay listening',
   );
 
@@ -212,6 +220,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
         closeAll(ctx, conn);
         conn.close(1001, 'relay shutting down');
       }
+      await queries.close();
       await store.close();
       await verifier.close();
     })();

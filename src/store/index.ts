@@ -25,6 +25,11 @@ export interface OpenStoreOptions {
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
   logger?: { warn(o: object, msg?: string): void };
+  /**
+   * Reads only (query worker threads): no migration and no batched writer, because the relay's
+   * main thread owns both for this environment and a second writer's state would race with it.
+   */
+  readOnly?: boolean;
 }
 
 const DEFAULTS = { mapSize: 64 * 1024 ** 3, maxBatch: 1000, queryYieldEvery: 2000 };
@@ -44,8 +49,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   });
   try {
     const dbs = openDbs(env);
-    migrate(env, dbs);
+    if (!opts.readOnly) migrate(env, dbs);
     return new LmdbEventStore(env, dbs, {
+      readOnly: opts.readOnly ?? false,
       maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
@@ -58,15 +64,20 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
 }
 
 class LmdbEventStore implements EventStore {
-  private readonly writer: BatchWriter;
+  private readonly writer: BatchWriter | null;
   private closed = false;
 
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { maxBatch: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
+    private readonly opts: { readOnly: boolean; maxBatch: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
   ) {
-    this.writer = new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, logger: opts.logger });
+    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, logger: opts.logger });
+  }
+
+  private w(): BatchWriter {
+    if (!this.writer) throw new Error('this event store was opened read-only');
+    return this.writer;
   }
 
   private scanEnv(o?: Pick<QueryOptions, 'signal' | 'now'>): ScanEnv {
@@ -74,7 +85,7 @@ class LmdbEventStore implements EventStore {
   }
 
   write(ev: NostrEvent, json: string): Promise<WriteResult> {
-    return this.writer.write(ev, json);
+    return this.w().write(ev, json);
   }
 
   query(filters: Filter[], opts: QueryOptions): Promise<string[]> {
@@ -95,11 +106,11 @@ class LmdbEventStore implements EventStore {
   }
 
   sweepExpired(now: number = nowSeconds()): Promise<number> {
-    return this.writer.sweep(now);
+    return this.w().sweep(now);
   }
 
   remove(id: string): Promise<boolean> {
-    return this.writer.remove(id);
+    return this.w().remove(id);
   }
 
   stats(): StoreStats {
@@ -118,7 +129,7 @@ class LmdbEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.writer.close();
+    await this.writer?.close();
     await this.env.close();
   }
 }

@@ -14,7 +14,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
     return;
   }
   const live = filters.filter((f) => !isEmptyFilter(f)).map((f) => ({ ...f, limit: undefined }));
-  const guard = h.access.scanGuard({ get aborted() { return conn.closed; } });
+  const guard = h.queries.scanGuard({ get aborted() { return conn.closed; } });
   let release: (() => void) | null = null;
   conn.busy++;
   try {
@@ -24,7 +24,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
       return;
     }
-    const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.store.count(fs, { signal: guard.signal })) : 0;
+    const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : 0;
     if (guard.tripped) {
       const why = guard.tripped === 'budget' ? 'the count read more index entries than this relay allows' : 'the count ran too long';
       h.access.refused('COUNT', `error: ${why}`, conn.ip);

@@ -34,7 +34,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   const scan = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
   let results: string[] = [];
   const seen = { upTo: 0, newer: new Set<string>() };
-  const guard = h.access.scanGuard(sub.abort);
+  const guard = h.queries.scanGuard(sub.abort);
   let release: (() => void) | null = null;
   conn.busy++;
   try {
@@ -47,7 +47,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
         return;
       }
       if (sub.abort.aborted) return;
-      results = await h.store.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen });
+      results = await h.queries.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen });
       sub.seen = seen;
       results = h.access.visibleResults(scan, conn.authed, results);
     }

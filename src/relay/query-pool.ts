@@ -1,0 +1,288 @@
+// REQ scans and COUNTs off the main thread. The main thread runs uWS, parsing, the write path and
+// fan-out; with every scan on it too, the query benchmark kept it at 84-98% with the second core a
+// third idle. A QueryRunner has the store's query/count shape: with queryThreads = 0 it is the
+// store itself (inlineQueries); otherwise N worker threads (query-worker.ts), each with its own
+// read-only store handle on the same LMDB environment (LMDB readers do not lock each other).
+//
+// Like verify-pool.ts, requests go out in one postMessage per worker per turn of the event loop,
+// replies come back batched the same way, and workers are unref'd while idle. Results are the
+// stored JSON texts as a string array (structured clone of 500 strings costs the main thread
+// ~0.15 ms, less than joining and splitting them) plus the `seen` serials for live subscriptions.
+//
+// Cancellation: the store polls `signal.aborted` between steps, which cannot cross threads, so
+// the main thread checks the in-flight requests' signals every ABORT_POLL_MS and sends an abort
+// message; the worker sets the flag its store signal returns. The scan budget and timeout of
+// Access.scanGuard are enforced in the worker with the same numbers and the same step rule; use
+// this runner's scanGuard() (not Access.scanGuard) for signals passed to it.
+import { Worker } from 'node:worker_threads';
+import type { Filter } from '../nostr/filter.js';
+import type { EventStore, QueryOptions } from '../store/types.js';
+import type { ScanGuard } from './policy/access.js';
+
+export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
+
+export interface QueryRunner {
+  /** worker threads; 0 = queries run on the calling thread */
+  readonly threads: number;
+  /** same contract as EventStore.query, including opts.seen */
+  query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
+  /** same contract as EventStore.count */
+  count(filters: Filter[], opts?: CountOptions): Promise<number>;
+  /** a signal for query/count that also stops the scan past the read budget or deadline */
+  scanGuard(outer: { aborted: boolean }): ScanGuard;
+  close(): Promise<void>;
+}
+
+/** queryThreads = 0: the store on the main thread, the access layer's guard. */
+export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }) => ScanGuard): QueryRunner {
+  return {
+    threads: 0,
+    query: (filters, opts) => store.query(filters, opts),
+    count: (filters, opts) => store.count(filters, opts),
+    scanGuard: guard,
+    close: async () => {},
+  };
+}
+
+// ---- messages (shared with query-worker.ts) ----
+
+export interface WorkerInit {
+  dir: string;
+  mapSize: number;
+  queryYieldEvery: number;
+}
+
+/** Step count so far and the budget rule (Access.scanGuard's); absent limits = unlimited. */
+export interface GuardLimits {
+  steps: number;
+  maxSteps?: number;
+  deadline?: number;
+}
+
+export type Request =
+  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean }
+  | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
+  | { t: 'a'; g: number };
+
+export interface Reply {
+  id: number;
+  events?: string[];
+  n?: number;
+  upTo?: number;
+  newer?: string[];
+  error?: string;
+  steps?: number;
+  tripped?: null | 'budget' | 'timeout';
+}
+
+export interface QueryPoolOptions extends WorkerInit {
+  threads: number;
+  /** read.scanBudget: index entries one REQ/COUNT may read */
+  scanBudget: number;
+  /** read.queryTimeout, ms */
+  queryTimeout: number;
+  /** called once per guard that stops a scan (Access.scansCut) */
+  onCut?: () => void;
+}
+
+/** How often in-flight requests' signals are checked for an abort (CLOSE, connection gone). */
+const ABORT_POLL_MS = 5;
+
+let nextGuardId = 1;
+
+/** The pool's scan guard: budget and deadline are enforced in the worker; tripped is set from its replies. */
+class PoolGuard implements ScanGuard {
+  readonly id = nextGuardId++;
+  steps = 0;
+  tripped: ScanGuard['tripped'] = null;
+  /** the worker running this guard's requests (budget shared across them), while any runs */
+  worker: PoolWorker | null = null;
+  inflight = 0;
+  constructor(
+    readonly outer: { aborted: boolean },
+    readonly maxSteps: number,
+    readonly deadline: number,
+  ) {}
+  get signal(): { readonly aborted: boolean } {
+    return this;
+  }
+  get aborted(): boolean {
+    return this.outer.aborted || this.tripped !== null;
+  }
+}
+
+interface Op {
+  guard: PoolGuard | null;
+  gid: number;
+  /** the caller's abort flag */
+  outer?: { aborted: boolean };
+  aborting: boolean;
+  worker: PoolWorker;
+  resolve(r: Reply): void;
+  reject(e: Error): void;
+}
+
+interface PoolWorker {
+  w: Worker;
+  inflight: number;
+  queue: Request[];
+  dead: boolean;
+}
+
+export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): Promise<QueryRunner> {
+  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery };
+  const maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
+  const workers: PoolWorker[] = [];
+  const ops = new Map<number, Op>();
+  let nextOp = 1;
+  let scheduled = false;
+  let poll: NodeJS.Timeout | null = null;
+  let closing = false;
+
+  const settle = (r: Reply) => {
+    const op = ops.get(r.id);
+    if (!op) return;
+    ops.delete(r.id);
+    op.worker.inflight--;
+    const g = op.guard;
+    if (g) {
+      if (--g.inflight === 0) g.worker = null;
+      if (r.steps !== undefined && r.steps > g.steps) g.steps = r.steps;
+      if (r.tripped && !g.tripped) {
+        g.tripped = r.tripped;
+        opts.onCut?.();
+      }
+    }
+    if (op.worker.inflight === 0) op.worker.w.unref(); // idle workers do not keep the process alive
+    if (ops.size === 0 && poll) {
+      clearInterval(poll);
+      poll = null;
+    }
+    if (r.error !== undefined) op.reject(new Error(r.error));
+    else op.resolve(r);
+  };
+
+  const failWorker = (pw: PoolWorker, err: Error) => {
+    if (pw.dead) return;
+    pw.dead = true;
+    for (const [id, op] of ops) if (op.worker === pw) settle({ id, error: `query worker failed: ${err.message}` });
+  };
+
+  for (let i = 0; i < opts.threads; i++) {
+    const w = new Worker(new URL('./query-worker.js', import.meta.url), { workerData: init });
+    await new Promise<void>((resolve, reject) => {
+      w.once('message', (m: { ready?: true; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
+      w.once('error', reject);
+    });
+    const pw: PoolWorker = { w, inflight: 0, queue: [], dead: false };
+    w.on('message', (batch: Reply[] | { closed: true }) => {
+      if (Array.isArray(batch)) for (const r of batch) settle(r);
+    });
+    w.on('error', (e) => failWorker(pw, e));
+    w.on('exit', (code) => failWorker(pw, new Error(`exited with ${code}`)));
+    w.unref();
+    workers.push(pw);
+  }
+
+  const flush = () => {
+    scheduled = false;
+    for (const pw of workers) {
+      if (pw.queue.length === 0 || pw.dead) continue;
+      pw.w.postMessage(pw.queue);
+      pw.queue = [];
+    }
+  };
+  const send = (pw: PoolWorker, m: Request) => {
+    pw.queue.push(m);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  const checkAborts = () => {
+    for (const op of ops.values()) {
+      if (op.aborting || !op.outer?.aborted) continue;
+      op.aborting = true; // one abort per guard reaches every request sharing it
+      send(op.worker, { t: 'a', g: op.gid });
+    }
+  };
+
+  /** Least loaded live worker; a guard's requests stay on one worker so they share its budget. */
+  const pick = (g: PoolGuard | null): PoolWorker | null => {
+    if (g?.worker && !g.worker.dead) return g.worker;
+    let best: PoolWorker | null = null;
+    for (const pw of workers) if (!pw.dead && (!best || pw.inflight < best.inflight)) best = pw;
+    return best;
+  };
+
+  const submit = (signal: { aborted: boolean } | undefined, make: (id: number, gid: number, limits: GuardLimits) => Request): Promise<Reply> | null => {
+    const pw = closing ? null : pick(signal instanceof PoolGuard ? signal : null);
+    if (!pw) return null;
+    const g = signal instanceof PoolGuard ? signal : null;
+    const id = nextOp++;
+    const gid = g ? g.id : nextGuardId++;
+    const limits: GuardLimits = g ? { steps: g.steps, maxSteps: g.maxSteps, deadline: g.deadline } : { steps: 0 };
+    return new Promise<Reply>((resolve, reject) => {
+      ops.set(id, { guard: g, gid, outer: g ? g.outer : signal, aborting: false, worker: pw, resolve, reject });
+      if (g) {
+        g.inflight++;
+        g.worker = pw;
+      }
+      if (pw.inflight++ === 0) pw.w.ref();
+      send(pw, make(id, gid, limits));
+      if (!poll) {
+        poll = setInterval(checkAborts, ABORT_POLL_MS);
+        poll.unref();
+      }
+    });
+  };
+
+  return {
+    threads: opts.threads,
+    async query(filters, qo) {
+      const signal = qo.signal;
+      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return []; // as the store: nothing scanned
+      const p = submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined }));
+      if (!p) return fallback.query(filters, qo);
+      const r = await p;
+      if (qo.seen) {
+        qo.seen.upTo = r.upTo ?? 0;
+        if (r.newer) for (const id of r.newer) qo.seen.newer.add(id);
+      }
+      return r.events ?? [];
+    },
+    async count(filters, co) {
+      const signal = co?.signal;
+      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return 0;
+      const p = submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
+      if (!p) return fallback.count(filters, co);
+      return (await p).n ?? 0;
+    },
+    scanGuard(outer) {
+      return new PoolGuard(outer, maxSteps, Date.now() + opts.queryTimeout);
+    },
+    async close() {
+      closing = true;
+      for (const [id] of ops) settle({ id, error: 'relay shutting down' });
+      await Promise.all(
+        workers.map(async (pw) => {
+          if (pw.dead) return;
+          pw.dead = true;
+          const closed = new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, 2000);
+            pw.w.on('message', (m: { closed?: true }) => {
+              if (m && (m as { closed?: true }).closed) {
+                clearTimeout(t);
+                resolve();
+              }
+            });
+          });
+          pw.w.ref();
+          pw.w.postMessage({ close: true });
+          await closed;
+          await pw.w.terminate();
+        }),
+      );
+    },
+  };
+}

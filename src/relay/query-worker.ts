@@ -1,0 +1,91 @@
+// Worker thread of the query pool (query-pool.ts): opens its own read-only handle on the relay's
+// LMDB environment and runs REQ scans and COUNTs for the main thread. Requests arrive in batches
+// (one postMessage per turn of the main thread's event loop), replies go back one by one; several
+// queries run interleaved, since the store yields between steps, and aborts arrive between steps.
+import { parentPort, workerData } from 'node:worker_threads';
+import { openStore } from '../store/index.js';
+import type { SeenSerials } from '../store/types.js';
+import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
+
+const init = workerData as WorkerInit;
+const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, readOnly: true }).catch((e: Error) => {
+  parentPort!.postMessage({ error: e.message });
+  throw e;
+});
+
+/**
+ * The store's signal for every request sharing one guard: the same rule as Access.scanGuard (each
+ * check of `aborted` is one step of queryYieldEvery index entries; the deadline is looked at every
+ * fourth step), plus the main thread's abort.
+ */
+class Guard {
+  refs = 0;
+  abort = false;
+  tripped: null | 'budget' | 'timeout' = null;
+  constructor(
+    public steps: number,
+    private readonly maxSteps: number,
+    private readonly deadline: number,
+  ) {}
+
+  get aborted(): boolean {
+    if (this.abort || this.tripped) return true;
+    if (++this.steps > this.maxSteps) this.tripped = 'budget';
+    else if (this.steps % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
+    return this.tripped !== null;
+  }
+}
+
+const guards = new Map<number, Guard>();
+
+function guardFor(gid: number, l: GuardLimits): Guard {
+  let g = guards.get(gid);
+  if (!g) {
+    g = new Guard(l.steps, l.maxSteps ?? Infinity, l.deadline ?? Infinity);
+    guards.set(gid, g);
+  }
+  g.refs++;
+  return g;
+}
+
+/**
+ * Each reply is posted as soon as its query ends (a few µs against ~0.1-3 ms per query): batching
+ * replies per turn made the first query of a batch wait for the last one, and the worker then sat
+ * idle while the main thread and the clients caught up (measured: worker 61% busy, 410 q/s).
+ */
+function reply(r: Reply, gid: number, g: Guard): void {
+  r.steps = g.steps;
+  r.tripped = g.tripped;
+  if (--g.refs === 0) guards.delete(gid);
+  parentPort!.postMessage([r]);
+}
+
+async function run(m: Request): Promise<void> {
+  if (m.t === 'a') {
+    const g = guards.get(m.g);
+    if (g) g.abort = true;
+    return;
+  }
+  const g = guardFor(m.g, m.limits);
+  try {
+    if (m.t === 'q') {
+      const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
+      const events = await store.query(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen });
+      reply({ id: m.id, events, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
+    } else {
+      const n = await store.count(m.filters, { now: m.now, signal: g });
+      reply({ id: m.id, n }, m.g, g);
+    }
+  } catch (e) {
+    reply({ id: m.id, error: (e as Error).message ?? String(e) }, m.g, g);
+  }
+}
+
+parentPort!.on('message', (batch: Request[] | { close: true }) => {
+  if (!Array.isArray(batch)) {
+    store.close().then(() => parentPort!.postMessage({ closed: true }), () => parentPort!.postMessage({ closed: true }));
+    return;
+  }
+  for (const m of batch) void run(m);
+});
+parentPort!.postMessage({ ready: true });

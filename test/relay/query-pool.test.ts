@@ -1,0 +1,155 @@
+// The query pool (queryThreads > 0): REQ and COUNT answered by worker threads must equal the
+// store's own answers, CLOSE must stop a scan, and live subscriptions must get every event once.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { startRelayProcess, tempDir, type RelayProcess } from '../helpers/relay-process.js';
+import { Author, Client, ids, now, sleep } from '../helpers/client.js';
+import { openStore } from '../../src/store/index.js';
+import { parseFilter } from '../../src/nostr/filter.js';
+import { queryPool } from '../../src/relay/query-pool.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
+
+let relay: RelayProcess;
+const authors = [new Author(), new Author(), new Author()];
+const published: NostrEvent[] = [];
+
+before(async () => {
+  relay = await startRelayProcess({ env: { ORBWEAVER_QUERY_THREADS: '2' } });
+  const c = await Client.open(relay.url);
+  const t = now() - 1000;
+  for (let i = 0; i < 60; i++) {
+    const a = authors[i % 3];
+    // equal created_at in pairs exercises the tie rule (lower id first)
+    const ev = a.sign({ kind: i % 4 === 0 ? 7 : 1, created_at: t + Math.floor(i / 2), tags: i % 5 === 0 ? [['t', 'pool']] : [], content: `e${i}` });
+    assert.equal((await c.publish(ev)).ok, true);
+    published.push(ev);
+  }
+  c.close();
+});
+after(async () => { await relay.cleanup(); });
+
+const shapes: object[][] = [
+  [{ authors: [authors[0].pk, authors[1].pk], kinds: [1, 7], limit: 25 }],
+  [{ '#t': ['pool'], limit: 5 }],
+  [{ kinds: [1], since: now() - 990, until: now() - 980 }],
+  [{ ids: [] as string[] }], // filled below
+  [{ authors: [authors[2].pk], limit: 3 }, { kinds: [7], limit: 4 }],
+  [{ limit: 500 }],
+];
+
+test('REQ through the pool returns exactly the store\'s results in the store\'s order; COUNT matches', async () => {
+  (shapes[3][0] as { ids: string[] }).ids = [published[3].id, published[10].id, published[11].id.slice(0, 20)];
+  const store = await openStore({ dir: relay.dataDir, readOnly: true });
+  const c = await Client.open(relay.url);
+  try {
+    for (const raw of shapes) {
+      const filters = raw.map((f) => parseFilter(f));
+      const want = (await store.query(filters, { defaultLimit: 500, maxLimit: 500 })).map((j) => (JSON.parse(j) as NostrEvent).id);
+      const got = ids((await c.query(raw)).events);
+      assert.ok(want.length > 0, `shape ${JSON.stringify(raw)} matches something`);
+      assert.deepEqual(got, want, `REQ ${JSON.stringify(raw)}`);
+      const n = await store.count(filters.map((f) => ({ ...f, limit: undefined })));
+      const m = await c.count(raw);
+      assert.deepEqual(m[2], { count: n }, `COUNT ${JSON.stringify(raw)}`);
+    }
+  } finally {
+    c.close();
+    await store.close();
+  }
+});
+
+test('CLOSE during a scan: no EOSE afterwards, and the connection keeps working', async () => {
+  const c = await Client.open(relay.url);
+  for (let i = 0; i < 20; i++) {
+    const subId = `long${i}`;
+    c.send(['REQ', subId, { limit: 500 }, { kinds: [1], limit: 500 }, { authors: authors.map((a) => a.pk), limit: 500 }]);
+    c.send(['CLOSE', subId]);
+  }
+  const check = await c.query({ authors: [authors[0].pk], limit: 2 });
+  assert.equal(check.events.length, 2);
+  await sleep(200);
+  const closedLate = c.inbox.filter((m) => m[0] === 'EOSE' && String(m[1]).startsWith('long'));
+  // a CLOSE that arrives after the scan ended cannot stop it; those that arrive first must
+  const eventsAfterClose = c.inbox.filter((m) => m[0] === 'EVENT' && String(m[1]).startsWith('long'));
+  assert.equal(closedLate.length, 0, 'no EOSE for a closed subscription');
+  assert.equal(eventsAfterClose.length, 0, 'no stored events for a closed subscription');
+  c.close();
+});
+
+test('events stored while a pooled scan runs are delivered once: stored before EOSE or live after it', async () => {
+  const c = await Client.open(relay.url);
+  const s = await Client.open(relay.url);
+  for (let round = 0; round < 20; round++) {
+    const a = new Author();
+    const evs = Array.from({ length: 30 }, (_, i) => a.sign({ created_at: now() - 60 + i, content: `${round}-${i}` }));
+    const pubs = evs.map((e) => s.publish(e));
+    const subId = `mid${round}`;
+    c.send(['REQ', subId, { authors: [a.pk], since: now() - 3600 }]);
+    await Promise.all(pubs);
+    await c.next((m) => m[0] === 'EOSE' && m[1] === subId, 5000);
+    await sleep(50);
+    const got = c.inbox.filter((m) => m[0] === 'EVENT' && m[1] === subId).map((m) => (m[2] as { id: string }).id);
+    const want = new Set(ids(evs));
+    const fromRound = got.filter((id) => want.has(id));
+    assert.equal(new Set(fromRound).size, fromRound.length, 'no event delivered twice');
+    assert.equal(fromRound.length, evs.length, 'every event delivered, stored or live');
+    c.send(['CLOSE', subId]);
+  }
+  c.close();
+  s.close();
+});
+
+// ---- the pool in-process: abort reaches the worker, the scan budget is enforced there ----
+
+const hex = (n: number) => randomBytes(n).toString('hex');
+
+test('pool: an abort stops the worker\'s scan, the budget trips the guard, seen is filled', async () => {
+  const dir = tempDir();
+  const store = await openStore({ dir, queryYieldEvery: 16 });
+  const pk = hex(32);
+  const t = now() - 100_000;
+  await Promise.all(
+    Array.from({ length: 3000 }, (_, i) => {
+      const ev: NostrEvent = { id: hex(32), pubkey: pk, created_at: t + i, kind: 1, tags: [], content: `n${i}`, sig: hex(64) };
+      return store.write(ev, JSON.stringify(ev));
+    }),
+  );
+  let cuts = 0;
+  const pool = await queryPool({ threads: 1, dir, mapSize: 64 * 1024 ** 3, queryYieldEvery: 16, scanBudget: 160, queryTimeout: 10_000, onCut: () => cuts++ }, store);
+  try {
+    const opts = { defaultLimit: 500, maxLimit: 5000 };
+    // unbounded by the guard: full answer, same as the store, with seen
+    const seen = { upTo: 0, newer: new Set<string>() };
+    const all = await pool.query([{ kinds: [1], limit: 5000 }], { ...opts, seen });
+    assert.deepEqual(all, await store.query([{ kinds: [1], limit: 5000 }], opts));
+    assert.equal(all.length, 3000);
+    assert.equal(seen.upTo, 3000, 'upTo is the last serial committed');
+    assert.equal(await pool.count([{ kinds: [1] }]), 3000);
+
+    // an abort a few ms in stops the scan early (3000 entries in steps of 16 with a yield each)
+    const abort = { aborted: false };
+    const p = pool.query([{ kinds: [1], limit: 5000 }], { ...opts, signal: abort });
+    setTimeout(() => { abort.aborted = true; }, 1);
+    const partial = await p;
+    assert.ok(partial.length < 3000, `aborted scan returned ${partial.length} of 3000`);
+
+    // the pool's guard: 160 entries = 10 steps, then tripped 'budget', counted once
+    const guard = pool.scanGuard({ aborted: false });
+    const cut = await pool.query([{ kinds: [1], limit: 5000 }], { ...opts, signal: guard.signal });
+    assert.equal(guard.tripped, 'budget');
+    assert.ok(cut.length < 3000);
+    assert.equal(cuts, 1);
+    // COUNT's sub-counts share one guard: two concurrent counts of 3000 keys trip it once
+    const g2 = pool.scanGuard({ aborted: false });
+    const [n1, n2] = await Promise.all([pool.count([{ kinds: [1] }], { signal: g2.signal }), pool.count([{ kinds: [1], since: t + 5 }], { signal: g2.signal })]);
+    assert.equal(g2.tripped, 'budget');
+    assert.ok(n1 + n2 <= 160 + 2 * 16, `the two counts read about the shared budget (${n1 + n2})`);
+    assert.equal(cuts, 2);
+  } finally {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
