@@ -58,8 +58,10 @@ export const relaySchemaShape = {
   allowJsFallback: bool(false, 'start even when the native uWebSockets.js binary cannot load (slow pure-JS shim)'),
   verifier: z.enum(['auto', 'native', 'wasm']).default('auto').describe('signature backend: auto picks native bcrypto when built, else nostr-wasm'),
   verifyThreads: int(1, 'worker threads for id and signature checks; 0 checks on the main thread', 0, 16),
-  // Default 1: measured in bench/RESULTS.md ("query pool") on 2 cores; see src/relay/query-pool.ts.
-  queryThreads: int(1, 'worker threads that run REQ/COUNT scans on their own read-only store handle; 0 runs them on the main thread', 0, 16),
+  // Default 2, by measurement on 2 vCPUs (bench/RESULTS.md, "query pool"): 2 is never slower than
+  // 0 beyond the noise, COUNT ~1.8x, and the main thread drops from ~97% to ~45% during query load;
+  // 1 was slower for small scans (#t, window) because each query waits for one busy worker.
+  queryThreads: int(2, 'worker threads that run REQ/COUNT scans on their own read-only store handle; 0 runs them on the main thread', 0, 16),
   info: infoSchema,
   limits: limitsSchema,
   store: storeSchema,

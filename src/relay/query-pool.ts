@@ -88,6 +88,23 @@ export interface QueryPoolOptions extends WorkerInit {
 /** How often in-flight requests' signals are checked for an abort (CLOSE, connection gone). */
 const ABORT_POLL_MS = 5;
 
+/** Most full ids for a query still run inline (see inlineable). */
+const INLINE_IDS = 64;
+
+/**
+ * Lookups by full ids are a few gets each: cheaper on the main thread than a round trip to a
+ * worker (measured: by-id 36.7k q/s inline, 23-25k q/s through the pool). They read at most one
+ * index entry per id, so they need no scan budget either.
+ */
+function inlineable(filters: Filter[]): boolean {
+  let n = 0;
+  for (const f of filters) {
+    if (!f.ids) return false;
+    for (const id of f.ids) if (id.length !== 64 || ++n > INLINE_IDS) return false;
+  }
+  return true;
+}
+
 let nextGuardId = 1;
 
 /** The pool's scan guard: budget and deadline are enforced in the worker; tripped is set from its replies. */
@@ -242,7 +259,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async query(filters, qo) {
       const signal = qo.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return []; // as the store: nothing scanned
-      const p = submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined }));
+      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined }));
       if (!p) return fallback.query(filters, qo);
       const r = await p;
       if (qo.seen) {
@@ -254,7 +271,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async count(filters, co) {
       const signal = co?.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return 0;
-      const p = submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
+      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
       if (!p) return fallback.count(filters, co);
       return (await p).n ?? 0;
     },
