@@ -3,16 +3,11 @@ import { closedMessage, countMessage } from '../../nostr/messages.js';
 import { isEmptyFilter } from '../../nostr/filter.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
-import { readFilters } from './filters.js';
+import { admitFilters } from './filters.js';
 
 export async function handleCount(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
-  const filters = h.access.rateLimit('COUNT', conn) ?? readFilters(h, conn, raw, 'COUNT');
-  if (typeof filters === 'string') {
-    h.access.refused('COUNT', filters, conn.ip);
-    h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
-    conn.send(closedMessage(subId, filters));
-    return;
-  }
+  const filters = admitFilters(h, conn, subId, raw, 'COUNT');
+  if (!filters) return;
   const live = filters.filter((f) => !isEmptyFilter(f)).map((f) => ({ ...f, limit: undefined }));
   const guard = h.queries.scanGuard({ get aborted() { return conn.closed; } });
   let release: (() => void) | null = null;

@@ -1,8 +1,22 @@
-// Turns a REQ's or COUNT's filter list into checked filters, or a CLOSED refusal message.
+// Turns a REQ's or COUNT's filter list into checked filters, or refuses it with a CLOSED.
 import { FilterError, parseFilter, type Filter } from '../../nostr/filter.js';
+import { closedMessage } from '../../nostr/messages.js';
 import { firstRefusal } from '../policy/types.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
+
+/**
+ * A REQ's or COUNT's filters after the rate limit and the filter checks; on refusal the CLOSED is
+ * sent and counted here and null is returned.
+ */
+export function admitFilters(h: RelayContext, conn: Connection, subId: string, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | null {
+  const filters = h.access.rateLimit(verb, conn) ?? readFilters(h, conn, raw, verb);
+  if (typeof filters !== 'string') return filters;
+  h.access.refused(verb, filters, conn.ip);
+  h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
+  conn.send(closedMessage(subId, filters));
+  return null;
+}
 
 export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | string {
   const { limits } = h.config;

@@ -5,20 +5,15 @@ import { closedMessage, eoseMessage, eventMessage } from '../../nostr/messages.j
 import { isEmptyFilter } from '../../nostr/filter.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
-import { readFilters } from './filters.js';
+import { admitFilters } from './filters.js';
 import { closeSubscription } from './close.js';
 
 /** Live events held per subscription while its scan runs; beyond this the oldest are dropped. */
 const MAX_PENDING = 5000;
 
 export async function handleReq(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
-  const filters = h.access.rateLimit('REQ', conn) ?? readFilters(h, conn, raw, 'REQ');
-  if (typeof filters === 'string') {
-    h.access.refused('REQ', filters, conn.ip);
-    h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
-    conn.send(closedMessage(subId, filters));
-    return;
-  }
+  const filters = admitFilters(h, conn, subId, raw, 'REQ');
+  if (!filters) return;
   if (conn.subs.has(subId)) closeSubscription(h, conn, subId);
   else if (conn.subs.size >= h.config.limits.maxSubscriptions) {
     h.metrics.refusals.inc({ reason: 'blocked' });
