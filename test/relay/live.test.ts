@@ -1,15 +1,17 @@
 // Live delivery against a relay with default limits: the REQ's scan and the live stream together
-// deliver every event exactly once.
-import { test, before, after } from 'node:test';
+// deliver every event exactly once, with scans on the main thread and in the query pool.
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client, ids, now, sleep } from '../helpers/client.js';
 
-let relay: RelayProcess;
-before(async () => { relay = await startRelayProcess(); });
-after(async () => { await relay.cleanup(); });
+const relays: RelayProcess[] = [];
+after(async () => { await Promise.all(relays.map((r) => r.cleanup())); });
 
-test('events stored while a scan runs are delivered once: stored before EOSE or live after it', async () => {
+for (const queryThreads of ['0', '2']) {
+test(`events stored while a scan runs are delivered once: stored before EOSE or live after it (queryThreads ${queryThreads})`, async () => {
+  const relay = await startRelayProcess({ env: { ORBWEAVER_QUERY_THREADS: queryThreads } });
+  relays.push(relay);
   const c = await Client.open(relay.url);
   const s = await Client.open(relay.url);
   for (let round = 0; round < 30; round++) {
@@ -31,3 +33,4 @@ test('events stored while a scan runs are delivered once: stored before EOSE or 
   c.close();
   s.close();
 });
+}
