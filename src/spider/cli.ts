@@ -10,7 +10,8 @@ import { inlineVerifier } from '../relay/verify-pool.js';
 import { relayPolicies } from '../relay/policy/index.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { createSpider } from './spider.js';
-import { ingestSink, remoteSink, type EventSink } from './sink.js';
+import { ingestSink, type EventSink } from './sink.js';
+import { homeSink, parseSecretKey } from './deliver.js';
 import { formatSummary } from './status.js';
 
 export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]
@@ -51,10 +52,20 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
   const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
   let sink: EventSink | undefined;
   if (!local) {
+    // The same delivery as a worker's: every event is retried until the relay decides on it, and
+    // with spider.workerKey set it authenticates first (NIP-42).
+    const home = homeSink({
+      url: target, authUrl: config.publicUrl || undefined,
+      secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
+      connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
+      deliveryTimeout: config.spider.deliveryTimeout, log: logger,
+    });
     try {
-      sink = await remoteSink(target, { connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200, rateLimitBackoff: config.spider.rateLimitBackoff });
+      await home.ready();
+      sink = home;
       logger.info({ relay: target }, 'spider: publishing to the running relay');
     } catch (e) {
+      await home.close();
       if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); await store.close(); return 2; }
       logger.info({ relay: target }, 'spider: no relay answers; ingesting in this process');
     }

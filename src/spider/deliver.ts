@@ -1,4 +1,4 @@
-// How a worker's events reach the home store: NIP-01 EVENT to the home relay, after NIP-42 AUTH
+// How a worker's (and `orbweaver spider --once`'s) events reach the home store: NIP-01 EVENT to the home relay, after NIP-42 AUTH
 // with the worker's key (spider.workerKey; the relay lists the pubkey in spider.workerPubkeys, which
 // exempts it from rate limits). The events take the relay's one ingest path like any client's.
 //
@@ -123,6 +123,8 @@ const retryable = (msg: string) => /^(rate-limited|error|auth-required):/.test(m
 export interface HomeSink extends EventSink {
   /** events the home relay answered with OK true (stored or duplicate) */
   readonly delivered: number;
+  /** Connects (and authenticates) now, once; throws when the home relay does not answer. */
+  ready(): Promise<void>;
 }
 
 export function homeSink(o: HomeSinkOptions): HomeSink {
@@ -181,6 +183,9 @@ export function homeSink(o: HomeSinkOptions): HomeSink {
   return {
     kind: 'remote',
     get delivered() { return delivered; },
+    async ready() {
+      await get(Date.now());
+    },
     async put(ev): Promise<IngestStatus> {
       while (inFlight >= o.window && !closed) await new Promise<void>((r) => slots.push(r));
       inFlight++;
@@ -194,7 +199,12 @@ export function homeSink(o: HomeSinkOptions): HomeSink {
             return statusFromOk(r.ok, r.message);
           }
           lastProblem = r ? r.message : 'connection lost or no OK';
-          if (r && /^auth-required:/.test(r.message)) { c.close(); conn = null; }
+          if (r && /^auth-required:/.test(r.message)) {
+            // without a key, asking again cannot help
+            if (!o.secretKey) throw new DeliveryError(`${o.url} requires AUTH to publish: set spider.workerKey (and list its pubkey in the relay's spider.workerPubkeys)`);
+            c.close();
+            conn = null;
+          }
           if (Date.now() + wait > deadline) throw new DeliveryError(`event ${ev.id} not delivered to ${o.url} within ${o.deliveryTimeout} ms (${lastProblem})`);
           await sleep(wait);
         }

@@ -8,7 +8,7 @@ export { RedisQueue, type QueueItem, type ResultEnvelope } from './queue-redis.j
 export { workerCommand, WORKER_USAGE } from './worker-cli.js';
 export { runWorker } from './worker.js';
 export { homeSink } from './deliver.js';
-export { ingestSink, remoteSink, type EventSink } from './sink.js';
+export { ingestSink, type EventSink } from './sink.js';
 export { formatSummary, metricsText, type SpiderStatus, type SpiderSummary, type HopSummary } from './status.js';
 export type { WorkItem, WorkResult, Quirks, Cursors, KindCursor, FetchCounts } from './types.js';
 export { normalizeRelayUrl, resolveTarget, isSpecialAddress } from './url.js';

@@ -199,7 +199,7 @@ test('an item that always fails (its events cannot be delivered) lands in the de
   assert.deepEqual(dead.map((d) => d.url).sort(), [r0.url, r0b.url].sort());
   for (const d of dead) {
     assert.equal(d.attempt, 1, 'attempt counter of the last failed attempt (0-based)');
-    assert.match(d.error, /not delivered .* \((auth-required|rate-limited):/, "the last delivery problem: an unauthenticated worker is neither allowed to write nor exempt from rate limits");
+    assert.match(d.error, /requires AUTH to publish: set spider\.workerKey|not delivered .* \(rate-limited:/, "the last delivery problem: a worker without a key may not write (told at once), nor is it exempt from rate limits");
   }
   assert.equal(w.logs.filter((l) => l.msg === 'spider: leased').length, 4, 'two attempts each');
   assert.equal(acked(w).length, 0, 'nothing acked that was not delivered');
