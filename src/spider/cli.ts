@@ -11,7 +11,8 @@ import { relayPolicies } from '../relay/policy/index.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { createSpider } from './spider.js';
 import { ingestSink, type EventSink } from './sink.js';
-import { homeSink, parseSecretKey } from './deliver.js';
+import { homeSink } from './deliver.js';
+import { parseSecretKey } from '../nostr/keys.js';
 import { formatSummary } from './status.js';
 
 export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]

@@ -9,7 +9,6 @@
 // fails the attempt instead of acking it. So nothing is acked that the home relay has not taken.
 import WebSocket from 'ws';
 import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
-import { decode } from 'nostr-tools/nip19';
 import type { Logger } from 'pino';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../relay/ingest-types.js';
@@ -31,16 +30,6 @@ export interface HomeSinkOptions {
   log: Logger;
 }
 
-/** A secret key from config: 64 hex characters or nsec; throws on anything else. */
-export function parseSecretKey(s: string): Uint8Array {
-  const t = s.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return Uint8Array.from(Buffer.from(t, 'hex'));
-  if (t.startsWith('nsec1')) {
-    const d = decode(t as `nsec1${string}`);
-    if (d.type === 'nsec') return d.data;
-  }
-  throw new Error('spider.workerKey: expected 64 hex characters or an nsec');
-}
 
 export const pubkeyOf = (sk: Uint8Array): string => getPublicKey(sk);
 

@@ -2,7 +2,7 @@
 // 10002 lists name. The local store is asked first; bootstrap relays are asked only for what is
 // missing, and what they return goes through the ingest path like any fetched event.
 import type { Logger } from 'pino';
-import { decode } from 'nostr-tools/nip19';
+import { parsePubkey } from '../nostr/keys.js';
 import type { EventStore } from '../store/types.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { EventVerifier } from '../nostr/verify.js';
@@ -15,18 +15,6 @@ import type { FetchCounts } from './types.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-/** A pubkey from config, hex or npub, as lowercase hex; null when it is neither. */
-export function parsePubkey(s: string): string | null {
-  const t = s.trim();
-  if (HEX64.test(t.toLowerCase())) return t.toLowerCase();
-  if (t.startsWith('npub1')) {
-    try {
-      const d = decode(t as `npub1${string}`);
-      if (d.type === 'npub' && HEX64.test(d.data)) return d.data;
-    } catch { /* fall through */ }
-  }
-  return null;
-}
 
 export interface SeedDeps {
   store: EventStore;

@@ -5,7 +5,8 @@
 import { createLogger } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
 import { localRelayUrl } from './cli.js';
-import { homeSink, parseSecretKey, pubkeyOf } from './deliver.js';
+import { homeSink, pubkeyOf } from './deliver.js';
+import { parseSecretKey } from '../nostr/keys.js';
 import { RedisQueue } from './queue-redis.js';
 import { runWorker } from './worker.js';
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { normalizeRelayUrl, isSpecialAddress, resolveTarget, syntacticRefusal, UnsafeUrlError } from '../../src/spider/url.js';
 import { relaysInList, nextHop } from '../../src/spider/discovery.js';
-import { parsePubkey } from '../../src/spider/seeds.js';
+import { parsePubkey } from '../../src/nostr/keys.js';
 import { statusFromOk } from '../../src/spider/sink.js';
 
 test('relay URLs are normalised to one spelling', () => {

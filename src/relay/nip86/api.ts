@@ -9,7 +9,7 @@ import type { SigChecker } from '../auth/nip42.js';
 import type { Logger } from '../logger.js';
 import { checkHttpAuth, normaliseHttpUrl } from '../auth/nip98.js';
 import { parseCidr } from '../policy/cidr.js';
-import { toHexPubkey } from '../policy/lists.js';
+import { parsePubkey } from '../../nostr/keys.js';
 import type { Access } from '../policy/access.js';
 
 export const RPC_CONTENT_TYPE = 'application/nostr+json+rpc';
@@ -41,7 +41,7 @@ const str = (v: unknown, what: string): string => {
 };
 const reasonOf = (v: unknown): string => (typeof v === 'string' ? v.slice(0, 500) : '');
 const pubkey = (v: unknown): string => {
-  const h = toHexPubkey(str(v, 'pubkey'));
+  const h = parsePubkey(str(v, 'pubkey'));
   if (!h) throw new RpcError('pubkey must be 64 hex characters or an npub');
   return h;
 };

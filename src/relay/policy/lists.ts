@@ -2,7 +2,7 @@
 // events and NIP-11 overrides. Config entries are fixed; NIP-86 changes persist in one named LMDB
 // database ("orbweaver.admin") in the store's environment and apply at once, without restart.
 import type { Database, RootDatabase } from 'lmdb';
-import { decode } from 'nostr-tools/nip19';
+import { parsePubkey } from '../../nostr/keys.js';
 import type { Config } from '../../config.js';
 import { CidrSet } from './cidr.js';
 import { KindSet } from './kinds.js';
@@ -11,23 +11,11 @@ export type ListName = 'bannedPubkeys' | 'allowedPubkeys' | 'allowedKinds' | 'de
 
 export interface Entry { key: string; reason: string }
 
-/** hex or npub -> hex; null when neither */
-export function toHexPubkey(s: string): string | null {
-  const t = s.trim();
-  if (/^[0-9a-fA-F]{64}$/.test(t)) return t.toLowerCase();
-  if (t.startsWith('npub1')) {
-    try {
-      const d = decode(t as `npub1${string}`);
-      if (d.type === 'npub') return d.data;
-    } catch { /* fall through */ }
-  }
-  return null;
-}
 
 function pubkeys(list: string[], what: string): Set<string> {
   const out = new Set<string>();
   for (const s of list) {
-    const h = toHexPubkey(s);
+    const h = parsePubkey(s);
     if (!h) throw new Error(`${what}: not a hex or npub pubkey: ${s}`);
     out.add(h);
   }

@@ -2,15 +2,15 @@
 // NIP-01 after NIP-42 AUTH with their key. A connection authenticated as one of the configured
 // spider.workerPubkeys is exempt from the rate limits (a worker delivers a whole relay's directory
 // events in a burst); every other rule of the ingest path applies to its events as to anyone's.
-import { toHexPubkey } from './lists.js';
+import { parsePubkey } from '../../nostr/keys.js';
 
 export class SpiderWorkers {
   private readonly keys: Set<string>;
 
   constructor(pubkeys: string[]) {
-    const bad = pubkeys.filter((p) => toHexPubkey(p) === null);
+    const bad = pubkeys.filter((p) => parsePubkey(p) === null);
     if (bad.length) throw new Error(`spider.workerPubkeys: not a hex or npub pubkey: ${bad[0]}`);
-    this.keys = new Set(pubkeys.map((p) => toHexPubkey(p) as string));
+    this.keys = new Set(pubkeys.map((p) => parsePubkey(p) as string));
   }
 
   get size(): number { return this.keys.size; }
