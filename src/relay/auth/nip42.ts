@@ -1,28 +1,15 @@
 // NIP-42 AUTH: the relay sends ["AUTH", challenge] on connect; the client answers with a signed
 // kind 22242 event carrying `relay` (our URL) and `challenge` tags. Pure apart from the verifier.
 import { structureError, canonical, type NostrEvent } from '../../nostr/event.js';
+import { comparableUrl } from './url.js';
 
 export const AUTH_KIND = 22242;
 
 /** A sync or async signature checker (nostr/verify.ts, relay/verify-pool.ts). */
 export interface SigChecker { check(ev: NostrEvent): string | null | Promise<string | null> }
 
-/**
- * A relay URL in comparable form: lowercase scheme and host, default port dropped, no trailing
- * slash, no query or fragment. Unparseable input is returned trimmed and lowercased.
- */
-export function normaliseRelayUrl(u: string): string {
-  const t = u.trim();
-  try {
-    const url = new URL(t);
-    const defaultPort = (url.protocol === 'wss:' || url.protocol === 'https:') ? '443' : '80';
-    const port = url.port && url.port !== defaultPort ? `:${url.port}` : '';
-    const path = url.pathname.replace(/\/+$/, '');
-    return `${url.protocol}//${url.hostname.toLowerCase()}${port}${path}`;
-  } catch {
-    return t.toLowerCase().replace(/\/+$/, '');
-  }
-}
+/** A relay URL in comparable form (url.ts), without query. */
+export const normaliseRelayUrl = (u: string): string => comparableUrl(u, false);
 
 export interface AuthCheck {
   challenge: string;

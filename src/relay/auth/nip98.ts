@@ -3,21 +3,12 @@
 import { createHash } from 'node:crypto';
 import { structureError, canonical, type NostrEvent } from '../../nostr/event.js';
 import type { SigChecker } from './nip42.js';
+import { comparableUrl } from './url.js';
 
 export const HTTP_AUTH_KIND = 27235;
 
 /** An http(s) URL in comparable form; ws/wss are read as http/https (the relay's own URL). */
-export function normaliseHttpUrl(u: string): string {
-  const t = u.trim().replace(/^ws(s?):\/\//i, 'http$1://');
-  try {
-    const url = new URL(t);
-    const defaultPort = url.protocol === 'https:' ? '443' : '80';
-    const port = url.port && url.port !== defaultPort ? `:${url.port}` : '';
-    return `${url.protocol}//${url.hostname.toLowerCase()}${port}${url.pathname.replace(/\/+$/, '')}${url.search}`;
-  } catch {
-    return t.toLowerCase().replace(/\/+$/, '');
-  }
-}
+export const normaliseHttpUrl = (u: string): string => comparableUrl(u.trim().replace(/^ws(s?):\/\//i, 'http$1://'), true);
 
 export interface HttpAuthCheck {
   header: string;
