@@ -72,8 +72,8 @@ export function parseArgs(argv: string[]): Parsed {
 
 async function runRelay(config: Config): Promise<void> {
   const logger = createLogger(config.logLevel);
-  const { startRelay } = await import('./relay/server.js');
-  let relay: Awaited<ReturnType<typeof startRelay>> | undefined;
+  const { startApp } = await import('./app/app.js');
+  let relay: Awaited<ReturnType<typeof startApp>> | undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -97,7 +97,7 @@ async function runRelay(config: Config): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   try {
-    relay = await startRelay(config, logger);
+    relay = await startApp(config, logger);
   } catch (e) {
     // a start-up failure an operator can act on (port taken, data directory unusable): say it plainly
     const message = (e as Error).message;

@@ -5,11 +5,9 @@
 import { createReadStream, fstatSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
-import { createIngest } from '../relay/ingest.js';
-import { inlineVerifier } from '../relay/verify-pool.js';
-import { loadVerifier } from '../nostr/verify.js';
-import { relayPolicies } from '../relay/policy/index.js';
-import { fmt, openCommandStore, takeFlag, takeOption, UsageError } from './common.js';
+import { openPipeline } from '../app/pipeline.js';
+import { createLogger } from '../relay/logger.js';
+import { fmt, takeFlag, takeOption, UsageError } from './common.js';
 
 export interface ImportSummary {
   lines: number;
@@ -45,10 +43,8 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   try { total = file ? statSync(file).size : fstatSync(0).isFile() ? fstatSync(0).size : 0; } catch { total = 0; }
   const input = file ? createReadStream(file) : process.stdin;
 
-  const store = await openCommandStore(config);
-  const { policies } = await relayPolicies(config, store);
-  const verifier = inlineVerifier(await loadVerifier(config.verifier));
-  const ingest = createIngest({ store, verifier, policies, onStored: () => {} });
+  const pipeline = await openPipeline(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { verifyThreads: 0 });
+  const { ingest } = pipeline;
 
   const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, reasons: {}, examples: [], seconds: 0 };
   const t0 = Date.now();
@@ -107,8 +103,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
     await Promise.all(inflight);
   } finally {
     await Promise.all(inflight);
-    await store.close();
-    await verifier.close();
+    await pipeline.close();
   }
   s.seconds = (Date.now() - t0) / 1000;
   progress(true);

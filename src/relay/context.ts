@@ -1,11 +1,11 @@
 // What the message handlers share: config, store, the ingest path, the live index and metrics.
 import type { Config } from '../config.js';
 import type { EventStore } from '../store/types.js';
-import type { Ingest } from './ingest-types.js';
+import type { Ingest } from '../ingest/types.js';
 import type { LiveIndex } from './live-index.js';
 import type { Connection } from './connection.js';
 import type { RelayMetrics } from './metrics.js';
-import type { Policies } from './policy/types.js';
+import type { Policies } from '../ingest/hooks.js';
 import type { Logger } from './logger.js';
 import type { Access } from './policy/access.js';
 import type { QueryRunner } from './query-pool.js';

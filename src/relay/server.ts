@@ -1,23 +1,17 @@
 // Starts the relay: store, verifier, ingest path, live index, uWS WebSocket + HTTP on one port.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
-import { loadVerifier } from '../nostr/verify.js';
-import { inlineVerifier, poolVerifier, type AsyncVerifier } from './verify-pool.js';
+import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { closedMessage } from '../nostr/messages.js';
 import { loadUws } from './uws.js';
 import type { Logger } from './logger.js';
-import { Registry, relayMetrics } from './metrics.js';
+import type { Registry, RelayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
 import { Connection } from './connection.js';
-import { createIngest } from './ingest.js';
-import { firstRefusal, type Policies } from './policy/types.js';
-import { relayPolicies } from './policy/index.js';
-import { createSpider, type Spider } from '../spider/index.js';
-import { spiderSection } from './dashboard/spider-section.js';
+import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { closeAll } from './handlers/close.js';
@@ -25,11 +19,19 @@ import { deliver } from './handlers/req.js';
 import { mountHttp } from './http.js';
 import { relayInfo } from './nip11.js';
 import type { StatusFigures } from './dashboard/figures.js';
-import type { Ingest } from './ingest-types.js';
+import type { Ingest } from '../ingest/types.js';
 import { VERSION } from './version.js';
-import { Access } from './policy/access.js';
+import type { Access } from './policy/access.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
 import { dashboardJson, dashboardPage } from './dashboard/page.js';
+import type { Pipeline } from '../app/pipeline.js';
+
+/** What the relay is given by the composition root (src/app): the shared write side and the metrics registry. */
+export interface RelayDeps {
+  pipeline: Pipeline;
+  registry: Registry;
+  metrics: RelayMetrics;
+}
 
 export interface RelayHandle {
   port: number;
@@ -44,7 +46,9 @@ export interface RelayHandle {
   access: Access;
   /** hooks for the NIP-86 spidertrigger/spiderstatus methods; without them those methods answer an error */
   setSpiderControl(control: SpiderControl | undefined): void;
-  /** stop accepting, CLOSED to every subscription, flush writes, close the store */
+  /** adds Prometheus text to /metrics (the spider's figures) */
+  addMetricsText(fn: () => string): void;
+  /** stop accepting, CLOSED to every subscription, stop the query threads (the pipeline is closed by its owner) */
   close(): Promise<void>;
 }
 
@@ -55,16 +59,13 @@ export interface RelayHandle {
  */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
-export async function startRelay(config: Config, logger: Logger): Promise<RelayHandle> {
+export async function startRelay(config: Config, logger: Logger, deps: RelayDeps): Promise<RelayHandle> {
   const { uws, native, error: uwsError } = loadUws(config.allowJsFallback);
   if (!native) logger.warn({ reason: uwsError }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
-  const verifier = config.verifyThreads > 0 ? await poolVerifier(config.verifyThreads, config.verifier) : inlineVerifier(await loadVerifier(config.verifier));
-  const registry = new Registry();
-  const metrics = relayMetrics(registry);
+  const { pipeline, registry, metrics } = deps;
+  const { store, verifier, policies, access, ingest } = pipeline;
   const live = new LiveIndex<Connection>();
   const connections = new Set<Connection>();
-  const { policies, access } = await relayPolicies(config, store, verifier);
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
@@ -78,7 +79,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
     const hidden = access.dms.kinds.has(ev.kind);
     for (const sub of live.match(ev)) if (!hidden || access.canSee(ev, (sub.conn as Connection).authed)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json, serial);
   };
-  const ingest = createIngest({ store, verifier, policies, onStored: fanOut, metrics });
+  const unsubscribe = pipeline.onStored(fanOut);
   const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access };
 
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
@@ -157,7 +158,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   };
   const statusJson = () => dashboardJson(config, figures(), access.figures(), access.refusals.snapshot());
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
-  let spider: Spider | undefined;
+  const metricsTexts: Array<() => string> = [];
   mountHttp(app, {
     nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
     statusJson,
@@ -168,7 +169,7 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
       }
       manage(res, req);
     },
-    metrics: () => registry.text() + (spider?.metricsText() ?? ''),
+    metrics: () => registry.text() + metricsTexts.map((f) => f()).join(''),
     healthy: () => !closing,
     statusPage: () => dashboardPage(statusJson()),
   });
@@ -184,23 +185,6 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
   }, config.store.expirySweep);
   sweepTimer.unref();
 
-  if (config.spider.enabled) {
-    // The spider feeds the same ingest path as clients, so its events reach live subscribers.
-    const selfUrls = [`ws://${config.host}:${port}`, `ws://127.0.0.1:${port}`, `ws://localhost:${port}`, ...(config.publicUrl ? [config.publicUrl] : []), ...config.spider.selfUrls];
-    const s = createSpider({ config: config.spider, store, ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls });
-    spider = s;
-    sections.push(() => spiderSection(s.status()));
-    spiderControl = {
-      trigger: () => {
-        const running = s.status().running;
-        if (!running) s.runOnce().catch((e) => logger.error({ err: e }, 'spider run failed'));
-        return { started: !running, running: true };
-      },
-      status: () => s.status(),
-    };
-    s.start();
-  }
-
   logger.info(
     { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, verifyThreads: verifier.threads, queryThreads: queries.threads, events: store.stats().events },
     'orbweaver relay listening',
@@ -214,18 +198,16 @@ export async function startRelay(config: Config, logger: Logger): Promise<RelayH
     closed = (async () => {
       clearInterval(sweepTimer);
       uws.us_listen_socket_close(listenSocket as never);
-      await spider?.stop();
+      unsubscribe();
       for (const conn of connections) {
         for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));
         closeAll(ctx, conn);
         conn.close(1001, 'relay shutting down');
       }
       await queries.close();
-      await store.close();
-      await verifier.close();
     })();
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => sections.push(fn), setSpiderControl: (c) => { spiderControl = c; }, close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => sections.push(fn), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), close };
 }

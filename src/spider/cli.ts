@@ -4,11 +4,9 @@
 // live subscribers; otherwise the store is opened here and the in-process ingest path is used.
 import { createLogger } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
+import { openPipeline, type Pipeline } from '../app/pipeline.js';
 import { openStore } from '../store/index.js';
-import { createIngest } from '../relay/ingest.js';
-import { inlineVerifier } from '../relay/verify-pool.js';
-import { relayPolicies } from '../relay/policy/index.js';
-import { loadVerifier } from '../nostr/verify.js';
+import type { EventStore } from '../store/types.js';
 import { createSpider } from './spider.js';
 import { ingestSink, type EventSink } from './sink.js';
 import { homeSink } from './deliver.js';
@@ -50,8 +48,8 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
   const logger = createLogger(config.logLevel);
   const ownUrl = localRelayUrl(config);
   const target = relayUrl ?? ownUrl;
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
   let sink: EventSink | undefined;
+  let pipeline: Pipeline | undefined;
   if (!local) {
     // The same delivery as a worker's: every event is retried until the relay decides on it, and
     // with spider.workerKey set it authenticates first (NIP-42).
@@ -67,15 +65,19 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
       logger.info({ relay: target }, 'spider: publishing to the running relay');
     } catch (e) {
       await home.close();
-      if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); await store.close(); return 2; }
+      if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); return 2; }
       logger.info({ relay: target }, 'spider: no relay answers; ingesting in this process');
     }
   }
+  let store: EventStore;
   if (!sink) {
-    // the relay's own policy set, so a standalone run meets the same rules as the relay
-    const verifier = inlineVerifier(await loadVerifier(config.verifier));
-    const { policies } = await relayPolicies(config, store, verifier);
-    sink = ingestSink(createIngest({ store, verifier, policies, onStored: () => {} }));
+    // the relay's own pipeline (policies, ingest), so a standalone run meets the same rules as the relay
+    pipeline = await openPipeline(config, logger, { verifyThreads: 0 });
+    store = pipeline.store;
+    sink = ingestSink(pipeline.ingest);
+  } else {
+    // the spider's own records (directory, cursors) live beside the events of the relay's store
+    store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
   }
   const spider = createSpider({
     config: config.spider, store, sink, logger,
@@ -103,7 +105,8 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
   } finally {
     await spider.stop();
     await sink.close();
-    await store.close();
+    if (pipeline) await pipeline.close();
+    else await store.close();
     logger.flush?.();
   }
   return code;

@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
 import type { Logger } from 'pino';
 import type { NostrEvent } from '../nostr/event.js';
-import type { IngestStatus } from '../relay/ingest-types.js';
+import type { IngestStatus } from '../ingest/types.js';
 import { statusFromOk, type EventSink } from './sink.js';
 
 export class DeliveryError extends Error {}

@@ -1,4 +1,4 @@
-// The directory spider's public surface (wired into the relay by src/relay/server.ts and src/cli.ts).
+// The directory spider's public surface (started beside the relay by src/app/app.ts, and by src/cli.ts).
 export { createSpider, crawlOptions, type Spider, type SpiderDeps, type SpiderConfig } from './spider.js';
 export { spiderCommand, SPIDER_USAGE, localRelayUrl } from './cli.js';
 export { crawlRelay, type CrawlDeps, type CrawlOptions } from './crawl.js';

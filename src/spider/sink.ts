@@ -3,7 +3,7 @@
 // after optional NIP-42 AUTH, retried until the relay decides), which `orbweaver spider --once`
 // uses to reach the live subscribers of a relay that is already running, and workers use to
 // deliver to their home relay.
-import type { Ingest, IngestStatus } from '../relay/ingest-types.js';
+import type { Ingest, IngestStatus } from '../ingest/types.js';
 import type { NostrEvent } from '../nostr/event.js';
 
 export interface EventSink {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { EventStore } from '../store/types.js';
-import type { Ingest } from '../relay/ingest-types.js';
+import type { Ingest } from '../ingest/types.js';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
 import { crawlRelay, type CrawlOptions } from './crawl.js';
 import { RelayDirectory } from './directory.js';

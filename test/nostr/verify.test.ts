@@ -47,7 +47,7 @@ test('structureError names what is wrong', () => {
 });
 
 test('the verification pool gives the same answers from worker threads, for both backends', async (t) => {
-  const { poolVerifier } = await import('../../src/relay/verify-pool.js');
+  const { poolVerifier } = await import('../../src/ingest/verify-pool.js');
   for (const prefer of ['wasm', 'native'] as const) {
     if (prefer === 'native' && !loadNativeVerifier()) { t.diagnostic('native backend not built'); continue; }
     const pool = await poolVerifier(2, prefer);

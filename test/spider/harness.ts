@@ -1,12 +1,12 @@
 // A home store with the real ingest path, for in-process spider tests.
 import { pino } from 'pino';
 import { openStore } from '../../src/store/index.js';
-import { createIngest } from '../../src/relay/ingest.js';
-import { inlineVerifier } from '../../src/relay/verify-pool.js';
-import { emptyPolicies } from '../../src/relay/policy/types.js';
+import { createIngest } from '../../src/ingest/ingest.js';
+import { inlineVerifier } from '../../src/ingest/verify-pool.js';
+import { emptyPolicies } from '../../src/ingest/hooks.js';
 import { loadVerifier, type EventVerifier } from '../../src/nostr/verify.js';
 import type { EventStore } from '../../src/store/types.js';
-import type { Ingest } from '../../src/relay/ingest-types.js';
+import type { Ingest } from '../../src/ingest/types.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { ingestSink, type EventSink } from '../../src/spider/sink.js';
 import { crawlOptions } from '../../src/spider/spider.js';

@@ -1,7 +1,7 @@
 // Turns a REQ's or COUNT's filter list into checked filters, or refuses it with a CLOSED.
 import { FilterError, parseFilter, type Filter } from '../../nostr/filter.js';
 import { closedMessage } from '../../nostr/messages.js';
-import { firstRefusal } from '../policy/types.js';
+import { firstRefusal } from '../../ingest/hooks.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 

@@ -15,7 +15,7 @@ import { AccessLists } from './lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
 import { writePolicies } from './write.js';
 import { SpiderWorkers } from './workers.js';
-import type { Policies } from './types.js';
+import type { Policies } from '../../ingest/hooks.js';
 
 /** What Access needs of a connection (src/relay/connection.ts). */
 export interface ConnLike {

@@ -4,10 +4,10 @@
 import type { Config } from '../../config.js';
 import type { EventStore } from '../../store/types.js';
 import { loadVerifier } from '../../nostr/verify.js';
-import { inlineVerifier, type AsyncVerifier } from '../verify-pool.js';
+import { inlineVerifier, type AsyncVerifier } from '../../ingest/verify-pool.js';
 import { Access } from './access.js';
 import { eventLimitPolicies } from './event-limits.js';
-import { emptyPolicies, type Policies } from './types.js';
+import { emptyPolicies, type Policies } from '../../ingest/hooks.js';
 
 export async function relayPolicies(config: Config, store: EventStore, verifier?: AsyncVerifier): Promise<{ policies: Policies; access: Access }> {
   const policies = emptyPolicies();

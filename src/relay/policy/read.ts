@@ -4,7 +4,7 @@
 // knows to AUTH); everything else is filtered event by event on REQ, COUNT and live delivery.
 import type { Filter } from '../../nostr/filter.js';
 import type { NostrEvent } from '../../nostr/event.js';
-import type { ReadContext, RejectFilter } from './types.js';
+import type { ReadContext, RejectFilter } from '../../ingest/hooks.js';
 
 export type AuthMode = 'off' | 'write' | 'read' | 'all';
 

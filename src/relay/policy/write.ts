@@ -3,7 +3,7 @@
 import { leadingZeroBits } from '../../nostr/kinds.js';
 import type { Config } from '../../config.js';
 import type { AccessLists } from './lists.js';
-import type { RejectEvent } from './types.js';
+import type { RejectEvent } from '../../ingest/hooks.js';
 
 /** Writes from a blocked IP (config policy.ipDeny or NIP-86 blockip). */
 export const ipNotBlocked = (lists: AccessLists): RejectEvent => (_e, ctx) =>

@@ -36,3 +36,10 @@ export type Ingest = (raw: unknown, ctx: IngestContext) => Promise<IngestResult>
  * `serial` is the store's serial (undefined for ephemeral events, which are never stored).
  */
 export type OnStored = (ev: NostrEvent, json: string, serial?: number) => void;
+
+/** The counters the ingest path keeps (the relay's Prometheus registry provides them). */
+export interface IngestMetrics {
+  eventsReceived: { inc(labels: { source: IngestSource }): void };
+  eventsStored: { inc(labels: { source: IngestSource }): void };
+  eventsRejected: { inc(labels: { reason: string }): void };
+}

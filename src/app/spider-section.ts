@@ -1,6 +1,6 @@
 // The spider's progress as a dashboard section: phase, hop, relays done / total, events, runs.
-import type { SpiderStatus } from '../../spider/index.js';
-import type { StatusFigures } from './figures.js';
+import type { SpiderStatus } from '../spider/index.js';
+import type { StatusFigures } from '../relay/dashboard/figures.js';
 
 const when = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '-');
 

@@ -1,8 +1,8 @@
 // Policy hooks in the style of khatru: small functions composed into lists. Each returns null to
 // let the thing through, or a refusal message with its NIP-01 prefix.
-import type { NostrEvent } from '../../nostr/event.js';
-import type { Filter } from '../../nostr/filter.js';
-import type { IngestContext } from '../ingest-types.js';
+import type { NostrEvent } from '../nostr/event.js';
+import type { Filter } from '../nostr/filter.js';
+import type { IngestContext } from './types.js';
 
 export interface EventInfo {
   event: NostrEvent;

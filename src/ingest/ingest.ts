@@ -5,9 +5,8 @@ import { canonical, structureError, type NostrEvent } from '../nostr/event.js';
 import { isEphemeral } from '../nostr/kinds.js';
 import type { AsyncVerifier } from './verify-pool.js';
 import type { EventStore } from '../store/types.js';
-import type { Ingest, IngestResult, OnStored } from './ingest-types.js';
-import { firstRefusal, type Policies } from './policy/types.js';
-import type { RelayMetrics } from './metrics.js';
+import type { Ingest, IngestMetrics, IngestResult, OnStored } from './types.js';
+import { firstRefusal, type Policies } from './hooks.js';
 
 export interface IngestDeps {
   store: EventStore;
@@ -15,7 +14,7 @@ export interface IngestDeps {
   policies: Policies;
   /** fan-out to live subscriptions */
   onStored: OnStored;
-  metrics?: RelayMetrics;
+  metrics?: IngestMetrics;
 }
 
 const reasonOf = (message: string) => message.slice(0, Math.max(0, message.indexOf(':'))) || 'error';
