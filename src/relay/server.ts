@@ -72,7 +72,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
           { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
-      : inlineQueries(store, (outer) => access.scanGuard(outer));
+      : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
   let spiderControl: SpiderControl | undefined;
 
   const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
