@@ -30,6 +30,8 @@ test('fingerprint: sha256 of the little-endian sum mod 2^256 and the varint coun
   const fp = (ids: string[]) => hex(NegentropyStorage.fromItems(ids.map((id, i) => ({ timestamp: i, id }))).fingerprint(0, ids.length));
   const expect = (sum: Buffer, count: number) => createHash('sha256').update(Buffer.concat([sum, Buffer.from([count])])).digest('hex').slice(0, 32);
   assert.equal(fp([]), expect(Buffer.alloc(32), 0));
+  // the empty set's fingerprint as strfry 1.1.1 prints it (`strfry negentropy list` on an empty tree)
+  assert.equal(fp([]), '7f9c9e31ac8256ca2f258583df262dbc');
   // 0xff.. + 0x01 (little-endian) wraps to zero: the carry runs through all 32 bytes and out
   const ff = 'ff'.repeat(32);
   const one = '01' + '00'.repeat(31);
