@@ -72,32 +72,33 @@ export async function syncCommand(config: Config, argv: string[]): Promise<numbe
   let code = 0;
   let client: RelayClient | null = null;
   try {
-    // the first round: its failure decides the exit code
+    // the first sync decides the exit code
     const since = Math.floor(Date.now() / 1000) - 60;
     client = await attempt(opts, s);
-    if (s.error) code = s.reached ? 2 : 1;
+    if (!client) code = s.reached ? 2 : 1;
     else if (followMode) {
       progress.line(`caught up; following ${url} (SIGINT/SIGTERM to stop)`);
       let from = since;
-      for (let wait = 1000; !stopper.signal.aborted; ) {
-        await follow(client!, opts, s, from);
-        client?.close();
-        client = null;
-        if (stopper.signal.aborted) break;
-        // connection lost: catch up again, then follow from there
-        progress.line(`connection lost; reconnecting in ${wait / 1000} s`);
+      let wait = 1000;
+      while (!stopper.signal.aborted) {
+        if (client) {
+          await follow(client, opts, s, from);
+          client.close();
+          client = null;
+          if (stopper.signal.aborted) break;
+          progress.line(`connection lost; reconnecting in ${wait / 1000} s`);
+        }
         await sleep(wait, stopper.signal);
         if (stopper.signal.aborted) break;
+        // catch up again with a new reconciliation, then follow from there
         from = Math.floor(Date.now() / 1000) - 60;
-        delete s.error;
+        s.error = undefined;
         client = await attempt(opts, s);
-        const failed = (s as SyncSummary).error as SyncSummary['error']; // set by attempt()
-        if (failed) {
-          progress.line(`sync failed: ${failed.message}`);
-          client?.close();
-          client = null;
+        if (client) wait = 1000;
+        else {
+          progress.line(`sync failed (${errorText(s)}); retrying in ${Math.min(wait * 2, 60_000) / 1000} s`);
           wait = Math.min(wait * 2, 60_000);
-        } else wait = 1000;
+        }
       }
     }
   } finally {
@@ -113,7 +114,9 @@ export async function syncCommand(config: Config, argv: string[]): Promise<numbe
   return code;
 }
 
-/** Connects and syncs once; errors land in s.error. Returns the open connection on success. */
+const errorText = (s: SyncSummary): string => s.error?.message ?? 'unknown error';
+
+/** Connects and syncs once; errors land in s.error. Returns the open connection on success, else null. */
 async function attempt(opts: Parameters<typeof syncOnce>[1], s: SyncSummary): Promise<RelayClient | null> {
   let client: RelayClient;
   try {

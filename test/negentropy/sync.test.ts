@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
 import { CLI, ROOT, startRelayProcess, tempDir, type RelayProcess } from '../helpers/relay-process.js';
@@ -160,9 +160,30 @@ test('a remote that refuses big sets (NEG-ERR blocked:) is reconciled in time sl
   }
 });
 
-test('--follow mirrors new events live and stops cleanly on SIGTERM', async () => {
+/** A TCP forwarder to a relay whose connections can be cut (a network failure, the relay unchanged). */
+async function cuttableProxy(port: number): Promise<{ url: string; cut(): void; close(): void }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((c) => {
+    const r = net.connect(port, '127.0.0.1');
+    sockets.add(c).add(r);
+    c.pipe(r);
+    r.pipe(c);
+    const end = () => { c.destroy(); r.destroy(); sockets.delete(c); sockets.delete(r); };
+    c.on('error', end).on('close', end);
+    r.on('error', end).on('close', end);
+  });
+  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+  return {
+    url: `ws://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    cut: () => { for (const x of sockets) x.destroy(); },
+    close: () => { for (const x of sockets) x.destroy(); server.close(); },
+  };
+}
+
+test('--follow mirrors new events live, catches up after the connection drops, stops cleanly on SIGTERM', async () => {
   const [a, b] = await Promise.all([startRelayProcess(), startRelayProcess()]);
-  const p = spawn(process.execPath, [CLI, 'sync', a.url, '--follow', '--json', '--data', b.dataDir, '--port', String(b.port)], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' } });
+  const proxy = await cuttableProxy(a.port);
+  const p = spawn(process.execPath, [CLI, 'sync', proxy.url, '--follow', '--json', '--data', b.dataDir, '--port', String(b.port)], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' } });
   let stderr = '';
   let stdout = '';
   p.stderr.on('data', (d) => (stderr += d));
@@ -178,6 +199,12 @@ test('--follow mirrors new events live and stops cleanly on SIGTERM', async () =
     await publish(a.url, [ev]);
     const got = await watcher.next((m) => m[0] === 'EVENT' && (m[2] as NostrEvent).id === ev.id, 10_000, 'the new event on the mirror');
     assert.equal((got[2] as NostrEvent).content, 'fresh');
+    // the connection drops; an event published meanwhile arrives through the new reconciliation
+    proxy.cut();
+    const later = new Author().sign({ content: 'while disconnected' });
+    await publish(a.url, [later]);
+    await watcher.next((m) => m[0] === 'EVENT' && (m[2] as NostrEvent).id === later.id, 15_000, 'the event published while disconnected');
+    assert.match(stderr, /connection lost; reconnecting/);
     p.kill('SIGTERM');
     assert.equal(await exited, 0, stderr);
     const summary = JSON.parse(stdout.trim()) as SyncSummary;
@@ -185,6 +212,7 @@ test('--follow mirrors new events live and stops cleanly on SIGTERM', async () =
   } finally {
     watcher.close();
     p.kill('SIGKILL');
+    proxy.close();
     await a.cleanup();
     await b.cleanup();
   }
