@@ -2,23 +2,15 @@
 // reconciliation between two in-memory parties, counting rounds and bytes.
 import { createHash } from 'node:crypto';
 import { Negentropy, NegentropyStorage } from '../../src/nostr/negentropy.js';
+import { prng } from '../../bench/lib/events.js';
 
 export interface TestItem {
   timestamp: number;
   id: string;
 }
 
-/** A small deterministic PRNG so a failure can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (the benchmarks' mulberry32) so a failure can be replayed from its seed. */
+export const rng = prng;
 
 /** A deterministic 32-byte id (hex) from a label. */
 export const idOf = (label: string): string => createHash('sha256').update(label).digest('hex');

@@ -49,6 +49,12 @@ async function publishAll(c: Client, evs: NostrEvent[]): Promise<void> {
   for (const e of evs) assert.equal((await c.publish(e)).ok, true);
 }
 
+async function negMetrics(r: RelayProcess): Promise<{ sessions: number; records: number }> {
+  const text = await (await fetch(`${r.httpUrl}/metrics`)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+  return { sessions: value('orbweaver_negentropy_sessions'), records: value('orbweaver_negentropy_records') };
+}
+
 async function nip11(r: RelayProcess): Promise<{ supported_nips: number[] }> {
   const res = await fetch(r.httpUrl, { headers: { Accept: 'application/nostr+json' } });
   return (await res.json()) as { supported_nips: number[] };
@@ -173,6 +179,7 @@ describe('negentropy limits and refusals', () => {
     assert.match(third[2] as string, /^blocked: too many open negentropy sessions/);
     c.send(['NEG-CLOSE', 'k1b']);
     assert.equal((await open('k3b', { kinds: [1], limit: 1 }))[0], 'NEG-MSG', 'a closed session frees its place');
+    assert.deepEqual(await negMetrics(relay), { sessions: 2, records: 151 });
     // both open sessions go idle: closed after idleTimeout
     const idle = await c.next((m) => m[0] === 'NEG-ERR' && m[1] === 'k1', 5000, 'idle NEG-ERR');
     assert.match(idle[2] as string, /^closed: /);
@@ -181,6 +188,8 @@ describe('negentropy limits and refusals', () => {
     assert.match((await c.next(isNeg('k1')))[2] as string, /^closed: /, 'an idle-closed session is gone');
     assert.equal((await open('k7b', { kinds: [7] }))[0], 'NEG-MSG', 'records of closed sessions are released');
     c.send(['NEG-CLOSE', 'k7b']);
+    await c.query({ limit: 1 }); // NEG-CLOSE has no answer: a REQ round trip orders it
+    assert.deepEqual(await negMetrics(relay), { sessions: 0, records: 0 });
   });
 
   test('malformed NEG messages get NEG-ERR invalid:/closed:, and the connection keeps working', async () => {

@@ -31,13 +31,15 @@ interface NegState {
   conns: WeakMap<Connection, Map<string, Session>>;
   /** records held by every open session */
   held: number;
+  /** open sessions (collecting or answering) */
+  open: number;
 }
 
 const states = new WeakMap<RelayContext, NegState>();
 
 function stateOf(h: RelayContext): NegState {
   let s = states.get(h);
-  if (!s) states.set(h, (s = { conns: new WeakMap(), held: 0 }));
+  if (!s) states.set(h, (s = { conns: new WeakMap(), held: 0, open: 0 }));
   return s;
 }
 
@@ -48,8 +50,8 @@ function sessionsOf(h: RelayContext, conn: Connection): Map<string, Session> {
   return m;
 }
 
-/** Records held by open sessions (status figures, tests). */
-export const negentropyRecordsHeld = (h: RelayContext): number => stateOf(h).held;
+/** Open sessions and the records they hold (/metrics). */
+export const negentropyFigures = (h: RelayContext): { sessions: number; records: number } => ({ sessions: stateOf(h).open, records: stateOf(h).held });
 
 function drop(h: RelayContext, conn: Connection, s: Session): void {
   s.abort.aborted = true;
@@ -59,7 +61,10 @@ function drop(h: RelayContext, conn: Connection, s: Session): void {
   s.records = 0;
   s.neg = null;
   const m = sessionsOf(h, conn);
-  if (m.get(s.subId) === s) m.delete(s.subId);
+  if (m.get(s.subId) === s) {
+    m.delete(s.subId);
+    stateOf(h).open--;
+  }
 }
 
 function refuse(h: RelayContext, conn: Connection, subId: string, reason: string, max?: number): void {
@@ -113,6 +118,7 @@ export async function handleNegOpen(h: RelayContext, conn: Connection, subId: st
   const s: Session = { subId, abort: { aborted: false }, neg: null, records: 0, idle: null };
   sessions.set(subId, s);
   const st = stateOf(h);
+  st.open++;
   const guard = h.queries.scanGuard(s.abort, cfg.scanBudget);
   const hidden: HiddenKinds | undefined = h.access.dms.needsFiltering(filters, conn.authed) ? { kinds: [...h.access.dms.kinds], authed: [...conn.authed] } : undefined;
   let release: (() => void) | null = null;
