@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// orbweaver <relay|spider|worker|import|export|stats|config> — the only entry point.
+// orbweaver <relay|spider|worker|sync|import|export|stats|config> — the only entry point.
 import { ConfigError, loadConfig, leaves, configSchema, type Config } from './config.js';
 import { createLogger } from './relay/logger.js';
 import { VERSION } from './relay/version.js';
@@ -16,6 +16,8 @@ commands:
                    relay at host:port if it answers, else in this process)
   worker           a spider worker sharing the relay's crawl through Redis: --redis redis://...
                    --relay ws://home-relay:7447 (docs/scaling.md)
+  sync <url>       reconcile with a remote relay through NIP-77 and transfer the difference:
+                   --filter '<json>' --dir down|up|both --follow (docs/sync.md)
   import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
   export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
   stats            store size, index sizes, events per kind, top authors (--json, --top N)
@@ -143,12 +145,14 @@ export async function main(argv: string[]): Promise<number> {
       return -1; // keeps running
     case 'import':
     case 'export':
-    case 'stats': {
+    case 'stats':
+    case 'sync': {
       const { importCommand } = await import('./commands/import.js');
       const { exportCommand } = await import('./commands/export.js');
       const { statsCommand } = await import('./commands/stats.js');
+      const { syncCommand } = await import('./commands/sync.js');
       const { UsageError } = await import('./commands/common.js');
-      const run = { import: importCommand, export: exportCommand, stats: statsCommand }[parsed.command as 'import' | 'export' | 'stats'];
+      const run = { import: importCommand, export: exportCommand, stats: statsCommand, sync: syncCommand }[parsed.command as 'import' | 'export' | 'stats' | 'sync'];
       try {
         return await run(config, parsed.rest);
       } catch (e) {

@@ -9,7 +9,7 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
   const doc: Record<string, unknown> = {
     name: info.name,
     description: info.description,
-    supported_nips: [...new Set([...SUPPORTED_NIPS, ...extraNips])].sort((a, b) => a - b),
+    supported_nips: [...new Set([...SUPPORTED_NIPS, ...(config.negentropy.enabled ? [77] : []), ...extraNips])].sort((a, b) => a - b),
     software: SOFTWARE,
     version: VERSION,
     limitation: {

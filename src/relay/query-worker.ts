@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
 import type { SeenSerials } from '../store/types.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
+import { visibleValue } from './handlers/neg-items.js';
 
 const init = workerData as WorkerInit;
 const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, readOnly: true }).catch((e: Error) => {
@@ -57,7 +58,8 @@ function reply(r: Reply, gid: number, g: Guard): void {
   r.steps = g.steps;
   r.tripped = g.tripped;
   if (--g.refs === 0) guards.delete(gid);
-  parentPort!.postMessage([r]);
+  // negentropy records move to the main thread instead of being copied
+  parentPort!.postMessage([r], r.neg && r.neg.records.byteLength > 0 ? [r.neg.records.buffer as ArrayBuffer] : []);
 }
 
 async function run(m: Request): Promise<void> {
@@ -72,6 +74,9 @@ async function run(m: Request): Promise<void> {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
       const events = await store.query(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen });
       reply({ id: m.id, events, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
+    } else if (m.t === 'n') {
+      const neg = await store.negentropyItems(m.filter, { maxItems: m.req.maxItems, accept: visibleValue(m.req.hidden), now: m.now, signal: g });
+      reply({ id: m.id, neg }, m.g, g);
     } else {
       const n = await store.count(m.filters, { now: m.now, signal: g });
       reply({ id: m.id, n }, m.g, g);

@@ -15,6 +15,7 @@ import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { closeAll } from './handlers/close.js';
+import { negentropyFigures } from './handlers/neg.js';
 import { deliver } from './handlers/req.js';
 import { mountHttp } from './http.js';
 import { relayInfo } from './nip11.js';
@@ -72,7 +73,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
           { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
-      : inlineQueries(store, (outer) => access.scanGuard(outer));
+      : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
   let spiderControl: SpiderControl | undefined;
 
   const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
@@ -84,6 +85,8 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
 
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
+  registry.gauge('orbweaver_negentropy_sessions', 'open NIP-77 sessions', () => negentropyFigures(ctx).sessions);
+  registry.gauge('orbweaver_negentropy_records', 'records held by open NIP-77 sessions (36 bytes each)', () => negentropyFigures(ctx).records);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
   registry.gauge('orbweaver_store_bytes', 'bytes used by the LMDB data file', () => store.stats().bytes);
 

@@ -4,14 +4,11 @@
 // live subscribers; otherwise the store is opened here and the in-process ingest path is used.
 import { createLogger } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
-import { openPipeline, type Pipeline } from '../app/pipeline.js';
-import { openStore } from '../store/index.js';
-import type { EventStore } from '../store/types.js';
+import { localRelayUrl, openCommandSink, SinkError, type CommandSink } from '../app/command-sink.js';
 import { createSpider } from './spider.js';
-import { ingestSink, type EventSink } from './sink.js';
-import { homeSink } from './deliver.js';
-import { parseSecretKey } from '../nostr/keys.js';
 import { formatSummary } from './status.js';
+
+export { localRelayUrl } from '../app/command-sink.js';
 
 export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]
 
@@ -22,15 +19,6 @@ export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay 
   --local          do not look for a running relay: open the store and ingest in this process
 without --once the spider runs every spider.interval until SIGINT/SIGTERM.
 Settings: spider.* in relay.config.json or ORBWEAVER_SPIDER_* (see \`orbweaver config --env\`).`;
-
-/** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
-export function localRelayUrl(config: Config): string {
-  let host = config.host;
-  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
-  if (host === '::') host = '::1';
-  if (host.includes(':')) host = `[${host}]`;
-  return `ws://${host}:${config.port}`;
-}
 
 export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
   let once = false, json = false, local = false;
@@ -47,38 +35,16 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
   }
   const logger = createLogger(config.logLevel);
   const ownUrl = localRelayUrl(config);
-  const target = relayUrl ?? ownUrl;
-  let sink: EventSink | undefined;
-  let pipeline: Pipeline | undefined;
-  if (!local) {
-    // The same delivery as a worker's: every event is retried until the relay decides on it, and
-    // with spider.workerKey set it authenticates first (NIP-42).
-    const home = homeSink({
-      url: target, authUrl: config.publicUrl || undefined,
-      secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
-      connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
-      deliveryTimeout: config.spider.deliveryTimeout, log: logger,
-    });
-    try {
-      await home.ready();
-      sink = home;
-      logger.info({ relay: target }, 'spider: publishing to the running relay');
-    } catch (e) {
-      await home.close();
-      if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); return 2; }
-      logger.info({ relay: target }, 'spider: no relay answers; ingesting in this process');
-    }
+  let opened: CommandSink;
+  try {
+    // the spider's own records (directory, cursors) live beside the events of the relay's store: writable
+    opened = await openCommandSink(config, logger, { relayUrl, local, writable: true, label: 'spider' });
+  } catch (e) {
+    if (!(e instanceof SinkError)) throw e;
+    logger.error({ relay: relayUrl, err: e.message }, 'spider: the relay given with --relay does not answer');
+    return 2;
   }
-  let store: EventStore;
-  if (!sink) {
-    // the relay's own pipeline (policies, ingest), so a standalone run meets the same rules as the relay
-    pipeline = await openPipeline(config, logger, { verifyThreads: 0 });
-    store = pipeline.store;
-    sink = ingestSink(pipeline.ingest);
-  } else {
-    // the spider's own records (directory, cursors) live beside the events of the relay's store
-    store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
-  }
+  const { sink, store } = opened;
   const spider = createSpider({
     config: config.spider, store, sink, logger,
     selfPubkey: config.info.pubkey || undefined,
@@ -104,9 +70,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     code = 2;
   } finally {
     await spider.stop();
-    await sink.close();
-    if (pipeline) await pipeline.close();
-    else await store.close();
+    await opened.close();
     logger.flush?.();
   }
   return code;

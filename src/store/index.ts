@@ -7,6 +7,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import { decodeEvent } from './codec.js';
 import { migrate } from './migrations.js';
+import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } from './negentropy.js';
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
 import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
@@ -14,6 +15,7 @@ import type { EventStore, QueryOptions, StoreStats, WriteResult } from './types.
 import { BatchWriter } from './writer.js';
 
 export type { EventStore, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
+export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 
 export interface OpenStoreOptions {
   /** directory of the LMDB environment (created if missing) */
@@ -98,6 +100,10 @@ class LmdbEventStore implements EventStore {
 
   iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string> {
     return runIterate(this.scanEnv(opts), filter);
+  }
+
+  negentropyItems(filter: Filter, opts: NegentropyItemOptions & Pick<QueryOptions, 'signal' | 'now'>): Promise<NegentropyItems> {
+    return runNegentropyItems(this.scanEnv(opts), filter, opts);
   }
 
   get(id: string): NostrEvent | undefined {

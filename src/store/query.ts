@@ -26,6 +26,13 @@ export interface ScanEnv {
 /** A filter that can match stored events at all (storage: created_at fits 32 bits). */
 export const canMatch = (f: Filter): boolean => !isEmptyFilter(f) && (f.since ?? 0) <= MAX_CREATED_AT;
 
+/**
+ * Receives each match instead of the result list (negentropy items): the stored value (volatile:
+ * read what is needed before returning) and its created_at. Returning false ends the scan.
+ * Matches come newest first from index plans; the ids plan hands them in no particular order.
+ */
+export type MatchSink = (createdAt: number, value: Buffer) => boolean;
+
 interface CountMode {
   /** filters counted before this one: an event matching one of them is not counted again */
   exclude: CompiledFilter[];
@@ -63,6 +70,7 @@ export class FilterScan {
     f: Filter,
     private readonly limit: number,
     private readonly countMode?: CountMode,
+    private readonly sink?: MatchSink,
   ) {
     this.plan = planFilter(env.dbs, f);
     this.cf = new CompiledFilter(f, this.plan.name === 'ids' ? undefined : this.plan.exactTag);
@@ -110,6 +118,11 @@ export class FilterScan {
       const value = dbs.events.getBinaryFast(serialKey(keySerial(key)));
       if (value === undefined || value.length === 0) continue; // deleted since the key was read
       if (!this.cf.matches(value, now)) continue;
+      if (this.sink) {
+        if (this.sink(ca, value)) continue;
+        this.done = true;
+        return;
+      }
       if (cm) {
         if (!excluded(cm, value, now)) this.count++;
         continue;
@@ -155,6 +168,10 @@ export class FilterScan {
     for (const serial of this.idSerials) {
       const value = dbs.events.getBinaryFast(serialKey(serial));
       if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
+      if (this.sink) {
+        if (this.sink(createdAtOf(value), value)) continue;
+        break;
+      }
       if (cm) {
         if (!excluded(cm, value, now)) this.count++;
         continue;
@@ -176,7 +193,7 @@ function excluded(cm: CountMode, value: Buffer, now: number): boolean {
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Runs a scan to the end, yielding to the event loop between steps. False when aborted. */
-async function drive(scan: FilterScan, env: ScanEnv): Promise<boolean> {
+export async function drive(scan: FilterScan, env: ScanEnv): Promise<boolean> {
   for (;;) {
     if (env.signal?.aborted) return false;
     scan.step(env.yieldEvery);

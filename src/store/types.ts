@@ -2,6 +2,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
+import type { NegentropyItemOptions, NegentropyItems } from './negentropy.js';
 
 /**
  * What the store decided for one event, inside its write transaction.
@@ -76,6 +77,12 @@ export interface EventStore {
   count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number>;
   /** Streams every match of one filter newest first without a limit, in constant memory (export). */
   iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string>;
+  /**
+   * NIP-77: (created_at, id) of every event matching the filter, ascending, as packed negentropy
+   * records, without decoding events (store/negentropy.ts). More than opts.maxItems matches give
+   * overLimit and no records. The filter's limit keeps the newest events, as for REQ.
+   */
+  negentropyItems(filter: Filter, opts: NegentropyItemOptions & Pick<QueryOptions, 'signal' | 'now'>): Promise<NegentropyItems>;
   /** One event by id, or undefined. */
   get(id: string): NostrEvent | undefined;
   /** Delete events whose expiration is at or before `now` (unix seconds). Returns how many. */

@@ -1,6 +1,7 @@
 // CLOSE ends a subscription: it leaves the live index and any running scan stops.
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
+import { closeNegSessions } from './neg.js';
 
 export function closeSubscription(h: RelayContext, conn: Connection, subId: string): boolean {
   const sub = conn.subs.get(subId);
@@ -13,4 +14,5 @@ export function closeSubscription(h: RelayContext, conn: Connection, subId: stri
 
 export function closeAll(h: RelayContext, conn: Connection): void {
   for (const subId of [...conn.subs.keys()]) closeSubscription(h, conn, subId);
+  closeNegSessions(h, conn);
 }

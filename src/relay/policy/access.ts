@@ -174,10 +174,11 @@ export class Access {
   /**
    * A signal for store.query/count that stops the scan once it has read `read.scanBudget` index
    * entries or run `read.queryTimeout`. The store checks the signal once per step of
-   * `store.queryYieldEvery` entries, so each check is counted as that many entries.
+   * `store.queryYieldEvery` entries, so each check is counted as that many entries. `scanBudget`
+   * replaces read.scanBudget for scans with their own budget (NEG-OPEN: negentropy.scanBudget).
    */
-  scanGuard(outer: { aborted: boolean }): ScanGuard {
-    const maxSteps = Math.max(1, Math.ceil(this.config.read.scanBudget / this.config.store.queryYieldEvery));
+  scanGuard(outer: { aborted: boolean }, scanBudget = this.config.read.scanBudget): ScanGuard {
+    const maxSteps = Math.max(1, Math.ceil(scanBudget / this.config.store.queryYieldEvery));
     const deadline = Date.now() + this.config.read.queryTimeout;
     let steps = 0;
     let tripped: ScanGuard['tripped'] = null;
