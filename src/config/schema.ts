@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { relaySchemaShape } from './relay.js';
 import { spiderSchema } from './spider.js';
 import { policySchemaShape } from './policy.js';
+import { searchSchema } from './search.js';
 
 export const configSchema = z
   .object({
     ...relaySchemaShape,
     ...policySchemaShape,
     spider: spiderSchema,
+    search: searchSchema,
   })
   .strict();
 
