@@ -1,10 +1,10 @@
 // NIP-50: what of an event is searchable (its SearchDoc), whether and how well a query matches it
 // (its tier), and the index keys the store files it under. The store keeps each indexed event's
-// SearchDoc and scores candidates with tierOf; live subscriptions score new events with the same
-// function, so both answer alike. Pure: no I/O.
+// SearchDoc in its encoded form and scores candidates with tierOf; live subscriptions score new
+// events with the same function on the same form, so both answer alike. Pure: no I/O.
 import type { NostrEvent } from './event.js';
 import type { SearchQuery, SearchTerm } from './search-query.js';
-import { fold, foldField, MAX_TERM_CHARS, nip05Parts, termKeys, termMatches, terms, truncate } from './search-text.js';
+import { fold, foldField, MAX_TERM_CHARS, nip05Parts, termKeys, terms, truncate } from './search-text.js';
 
 export { isActiveSearch, parseSearch, type SearchQuery, type SearchTerm } from './search-query.js';
 
@@ -14,7 +14,7 @@ export interface SearchDoc {
   fields: string[];
   /** terms of the names: name, display_name, nip05 local part */
   name: string[];
-  /** terms of the rest: about (or a non-profile event's content), lud16, the nip05 domain */
+  /** terms of the rest: about (or a non-profile event's content) */
   body: string[];
   /** nip05 domain ('' when none) */
   domain: string;
@@ -79,9 +79,9 @@ export function searchDoc(kind: number, content: string): SearchDoc | null {
     const localName = local === '_' ? '' : local;
     for (const f of [name, display, nip05, localName, lud16]) addField(f);
     for (const f of [name, display, localName]) addTerms(doc.name, f, MAX_TERM_CHARS);
+    // lud16 and the nip05 domain only as whole fields (and domain:): their words ("getalby", "com")
+    // would match a large share of all profiles and cost index entries on every write
     addTerms(doc.body, str(p.about), MAX_BODY_CHARS);
-    addTerms(doc.body, lud16, MAX_TERM_CHARS);
-    addTerms(doc.body, domain, MAX_TERM_CHARS);
     doc.domain = domain;
   } else {
     addTerms(doc.body, content, MAX_BODY_CHARS);
@@ -110,55 +110,59 @@ export function docKeys(doc: SearchDoc, visit: (cls: number, key: string) => voi
   if (doc.domain !== '') visit(KEY_CLASS.DOMAIN, doc.domain);
 }
 
-function has(docTerms: string[], t: SearchTerm): boolean {
-  for (const d of docTerms) if (termMatches(d, t.text, t.run)) return true;
-  return false;
-}
-
-/** How well `doc` matches `q` (TIER), or -1 for no match. An inactive query (isActiveSearch) matches everything at EXACT. */
-export function tierOf(q: SearchQuery, doc: SearchDoc): number {
-  if (q.domain !== undefined && doc.domain !== q.domain) return -1;
-  if (q.text === '') return TIER.EXACT; // domain: only
-  let prefix = false;
-  for (const f of doc.fields) {
-    if (f === q.text) return TIER.EXACT;
-    if (!prefix && f.startsWith(q.text)) prefix = true;
-  }
-  if (prefix) return TIER.FIELD_PREFIX;
-  if (q.terms.length === 0) return -1;
-  let allInName = true;
-  for (const t of q.terms) {
-    if (has(doc.name, t)) continue;
-    allInName = false;
-    if (!has(doc.body, t)) return -1;
-  }
-  return allInName ? TIER.NAME : TIER.BODY;
-}
-
-// ---- the SearchDoc as the store keeps it: sections split by RS, terms by US (folded text has no controls) ----
+// ---- the stored form, and scoring on it ----
+// A SearchDoc is kept (and scored) as one string: four sections split by RS, each list written as
+// US item US item ... US. "Some name term starts with t" is then one indexOf of US+t inside the
+// name section, "a field is exactly q" one indexOf of US+q+US: no parsing, no arrays, per candidate.
+// Folded text holds no control characters, so neither separator can occur inside an item.
 
 const RS = '\u001e';
 const US = '\u001f';
 
-export function encodeDoc(d: SearchDoc): string {
-  return [d.fields.join(US), d.name.join(US), d.body.join(US), d.domain].join(RS);
+/** The stored form of a SearchDoc (what tierOf scores). */
+export type EncodedDoc = string;
+
+export function encodeDoc(d: SearchDoc): EncodedDoc {
+  const list = (xs: string[]) => (xs.length > 0 ? US + xs.join(US) + US : '');
+  return [list(d.fields), list(d.name), list(d.body), d.domain].join(RS);
 }
 
-export function decodeDoc(s: string): SearchDoc {
-  const [f, n, b, domain] = s.split(RS);
-  const list = (x: string | undefined): string[] => (x ? x.split(US) : []);
-  return { fields: list(f), name: list(n), body: list(b), domain: domain ?? '' };
+/** Whether `needle` occurs in doc[from, to). */
+const within = (doc: string, needle: string, from: number, to: number): boolean => {
+  const i = doc.indexOf(needle, from);
+  return i >= 0 && i + needle.length <= to;
+};
+
+const hasTerm = (doc: string, t: SearchTerm, from: number, to: number): boolean => within(doc, t.run ? t.text : US + t.text, from, to);
+
+/** How well the stored doc matches `q` (TIER), or -1 for no match. A query with no text but a domain matches at EXACT. */
+export function tierOf(q: SearchQuery, doc: EncodedDoc): number {
+  const a = doc.indexOf(RS);
+  const b = doc.indexOf(RS, a + 1);
+  const c = doc.indexOf(RS, b + 1);
+  if (q.domain !== undefined && (doc.length - c - 1 !== q.domain.length || !doc.endsWith(q.domain))) return -1;
+  if (q.text === '') return TIER.EXACT; // domain: only
+  if (within(doc, US + q.text, 0, a)) return within(doc, US + q.text + US, 0, a) ? TIER.EXACT : TIER.FIELD_PREFIX;
+  if (q.terms.length === 0) return -1;
+  let allInName = true;
+  for (const t of q.terms) {
+    if (hasTerm(doc, t, a + 1, b)) continue;
+    allInName = false;
+    if (!hasTerm(doc, t, b + 1, c)) return -1;
+  }
+  return allInName ? TIER.NAME : TIER.BODY;
 }
 
 // ---- live matching ----
 
-/** SearchDoc per event object: one event fanned out to many search subscriptions is folded once. */
-const docs = new WeakMap<object, SearchDoc | null>();
+/** The stored form of an event's SearchDoc, per event object: one event fanned out to many search subscriptions is folded once. */
+const docs = new WeakMap<object, EncodedDoc | null>();
 
-export function docOfEvent(ev: Pick<NostrEvent, 'kind' | 'content'>): SearchDoc | null {
+export function docOfEvent(ev: Pick<NostrEvent, 'kind' | 'content'>): EncodedDoc | null {
   let d = docs.get(ev);
   if (d === undefined) {
-    d = searchDoc(ev.kind, ev.content);
+    const sd = searchDoc(ev.kind, ev.content);
+    d = sd ? encodeDoc(sd) : null;
     docs.set(ev, d);
   }
   return d;

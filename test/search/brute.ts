@@ -52,7 +52,7 @@ function prepare(p: Profile): Prepared {
       domain,
       fields: [p.name, p.display_name, p.nip05, local === '_' ? '' : local, p.lud16].filter((v): v is string => !!v).map(ws),
       names: pieces([p.name ?? '', p.display_name ?? '', local === '_' ? '' : local].join(' \n ')),
-      body: pieces([p.about ?? '', p.lud16 ?? '', domain].join(' \n ')),
+      body: pieces(p.about ?? ''),
     };
     prepared.set(p, x);
   }
