@@ -260,7 +260,7 @@ test('the index persists: reopening does not rebuild it; a new format or new sea
   }
 });
 
-test('a very common term costs at most search.maxPostings index entries, and still answers', async () => {
+test('a very common term costs at most search.maxPostings index entries, and still answers; COUNT stays exact', async () => {
   const dir = tmpDir();
   const maxPostings = 300;
   const store = await openStore({ dir, mapSize: 256 * 1024 ** 2, queryYieldEvery: 16, search: { maxPostings } });
@@ -275,6 +275,9 @@ test('a very common term costs at most search.maxPostings index entries, and sti
     assert.deepEqual(got.map((j) => (JSON.parse(j) as NostrEvent).id), [one.id]);
     // entries read: the cap, plus the estimates of the two keys (1,000 each at most, per phase), in steps of 16
     assert.ok(polls * 16 <= maxPostings + 4 * 1000 + 16 * 4, `${polls} steps of 16 entries`);
+    // COUNT is exact whatever maxPostings says (the scan budget bounds it, like any COUNT)
+    assert.equal(await store.count([sf('alpha beta', 10)]), 1);
+    assert.equal(await store.count([sf('common', 10)]), 2000);
     // a domain only a few profiles have drives the search: all of them are found, however common the word
     const rare = Array.from({ length: 5 }, (_, i) => profileEvent({ name: `x${i}`, nip05: `x${i}@rare.example`, about: 'bitcoin' }));
     await putAll(store, rare);

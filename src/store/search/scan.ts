@@ -8,9 +8,10 @@
 //   C  the rarest query key among name and body terms                           -> tier 3
 // Every tier-t result has the key each phase reads, so a phase that ends early has already found
 // every better one. Filters that name ids or authors are cheaper the other way round: their few
-// events are scored directly. Bounded cost: at most search.maxPostings entries per filter, every
-// entry counted against the scan budget (the caller's signal is polled between steps), and the
-// rarest key drives an intersection, so a very common word costs no more than a rare one.
+// events are scored directly. Bounded cost: at most search.maxPostings entries per filter (the best
+// found so far are returned), every entry counted against the scan budget (the caller's signal is
+// polled between steps), and the rarest key drives an intersection, so a very common word costs no
+// more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
 import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
 import type { Filter } from '../../nostr/filter.js';
 import { createdAtOf, idHexOf, jsonOf } from '../codec.js';
@@ -53,6 +54,8 @@ export class SearchScan implements Scan {
   private readonly buckets: Item[][] = Array.from({ length: TIERS }, () => []);
   private readonly seen = new Set<number>();
   private read = 0;
+  /** search.maxPostings for a REQ; a COUNT or an export (no limit) must see every match: only the scan budget bounds them */
+  private readonly cap: number;
   private readonly work: Generator<number, void>;
 
   constructor(
@@ -66,6 +69,7 @@ export class SearchScan implements Scan {
     this.s = env.dbs.search!;
     this.rest = { ...f, search: undefined };
     this.cf = new CompiledFilter(this.rest);
+    this.cap = limit === Infinity ? Infinity : this.s.maxPostings;
     this.work = this.run();
     if (limit <= 0) this.done = true;
   }
@@ -110,7 +114,7 @@ export class SearchScan implements Scan {
 
   /** Scores the filter's own (few) events: ids and authors filters. */
   private *byFilter(): Generator<number, void> {
-    const scan = this.filterScan(this.rest, this.s.maxPostings);
+    const scan = this.filterScan(this.rest, this.cap);
     while (!scan.done) {
       scan.step(64);
       yield 64;
@@ -129,7 +133,7 @@ export class SearchScan implements Scan {
     for (const r of ranges) {
       for (const key of this.keys(r)) {
         yield 1;
-        if (++this.read > this.s.maxPostings) {
+        if (++this.read > this.cap) {
           this.truncated = true;
           return true;
         }
