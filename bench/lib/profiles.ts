@@ -2,6 +2,9 @@
 // scripts (Latin with and without accents, Cyrillic, Greek, Japanese, Chinese, Korean, Arabic,
 // Thai), written in the styles people use (Alice Smith, alice_smith, ALICE, さとし), nip05 and lud16
 // at a handful of domains, and short abouts. Deterministic: profile i of seed s is always the same.
+import { prng } from './events.js';
+
+export { prng };
 
 export interface Profile {
   name?: string;
@@ -35,25 +38,13 @@ export const ABOUT_WORDS = [
   'музыка', 'φωτογραφία', 'naïve', 'über', 'résumé',
 ];
 
-/** mulberry32 */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)];
 const cap = (s: string): string => s.charAt(0).toUpperCase() + s.slice(1);
 const ascii = (s: string): boolean => /^[a-z]+$/i.test(s);
 
 /** Profile i of a seed. `unique` adds a number to names and handles so that 100,000 profiles are not all alike. */
 export function profile(seed: number, i: number, unique = false): Profile {
-  const r = rng(seed * 1_000_003 + i);
+  const r = prng(seed * 1_000_003 + i);
   const first = pick(r, FIRST_NAMES);
   const last = pick(r, SURNAMES);
   const n = unique ? String(i) : '';

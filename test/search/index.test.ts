@@ -11,7 +11,7 @@ import { docKeys, searchDoc } from '../../src/nostr/search.js';
 import { openDbs } from '../../src/store/schema.js';
 import { SEARCH_META_KEY } from '../../src/store/search/rebuild.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import { profile, rng, type Profile } from '../../bench/lib/profiles.js';
+import { prng as rng, profile, type Profile } from '../../bench/lib/profiles.js';
 import { ev, put, tmpDir } from '../store/helpers.js';
 import { bruteTier, pieces } from './brute.js';
 

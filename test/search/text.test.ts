@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { asciiWords, fold, foldField, icuWords, terms, termKeys, wordsOf } from '../../src/nostr/search-text.js';
-import { rng } from '../../bench/lib/profiles.js';
+import { prng as rng } from '../../bench/lib/profiles.js';
 import { encodeDoc, parseSearch, searchDoc, tierOf, TIER, matchSearch, MAX_KEYS } from '../../src/nostr/search.js';
 import { FilterError, parseFilter, matchFilter, toWire } from '../../src/nostr/filter.js';
 import type { NostrEvent } from '../../src/nostr/event.js';

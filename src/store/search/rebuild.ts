@@ -4,7 +4,7 @@
 // the log. The marker is written last, so a rebuild cut short (kill -9) starts over at the next open.
 import type { RootDatabase } from 'lmdb';
 import { decodeEvent } from '../codec.js';
-import { kindPrefix, keySerial, serialKey, timeRange } from '../keys.js';
+import { EMPTY, kindPrefix, keySerial, serialKey, timeRange } from '../keys.js';
 import type { Dbs } from '../schema.js';
 import { visitSearchEntries } from './entries.js';
 import type { SearchDbs } from './schema.js';
@@ -30,7 +30,7 @@ type Logger = { info?(o: object, msg?: string): void; warn(o: object, msg?: stri
 
 const wanted = (s: SearchDbs): Marker => ({ version: SEARCH_FORMAT_VERSION, kinds: [...s.kinds].sort((a, b) => a - b) });
 
-export function searchIndexCurrent(dbs: Dbs): boolean {
+function searchIndexCurrent(dbs: Dbs): boolean {
   if (!dbs.search) return true;
   const have = dbs.meta.get(SEARCH_META_KEY) as Marker | undefined;
   const want = wanted(dbs.search);
@@ -63,7 +63,7 @@ export function ensureSearchIndex(env: RootDatabase, dbs: Dbs, logger?: Logger):
         for (const k of keys) {
           const serial = keySerial(k);
           const value = dbs.events.getBinary(serialKey(serial));
-          if (value) visitSearchEntries(s, decodeEvent(value), serial, (db, key, v) => db.putSync(key, v ?? Buffer.alloc(0)));
+          if (value) visitSearchEntries(s, decodeEvent(value), serial, (db, key, v) => db.putSync(key, v ?? EMPTY));
         }
       });
       done += keys.length;

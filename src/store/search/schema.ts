@@ -41,7 +41,7 @@ export function openSearchDbs(env: RootDatabase, opts: SearchOptions = {}): Sear
   };
 }
 
-/** class + key + 0x00: the exact key's range starts here; the key as a prefix starts at prefixStart. */
+/** The index key of one posting: class + key + 0x00 + inverted serial. */
 export function postingKey(cls: number, key: string, serial: number): Buffer {
   const n = Buffer.byteLength(key, 'utf8');
   const b = Buffer.allocUnsafe(1 + n + 1 + SERIAL_BYTES);
@@ -54,11 +54,8 @@ export function postingKey(cls: number, key: string, serial: number): Buffer {
 
 export const postingSerial = (key: Buffer): number => MAX_SERIAL - key.readUIntBE(key.length - SERIAL_BYTES, SERIAL_BYTES);
 
-/** Whether the posting's key is exactly the looked-up key (not a longer key sharing the prefix). */
-export const postingIsExact = (key: Buffer, prefixBytes: number): boolean => key.length === prefixBytes + 1 + SERIAL_BYTES;
-
 /** Forward range of every posting whose key starts with `prefix` in class `cls` (UTF-8 never holds 0xff). */
-export function prefixRange(cls: number, prefix: string): { start: Buffer; end: Buffer; prefixBytes: number } {
+export function prefixRange(cls: number, prefix: string): { start: Buffer; end: Buffer } {
   const p = Buffer.from(prefix, 'utf8');
   const start = Buffer.allocUnsafe(1 + p.length);
   start[0] = cls;
@@ -66,7 +63,7 @@ export function prefixRange(cls: number, prefix: string): { start: Buffer; end: 
   const end = Buffer.allocUnsafe(start.length + 1);
   start.copy(end, 0);
   end[start.length] = 0xff;
-  return { start, end, prefixBytes: start.length };
+  return { start, end };
 }
 
 /** Forward range of the postings of exactly `key` in class `cls`. */
