@@ -164,16 +164,16 @@ export class SearchScan implements Scan {
     }
   }
 
-  /** Postings in the ranges, counted up to `cap`. */
+  /** Postings in the ranges, counted up to `cap` (each range read whole before yielding: no iterator open across a yield). */
   private *estimate(ranges: Range[], cap: number): Generator<number, number> {
     let n = 0;
     for (const r of ranges) {
-      for (const _ of this.s.keys.getKeys({ start: r.start, end: r.end, limit: cap - n })) {
-        if (++n % 256 === 0) yield 256;
-      }
-      if (n >= cap) return n;
+      let m = 0;
+      for (const _ of this.s.keys.getKeys({ start: r.start, end: r.end, limit: cap - n })) m++;
+      n += m;
+      yield m;
+      if (n >= cap) break;
     }
-    yield n % 256;
     return n;
   }
 
