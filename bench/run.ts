@@ -10,8 +10,9 @@ import { fanout } from './fanout.js';
 import { spiderFetch } from './spider-fetch.js';
 import { idle } from './idle.js';
 import { negentropy } from './negentropy.js';
+import { search } from './search.js';
 
-const BENCHES: Bench[] = [ingest, query, fanout, spiderFetch, idle, negentropy];
+const BENCHES: Bench[] = [ingest, query, fanout, spiderFetch, idle, negentropy, search];
 
 function help(): string {
   const parts = [

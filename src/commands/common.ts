@@ -6,7 +6,7 @@ import { createLogger } from '../relay/logger.js';
 
 export async function openCommandStore(config: Config): Promise<EventStore> {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger });
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US');

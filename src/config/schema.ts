@@ -4,6 +4,7 @@ import { relaySchemaShape } from './relay.js';
 import { spiderSchema } from './spider.js';
 import { policySchemaShape } from './policy.js';
 import { negentropySchema } from './negentropy.js';
+import { searchSchema } from './search.js';
 
 export const configSchema = z
   .object({
@@ -11,6 +12,7 @@ export const configSchema = z
     ...policySchemaShape,
     spider: spiderSchema,
     negentropy: negentropySchema,
+    search: searchSchema,
   })
   .strict();
 

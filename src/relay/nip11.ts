@@ -9,7 +9,8 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
   const doc: Record<string, unknown> = {
     name: info.name,
     description: info.description,
-    supported_nips: [...new Set([...SUPPORTED_NIPS, ...(config.negentropy.enabled ? [77] : []), ...extraNips])].sort((a, b) => a - b),
+    // 50: NIP-50 search, when search.kinds indexes something; 77: negentropy when enabled
+    supported_nips: [...new Set([...SUPPORTED_NIPS, ...(config.negentropy.enabled ? [77] : []), ...(config.search.kinds.length > 0 ? [50] : []), ...extraNips])].sort((a, b) => a - b),
     software: SOFTWARE,
     version: VERSION,
     limitation: {

@@ -58,6 +58,8 @@ export interface WorkerInit {
   dir: string;
   mapSize: number;
   queryYieldEvery: number;
+  /** config.search (NIP-50 index settings) */
+  search?: { kinds: number[]; maxPostings: number };
 }
 
 /** Step count so far and the budget rule (Access.scanGuard's); absent limits = unlimited. */
@@ -158,7 +160,7 @@ interface PoolWorker {
 }
 
 export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): Promise<QueryRunner> {
-  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery };
+  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, search: opts.search };
   const maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
   const workers: PoolWorker[] = [];
   const ops = new Map<number, Op>();

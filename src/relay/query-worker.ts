@@ -9,7 +9,7 @@ import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
 import { visibleValue } from './handlers/neg-items.js';
 
 const init = workerData as WorkerInit;
-const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, readOnly: true }).catch((e: Error) => {
+const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, search: init.search, readOnly: true }).catch((e: Error) => {
   parentPort!.postMessage({ error: e.message });
   throw e;
 });

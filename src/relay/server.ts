@@ -70,7 +70,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
-          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: config.search, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
       : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));

@@ -25,7 +25,7 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
   const filters: Filter[] = [];
   for (const r of raw) {
     try {
-      const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16 });
+      const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16, searchKinds: h.config.search.kinds });
       if (f.limit !== undefined && f.limit > limits.maxLimit) f.limit = limits.maxLimit; // clamp, never refuse
       filters.push(f);
     } catch (e) {
