@@ -31,6 +31,8 @@ export interface RelayDeps {
   pipeline: Pipeline;
   registry: Registry;
   metrics: RelayMetrics;
+  /** called once the port is bound, before the "listening" line is logged (src/app records the owner of the data directory) */
+  onListen?: (port: number) => void;
 }
 
 export interface RelayHandle {
@@ -179,6 +181,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
   });
   const port = uws.us_socket_local_port(listenSocket as never);
+  deps.onListen?.(port);
 
   const sweepTimer = setInterval(() => {
     store.sweepExpired().catch((e) => logger.error({ err: e }, 'expiry sweep failed'));

@@ -1,10 +1,14 @@
 // `orbweaver spider [--once] [--json] [--relay URL | --local]`: one crawl (or a crawl every interval)
-// against the configured data directory. When our relay is running (ws://host:port from config, or
-// --relay), events are published to it over NIP-01 EVENT so they take its ingest path and reach its
-// live subscribers; otherwise the store is opened here and the in-process ingest path is used.
-import { createLogger } from '../relay/logger.js';
+// for the configured data directory. The data directory is the identity: when a relay owns it
+// (its record in the directory, src/app/owner.ts), fetched events are published to that relay
+// over NIP-01 EVENT so they take its ingest path and reach its live subscribers; when none does,
+// the store is opened here and the in-process ingest path is used. Whatever answers at host:port
+// is not asked: it may be another relay, with another data directory.
+import { loggerFor, type Logger } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
 import { openPipeline, type Pipeline } from '../app/pipeline.js';
+import { checkDataDir } from '../app/data-dir.js';
+import { describeOwner, liveOwner, reachableUrl } from '../app/owner.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
 import { createSpider } from './spider.js';
@@ -12,24 +16,65 @@ import { ingestSink, type EventSink } from './sink.js';
 import { homeSink } from './deliver.js';
 import { parseSecretKey } from '../nostr/keys.js';
 import { formatSummary } from './status.js';
+import { unknownOption } from '../config/suggest.js';
 
-export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]
+export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local] [--data dir]
 
-  --once           one crawl, print its summary, exit (0: finished, 1: no relay reached, 2: error)
+  --once           one crawl, print its summary, exit (0: finished, 1: no relay found or none
+                   reached, 2: configuration or other error)
   --json           print the summary as JSON
-  --relay <url>    publish fetched events to this relay (default: ws://<host>:<port> from config,
-                   when it answers)
-  --local          do not look for a running relay: open the store and ingest in this process
-without --once the spider runs every spider.interval until SIGINT/SIGTERM.
+  --relay <url>    publish fetched events to this relay
+  --local          do not publish to a running relay: open the store and ingest in this process
+By default the events go to the relay that owns the data directory (it records its URL there while
+it runs); when no relay owns it, the store is opened in this process.
+Without --once the spider runs at once and then every spider.interval until SIGINT/SIGTERM.
 Settings: spider.* in relay.config.json or ORBWEAVER_SPIDER_* (see \`orbweaver config --env\`).`;
+
+const OPTIONS = ['--once', '--json', '--relay', '--local'];
 
 /** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
 export function localRelayUrl(config: Config): string {
-  let host = config.host;
-  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
-  if (host === '::') host = '::1';
-  if (host.includes(':')) host = `[${host}]`;
-  return `ws://${host}:${config.port}`;
+  return reachableUrl(config.host, config.port);
+}
+
+/** Why a spider with this configuration has nothing to crawl, or null. */
+export function nothingToCrawl(c: Config['spider']): string | null {
+  if (c.seeds.length === 0 && c.admins.length === 0) {
+    return 'the spider has nothing to crawl: set spider.seeds (ORBWEAVER_SPIDER_SEEDS) or spider.admins (ORBWEAVER_SPIDER_ADMINS) to pubkeys whose relay lists (kind 10002) start the crawl';
+  }
+  return null;
+}
+
+/** Where fetched events go: a relay over NIP-01 (sink and its URL), the in-process ingest path (null), or why neither. */
+async function chooseSink(config: Config, logger: Logger, relayUrl: string | undefined, local: boolean): Promise<{ sink: EventSink; url: string } | null | string> {
+  const owner = liveOwner(config.dataDir);
+  if (local) {
+    if (owner) logger.warn({ dataDir: config.dataDir, relay: owner.url, pid: owner.pid }, 'spider: --local while a relay owns the data directory: its live subscribers will not see these events');
+    return null;
+  }
+  const target = relayUrl ?? owner?.url;
+  if (!target) {
+    logger.info({ dataDir: config.dataDir }, 'spider: no relay owns the data directory; ingesting in this process');
+    return null;
+  }
+  // The same delivery as a worker's: every event is retried until the relay decides on it, and
+  // with spider.workerKey set it authenticates first (NIP-42).
+  const home = homeSink({
+    url: target, authUrl: config.publicUrl || undefined,
+    secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
+    connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
+    deliveryTimeout: config.spider.deliveryTimeout, log: logger,
+  });
+  try {
+    await home.ready();
+  } catch (e) {
+    await home.close();
+    return relayUrl
+      ? `the relay given with --relay (${target}) does not answer: ${(e as Error).message}`
+      : `${describeOwner(owner!)} owns ${config.dataDir} but does not answer (${(e as Error).message}); if it is not running, delete ${config.dataDir}/relay.json`;
+  }
+  logger.info({ relay: target, ...(relayUrl ? {} : { dataDir: config.dataDir, pid: owner!.pid }) }, relayUrl ? 'spider: publishing to the relay given with --relay' : 'spider: publishing to the relay that owns the data directory');
+  return { sink: home, url: target };
 }
 
 export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
@@ -43,61 +88,62 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     else if (a === '--relay') relayUrl = argv[++i];
     else if (a.startsWith('--relay=')) relayUrl = a.slice(8);
     else if (a === '--help' || a === '-h') { out.write(SPIDER_USAGE + '\n'); return 0; }
-    else { process.stderr.write(`unknown option ${a}\n${SPIDER_USAGE}\n`); return 2; }
+    else { process.stderr.write(`orbweaver: ${unknownOption(a, OPTIONS, 'spider')}\n`); return 2; }
   }
-  const logger = createLogger(config.logLevel);
-  const ownUrl = localRelayUrl(config);
-  const target = relayUrl ?? ownUrl;
-  let sink: EventSink | undefined;
-  let pipeline: Pipeline | undefined;
-  if (!local) {
-    // The same delivery as a worker's: every event is retried until the relay decides on it, and
-    // with spider.workerKey set it authenticates first (NIP-42).
-    const home = homeSink({
-      url: target, authUrl: config.publicUrl || undefined,
-      secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
-      connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
-      deliveryTimeout: config.spider.deliveryTimeout, log: logger,
-    });
-    try {
-      await home.ready();
-      sink = home;
-      logger.info({ relay: target }, 'spider: publishing to the running relay');
-    } catch (e) {
-      await home.close();
-      if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); return 2; }
-      logger.info({ relay: target }, 'spider: no relay answers; ingesting in this process');
-    }
+  const logger = loggerFor(config);
+  const problem = nothingToCrawl(config.spider);
+  if (problem) {
+    logger.warn(problem);
+    logger.flush();
+    return 2;
   }
+  const chosen = await chooseSink(config, logger, relayUrl, local);
+  if (typeof chosen === 'string') {
+    logger.error(`spider: ${chosen}`);
+    logger.flush();
+    return 2;
+  }
+  let sink: EventSink;
   let store: EventStore;
-  if (!sink) {
+  let pipeline: Pipeline | undefined;
+  if (!chosen) {
     // the relay's own pipeline (policies, ingest), so a standalone run meets the same rules as the relay
     pipeline = await openPipeline(config, logger, { verifyThreads: 0 });
     store = pipeline.store;
     sink = ingestSink(pipeline.ingest);
   } else {
     // the spider's own records (directory, cursors) live beside the events of the relay's store
-    store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+    sink = chosen.sink;
+    try {
+      checkDataDir(config.dataDir, 'create');
+      store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+    } catch (e) {
+      await sink.close();
+      throw e;
+    }
   }
   const spider = createSpider({
     config: config.spider, store, sink, logger,
     selfPubkey: config.info.pubkey || undefined,
-    selfUrls: [ownUrl, ...(config.publicUrl ? [config.publicUrl] : [])],
+    selfUrls: [localRelayUrl(config), ...(chosen ? [chosen.url] : []), ...(config.publicUrl ? [config.publicUrl] : [])],
   });
   let code = 0;
   try {
     if (once) {
       const summary = await spider.runOnce();
       out.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
-      code = summary.relays.total > 0 && summary.relays.reached === 0 ? 1 : 0;
+      if (summary.relays.total === 0) {
+        logger.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList }, 'spider: no relay to crawl: no relay list (kind 10002) of the seeds was found in the store or on spider.bootstrapRelays');
+        code = 1;
+      } else if (summary.relays.reached === 0) code = 1;
     } else {
+      // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();
       await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
       });
-      await spider.stop();
+      logger.info('spider: stopping');
     }
   } catch (e) {
     logger.error({ err: e }, 'spider: run failed');
@@ -107,7 +153,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     await sink.close();
     if (pipeline) await pipeline.close();
     else await store.close();
-    logger.flush?.();
+    logger.flush();
   }
   return code;
 }
