@@ -32,7 +32,14 @@ export function createScheduler<T>(task: () => Promise<T>, intervalMs: number, o
   const schedule = (delay: number) => {
     if (timer) clearTimeout(timer);
     next = Date.now() + delay;
-    timer = setTimeout(() => { timer = null; next = null; run().catch(onError); }, Math.min(delay, 2 ** 31 - 1));
+    // setTimeout caps at ~24.8 days: a longer interval waits in steps
+    timer = setTimeout(() => {
+      timer = null;
+      const left = (next ?? 0) - Date.now();
+      if (left > 0) return schedule(left);
+      next = null;
+      run().catch(onError);
+    }, Math.min(delay, 2 ** 31 - 1));
   };
 
   return {
