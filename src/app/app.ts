@@ -7,7 +7,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../relay/logger.js';
 import { Registry, relayMetrics } from '../relay/metrics.js';
 import { startRelay, type RelayHandle } from '../relay/server.js';
-import { spiderSection } from './spider-section.js';
+import { directorySource, spiderSection } from './spider-section.js';
+import { RelayDirectory } from '../spider/directory.js';
 import { createSpider, type Spider } from '../spider/spider.js';
 import { nothingToCrawl } from '../spider/cli.js';
 import { openPipeline, type Pipeline } from './pipeline.js';
@@ -52,7 +53,9 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     const selfUrls = [`ws://${config.host}:${port}`, `ws://127.0.0.1:${port}`, `ws://localhost:${port}`, ...(config.publicUrl ? [config.publicUrl] : [])];
     const s = createSpider({ config: config.spider, store: pipeline.store, ingest: pipeline.ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls });
     spider = s;
-    relay.addStatusSection(() => spiderSection(s.status()));
+    const source = directorySource(s.directory, config, () => s.status());
+    relay.setStatusDirectory(source);
+    relay.addStatusSection(() => spiderSection(s.status(), source.cached(), nothing));
     relay.addMetricsText(() => s.metricsText());
     relay.setSpiderControl({
       trigger: () => {
@@ -63,6 +66,9 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
       status: () => s.status(),
     });
     s.start();
+  } else {
+    // the spider is off here, but `spider --once` may have filled the directory: show what it knows
+    relay.setStatusDirectory(directorySource(new RelayDirectory(pipeline.store.env), config));
   }
 
   let closed: Promise<void> | null = null;
