@@ -85,7 +85,10 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     if (a === '--once') once = true;
     else if (a === '--json') json = true;
     else if (a === '--local') local = true;
-    else if (a === '--relay') relayUrl = argv[++i];
+    else if (a === '--relay') {
+      relayUrl = argv[++i];
+      if (!relayUrl) { process.stderr.write('orbweaver spider: --relay needs a ws:// or wss:// URL\n'); return 2; }
+    }
     else if (a.startsWith('--relay=')) relayUrl = a.slice(8);
     else if (a === '--help' || a === '-h') { out.write(SPIDER_USAGE + '\n'); return 0; }
     else { process.stderr.write(`orbweaver: ${unknownOption(a, OPTIONS, 'spider')}\n`); return 2; }

@@ -14,7 +14,7 @@ export const CLIENT_SCRIPT = String.raw`
   function el(tag, text, cls) { var e = document.createElement(tag); if (text !== undefined && text !== null) e.textContent = String(text); if (cls) e.className = cls; return e; }
   function svg(tag, attrs) { var e = document.createElementNS(SVG, tag); for (var k in attrs) e.setAttribute(k, attrs[k]); return e; }
   function int(n) { return n === null || n === undefined ? '-' : Number(n).toLocaleString('en-US'); }
-  function num(v, unit) { if (v === null || v === undefined) return '-'; var a = Math.abs(v); return (a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : v === 0 ? '0' : v.toFixed(3)) + (unit || ''); }
+  function num(v, unit) { if (v === null || v === undefined) return '-'; var a = Math.abs(v); return (Number.isInteger(v) || a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : v.toFixed(3)) + (unit || ''); }
   function mib(b) { return b >= 1073741824 ? (b / 1073741824).toFixed(2) + ' GiB' : (b / 1048576).toFixed(1) + ' MiB'; }
   function pad(n) { return n < 10 ? '0' + n : String(n); }
   function utc(ms, seconds) {
