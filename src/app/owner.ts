@@ -29,7 +29,9 @@ export function reachableUrl(host: string, port: number): string {
 }
 
 function alive(pid: number, script: string): boolean {
-  if (pid === process.pid) return true;
+  // Our own pid in the record: an earlier process with this pid left it (in a container the relay is
+  // pid 1 after every restart, so a record left by `docker kill` names the new relay's pid).
+  if (pid === process.pid) return false;
   try {
     process.kill(pid, 0);
   } catch (e) {

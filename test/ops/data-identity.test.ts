@@ -9,6 +9,7 @@ import { TestRelay, keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
+import { liveOwner } from '../../src/app/owner.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
@@ -34,13 +35,14 @@ async function storedIds(url: string, ids: string[]): Promise<number> {
   }
 }
 
-test('a running relay records its URL and pid in its data directory and removes them on a clean stop', async () => {
+test('a running relay records its URL and pid in its data directory, refuses a second relay there, and removes the record on a clean stop', async () => {
   const relay = await startRelayProcess();
   try {
     const file = join(relay.dataDir, 'relay.json');
     const rec = JSON.parse(readFileSync(file, 'utf8'));
     assert.equal(rec.pid, relay.proc.pid);
     assert.equal(rec.url, relay.url);
+    await assert.rejects(startRelayProcess({ dataDir: relay.dataDir, timeoutMs: 15_000 }), new RegExp(`in use by the relay pid ${relay.proc.pid}`), 'one relay per data directory');
     assert.equal(await relay.stop(), 0);
     assert.equal(existsSync(file), false, 'removed on a clean stop');
   } finally {
@@ -93,5 +95,21 @@ test('import into a data directory a running relay owns is refused with a clear 
     assert.equal(await storedIds(relay.url, [ev.id]), 0);
   } finally {
     await relay.cleanup();
+  }
+});
+
+test('a record naming a dead pid, or the reader\'s own pid (a restarted container: the relay is pid 1 again), counts as absent', () => {
+  const dir = tempDir();
+  try {
+    writeFileSync(join(dir, 'relay.json'), JSON.stringify({ pid: process.pid, url: 'ws://127.0.0.1:1', httpUrl: 'http://127.0.0.1:1', script: process.argv[1] }));
+    assert.equal(liveOwner(dir), null);
+    writeFileSync(join(dir, 'relay.json'), JSON.stringify({ pid: 2 ** 22 + 12345, url: 'ws://127.0.0.1:1' }));
+    assert.equal(liveOwner(dir), null);
+    writeFileSync(join(dir, 'relay.json'), JSON.stringify({ pid: process.ppid, url: 'ws://127.0.0.1:1', script: '' }));
+    assert.equal(liveOwner(dir)?.pid, process.ppid, 'a live process is an owner');
+    writeFileSync(join(dir, 'relay.json'), 'not json');
+    assert.equal(liveOwner(dir), null);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
