@@ -75,3 +75,22 @@ export function clearOwner(dataDir: string, pid = process.pid): void {
 
 /** "the relay pid 123 (ws://127.0.0.1:7447)", for messages. */
 export const describeOwner = (o: RelayOwner) => `the relay pid ${o.pid} (${o.url})`;
+
+/**
+ * Where a command that writes events (spider --once, sync) sends them: the relay given with
+ * --relay, else the relay that owns the data directory; null: nobody, ingest in this process
+ * (always with --local). Never whatever answers at the configured host:port.
+ */
+export function commandTarget(dataDir: string, relayUrl?: string, local = false): { url: string; owner: RelayOwner | null } | null {
+  if (local) return null;
+  if (relayUrl) return { url: relayUrl, owner: null };
+  const owner = liveOwner(dataDir);
+  return owner ? { url: owner.url, owner } : null;
+}
+
+/** The message when the chosen relay does not answer. */
+export function notAnswering(target: { url: string; owner: RelayOwner | null }, dataDir: string, err: Error): string {
+  return target.owner
+    ? `${describeOwner(target.owner)} owns ${dataDir} but does not answer (${err.message}); if it is not running, delete ${join(dataDir, OWNER_FILE)}`
+    : `the relay given with --relay (${target.url}) does not answer: ${err.message}`;
+}

@@ -8,7 +8,7 @@ import { loggerFor, type Logger } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
 import { openPipeline, type Pipeline } from '../app/pipeline.js';
 import { checkDataDir } from '../app/data-dir.js';
-import { describeOwner, liveOwner, reachableUrl } from '../app/owner.js';
+import { commandTarget, liveOwner, notAnswering, reachableUrl } from '../app/owner.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
 import { createSpider } from './spider.js';
@@ -47,20 +47,17 @@ export function nothingToCrawl(c: Config['spider']): string | null {
 
 /** Where fetched events go: a relay over NIP-01 (sink and its URL), the in-process ingest path (null), or why neither. */
 async function chooseSink(config: Config, logger: Logger, relayUrl: string | undefined, local: boolean): Promise<{ sink: EventSink; url: string } | null | string> {
-  const owner = liveOwner(config.dataDir);
-  if (local) {
-    if (owner) logger.warn({ dataDir: config.dataDir, relay: owner.url, pid: owner.pid }, 'spider: --local while a relay owns the data directory: its live subscribers will not see these events');
-    return null;
-  }
-  const target = relayUrl ?? owner?.url;
+  const target = commandTarget(config.dataDir, relayUrl, local);
   if (!target) {
-    logger.info({ dataDir: config.dataDir }, 'spider: no relay owns the data directory; ingesting in this process');
+    const owner = local ? liveOwner(config.dataDir) : null;
+    if (owner) logger.warn({ dataDir: config.dataDir, relay: owner.url, pid: owner.pid }, 'spider: --local while a relay owns the data directory: its live subscribers will not see these events');
+    else logger.info({ dataDir: config.dataDir }, 'spider: no relay owns the data directory; ingesting in this process');
     return null;
   }
   // The same delivery as a worker's: every event is retried until the relay decides on it, and
   // with spider.workerKey set it authenticates first (NIP-42).
   const home = homeSink({
-    url: target, authUrl: config.publicUrl || undefined,
+    url: target.url, authUrl: config.publicUrl || undefined,
     secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
     connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
     deliveryTimeout: config.spider.deliveryTimeout, log: logger,
@@ -69,12 +66,10 @@ async function chooseSink(config: Config, logger: Logger, relayUrl: string | und
     await home.ready();
   } catch (e) {
     await home.close();
-    return relayUrl
-      ? `the relay given with --relay (${target}) does not answer: ${(e as Error).message}`
-      : `${describeOwner(owner!)} owns ${config.dataDir} but does not answer (${(e as Error).message}); if it is not running, delete ${config.dataDir}/relay.json`;
+    return notAnswering(target, config.dataDir, e as Error);
   }
-  logger.info({ relay: target, ...(relayUrl ? {} : { dataDir: config.dataDir, pid: owner!.pid }) }, relayUrl ? 'spider: publishing to the relay given with --relay' : 'spider: publishing to the relay that owns the data directory');
-  return { sink: home, url: target };
+  logger.info({ relay: target.url, dataDir: config.dataDir, pid: target.owner?.pid }, target.owner ? 'spider: publishing to the relay that owns the data directory' : 'spider: publishing to the relay given with --relay');
+  return { sink: home, url: target.url };
 }
 
 export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
