@@ -2,7 +2,7 @@
 // Defaults are generous: one heavy client (the benchmarks: 16 connections x 200 events in flight,
 // ~10k events/s from one address) is never throttled. docs/operating.md shows tight public settings.
 import { z } from 'zod';
-import { duration, int, intList, str, strList } from './fields.js';
+import { duration, int, intList, pubkeyList, str, strList } from './fields.js';
 
 export const authSchema = z
   .object({
@@ -39,8 +39,8 @@ export const rateLimitsSchema = z
 
 export const writePolicySchema = z
   .object({
-    pubkeyAllow: strList([], 'when not empty, only events by these pubkeys (hex or npub) are accepted (NIP-86 allowpubkey adds to this)'),
-    pubkeyDeny: strList([], 'events by these pubkeys (hex or npub) are refused (NIP-86 banpubkey adds to this)'),
+    pubkeyAllow: pubkeyList('when not empty, only events by these pubkeys are accepted (NIP-86 allowpubkey adds to this)'),
+    pubkeyDeny: pubkeyList('events by these pubkeys are refused (NIP-86 banpubkey adds to this)'),
     kindAllow: z.array(z.union([z.number().int().min(0), z.string()])).default([]).describe('when not empty, only these kinds are accepted; entries are kinds or ranges like 30000-39999 (NIP-86 allowkind adds to this)'),
     kindDeny: z.array(z.union([z.number().int().min(0), z.string()])).default([]).describe('these kinds (or ranges like 20000-29999) are refused (NIP-86 disallowkind adds to this)'),
     ipAllow: strList([], 'when not empty, only clients from these IPs or CIDR ranges (IPv4 and IPv6) may connect'),
@@ -62,7 +62,7 @@ export const readLimitsSchema = z
   .describe('read-side protection');
 
 export const policySchemaShape = {
-  adminPubkeys: strList([], 'admin pubkeys for the NIP-86 management API (NIP-98 signed), hex or npub, comma-separated'),
+  adminPubkeys: pubkeyList('admin pubkeys for the NIP-86 management API (NIP-98 signed), comma-separated'),
   trustedProxyHeader: str('', 'behind a reverse proxy: the header carrying the client IP (e.g. x-forwarded-for, x-real-ip); empty = use the socket address. Only set it when every client connects through the proxy'),
   auth: authSchema,
   rateLimits: rateLimitsSchema,

@@ -1,12 +1,12 @@
 // Core relay settings: listening, store, limits (advertised in NIP-11), relay information.
 import { z } from 'zod';
-import { bool, duration, int, str } from './fields.js';
+import { bool, duration, int, pubkey, relayUrl, str } from './fields.js';
 
 export const infoSchema = z
   .object({
     name: str('orbweaver', 'relay name shown in NIP-11 and on the status page'),
     description: str('A Nostr relay with a built-in directory spider', 'relay description (NIP-11)'),
-    pubkey: str('', 'operator pubkey, hex (NIP-11 pubkey)'),
+    pubkey: pubkey('operator pubkey (NIP-11 pubkey, published as hex)'),
     contact: str('', 'operator contact, e.g. mailto: or a URL (NIP-11)'),
     icon: str('', 'URL of an icon (NIP-11)'),
     banner: str('', 'URL of a banner image (NIP-11)'),
@@ -54,7 +54,8 @@ export const relaySchemaShape = {
   port: int(7447, 'TCP port for WebSocket and HTTP', 0, 65535),
   dataDir: str('./data', 'directory of the LMDB store'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
-  publicUrl: str('', 'our public ws(s):// URL (NIP-42 relay tag, spider self-detection)'),
+  logFormat: z.enum(['auto', 'json', 'pretty']).default('auto').describe('json: one JSON object per line; pretty: readable lines; auto: pretty when stderr (where logs go) is a terminal, else json'),
+  publicUrl: relayUrl('our public ws:// or wss:// URL (NIP-42 relay tag, NIP-98, spider self-detection, the status page)'),
   allowJsFallback: bool(false, 'start even when the native uWebSockets.js binary cannot load (slow pure-JS shim)'),
   verifier: z.enum(['auto', 'native', 'wasm']).default('auto').describe('signature backend: auto picks native bcrypto when built, else nostr-wasm'),
   verifyThreads: int(1, 'worker threads for id and signature checks; 0 checks on the main thread', 0, 16),

@@ -1,17 +1,17 @@
 // Directory spider settings (issue: directory spider). Owned by src/spider; documented in README.
 import { z } from 'zod';
-import { bool, duration, int, intList, str, strList } from './fields.js';
+import { bool, duration, int, intList, pubkeyList, redisUrl, relayUrlList, secretKey, str } from './fields.js';
 
 export const spiderSchema = z
   .object({
     enabled: bool(false, 'run the directory spider inside the relay (env alias ORBWEAVER_SPIDER)').meta({ env: 'SPIDER' }),
     interval: duration('24h', 'time between spider runs'),
     hops: int(3, 'relay discovery hops beyond the seeds\' own relays', 0, 10),
-    seeds: strList([], 'seed pubkeys, hex or npub'),
-    admins: strList([], 'pubkeys whose kind 3 follows also become seeds, hex or npub'),
-    bootstrapRelays: strList([], 'relays asked for the seeds\' kind 10002 lists when the local store lacks them'),
+    seeds: pubkeyList('seed pubkeys'),
+    admins: pubkeyList('pubkeys whose kind 3 follows also become seeds'),
+    bootstrapRelays: relayUrlList('relays (ws:// or wss://) asked for the seeds\' kind 10002 lists when the local store lacks them'),
     kinds: intList([0, 3, 10000, 10002], 'kinds fetched completely from every discovered relay'),
-    selfUrls: strList([], 'our own public relay URLs, never crawled'),
+    selfUrls: relayUrlList('our own public relay URLs, never crawled'),
     allowPrivate: bool(false, 'allow loopback, private and link-local relay addresses (tests)'),
     maxRelaysPerHop: int(500, 'most relays taken into each hop', 1),
     maxRelays: int(2000, 'most relays in one run', 1),
@@ -32,13 +32,13 @@ export const spiderSchema = z
     failureBackoff: duration('1d', 'after two consecutive failures a relay waits this long, doubling per further failure'),
     maxFailureBackoff: duration('30d', 'longest wait for a failing relay'),
     lookback: duration('1h', 'overlap with the last cursor, for events that arrive late'),
-    redis: str('', 'redis:// URL: share the crawl with workers through Redis (empty: in-process queue)'),
+    redis: redisUrl('redis:// URL: share the crawl with workers through Redis (empty: in-process queue); a password in it is masked by orbweaver config'),
     queueKey: str('orbweaver:spider', 'Redis key prefix of the spider queue'),
     work: bool(true, 'with Redis: this relay also works queue items itself'),
     leaseTtl: duration('60s', 'with Redis: a leased item whose worker has not renewed its lease for this long goes back to pending (renewed every third of it)'),
     maxAttempts: int(3, 'with Redis: attempts per item (worker died, stalled, crashed or could not deliver) before it goes to the dead-letter list', 1, 100),
-    workerKey: str('', 'orbweaver worker: secret key (hex or nsec) it authenticates with (NIP-42) to the home relay; keep it out of shared config'),
-    workerPubkeys: strList([], 'relay side: pubkeys (hex or npub) of spider workers; once authenticated they are exempt from rate limits'),
+    workerKey: secretKey('orbweaver worker: secret key (hex or nsec) it authenticates with (NIP-42) to the home relay; keep it out of shared config'),
+    workerPubkeys: pubkeyList('relay side: pubkeys of spider workers; once authenticated they are exempt from rate limits'),
     deliveryTimeout: duration('5m', 'orbweaver worker: how long it keeps retrying delivery of an event to the home relay before the attempt fails'),
   })
   .strict()

@@ -19,12 +19,11 @@ import { negentropyFigures } from './handlers/neg.js';
 import { deliver } from './handlers/req.js';
 import { mountHttp } from './http.js';
 import { relayInfo } from './nip11.js';
-import type { StatusFigures } from './dashboard/figures.js';
+import { createDashboard, type DirectorySource, type Section } from './dashboard/status.js';
 import type { Ingest } from '../ingest/types.js';
 import { VERSION } from './version.js';
 import type { Access } from './policy/access.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
-import { dashboardJson, dashboardPage } from './dashboard/page.js';
 import type { Pipeline } from '../app/pipeline.js';
 
 /** What the relay is given by the composition root (src/app): the shared write side and the metrics registry. */
@@ -32,6 +31,8 @@ export interface RelayDeps {
   pipeline: Pipeline;
   registry: Registry;
   metrics: RelayMetrics;
+  /** called once the port is bound, before the "listening" line is logged (src/app records the owner of the data directory) */
+  onListen?: (port: number) => void;
 }
 
 export interface RelayHandle {
@@ -42,7 +43,9 @@ export interface RelayHandle {
   verifier: AsyncVerifier;
   policies: Policies;
   /** adds a section to the status page (the spider's progress) */
-  addStatusSection(fn: () => StatusFigures['sections'][number]): void;
+  addStatusSection(fn: () => Section): void;
+  /** the relay directory for the status page and /status.json (src/app provides it) */
+  setStatusDirectory(source: DirectorySource | undefined): void;
   /** access control, lists and rate limits (policy/access.ts) */
   access: Access;
   /** hooks for the NIP-86 spidertrigger/spiderstatus methods; without them those methods answer an error */
@@ -90,8 +93,6 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
   registry.gauge('orbweaver_store_bytes', 'bytes used by the LMDB data file', () => store.stats().bytes);
 
-  const sections: Array<() => StatusFigures['sections'][number]> = [];
-  const started = Date.now();
   const onSlow = (c: Connection) => {
     metrics.slowClosed.inc();
     logger.info({ conn: c.id, ip: c.ip }, 'closing a slow reader');
@@ -146,25 +147,16 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     },
   });
 
-  const figures = (): StatusFigures => {
-    const s = store.stats();
-    return {
-      connections: connections.size,
-      subscriptions: live.size,
-      events: s.events,
-      storeBytes: s.bytes,
-      eventsStored: metrics.eventsStored.entries().reduce((a, [, n]) => a + n, 0),
-      eventsRejected: metrics.eventsRejected.entries().reduce((a, [, n]) => a + n, 0),
-      uptimeSeconds: (Date.now() - started) / 1000,
-      sections: sections.map((f) => f()),
-    };
-  };
-  const statusJson = () => dashboardJson(config, figures(), access.figures(), access.refusals.snapshot());
+  let listenUrl = '';
+  const dashboard = createDashboard({
+    config, metrics, refusals: access.refusals, access: () => access.figures(),
+    connections: () => connections.size, subscriptions: () => live.size, store: () => store.stats(), listenUrl: () => listenUrl,
+  });
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   const metricsTexts: Array<() => string> = [];
   mountHttp(app, {
     nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
-    statusJson,
+    statusJson: (query) => dashboard.json(query),
     post: (res, req) => {
       if (!req.getHeader('content-type').toLowerCase().startsWith(RPC_CONTENT_TYPE)) {
         res.cork(() => res.writeStatus('415 Unsupported Media Type').writeHeader('Content-Type', 'text/plain').end(`POST here is NIP-86 management: use Content-Type: ${RPC_CONTENT_TYPE}\n`));
@@ -174,7 +166,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     },
     metrics: () => registry.text() + metricsTexts.map((f) => f()).join(''),
     healthy: () => !closing,
-    statusPage: () => dashboardPage(statusJson()),
+    statusPage: () => dashboard.page(),
   });
 
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
@@ -182,6 +174,8 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
   });
   const port = uws.us_socket_local_port(listenSocket as never);
+  deps.onListen?.(port);
+  listenUrl = `ws://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   const sweepTimer = setInterval(() => {
     store.sweepExpired().catch((e) => logger.error({ err: e }, 'expiry sweep failed'));
@@ -200,6 +194,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     closing = true;
     closed = (async () => {
       clearInterval(sweepTimer);
+      dashboard.stop();
       uws.us_listen_socket_close(listenSocket as never);
       unsubscribe();
       for (const conn of connections) {
@@ -212,5 +207,5 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => sections.push(fn), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), close };
 }

@@ -1,24 +1,37 @@
 // `orbweaver spider [--once] [--json] [--relay URL | --local]`: one crawl (or a crawl every interval)
-// against the configured data directory. When our relay is running (ws://host:port from config, or
-// --relay), events are published to it over NIP-01 EVENT so they take its ingest path and reach its
-// live subscribers; otherwise the store is opened here and the in-process ingest path is used.
-import { createLogger } from '../relay/logger.js';
+// against the configured data directory. Events go through the one ingest path: to the relay that
+// owns the data directory (or the one given with --relay) over NIP-01 EVENT, so they reach its live
+// subscribers, else into the store in this process (app/command-sink.ts decides).
+import { loggerFor } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
 import { localRelayUrl, openCommandSink, SinkError, type CommandSink } from '../app/command-sink.js';
 import { createSpider } from './spider.js';
 import { formatSummary } from './status.js';
+import { unknownOption } from '../config/suggest.js';
 
 export { localRelayUrl } from '../app/command-sink.js';
 
-export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]
+export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local] [--data dir]
 
-  --once           one crawl, print its summary, exit (0: finished, 1: no relay reached, 2: error)
+  --once           one crawl, print its summary, exit (0: finished, 1: no relay found or none
+                   reached, 2: configuration or other error)
   --json           print the summary as JSON
-  --relay <url>    publish fetched events to this relay (default: ws://<host>:<port> from config,
-                   when it answers)
-  --local          do not look for a running relay: open the store and ingest in this process
-without --once the spider runs every spider.interval until SIGINT/SIGTERM.
+  --relay <url>    publish fetched events to this relay
+  --local          do not publish to a running relay: open the store and ingest in this process
+By default the events go to the relay that owns the data directory (it records its URL there while
+it runs); when no relay owns it, the store is opened in this process.
+Without --once the spider runs at once and then every spider.interval until SIGINT/SIGTERM.
 Settings: spider.* in relay.config.json or ORBWEAVER_SPIDER_* (see \`orbweaver config --env\`).`;
+
+const OPTIONS = ['--once', '--json', '--relay', '--local'];
+
+/** Why a spider with this configuration has nothing to crawl, or null. */
+export function nothingToCrawl(c: Config['spider']): string | null {
+  if (c.seeds.length === 0 && c.admins.length === 0) {
+    return 'the spider has nothing to crawl: set spider.seeds (ORBWEAVER_SPIDER_SEEDS) or spider.admins (ORBWEAVER_SPIDER_ADMINS) to pubkeys whose relay lists (kind 10002) start the crawl';
+  }
+  return null;
+}
 
 export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
   let once = false, json = false, local = false;
@@ -28,42 +41,54 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     if (a === '--once') once = true;
     else if (a === '--json') json = true;
     else if (a === '--local') local = true;
-    else if (a === '--relay') relayUrl = argv[++i];
+    else if (a === '--relay') {
+      relayUrl = argv[++i];
+      if (!relayUrl) { process.stderr.write('orbweaver spider: --relay needs a ws:// or wss:// URL\n'); return 2; }
+    }
     else if (a.startsWith('--relay=')) relayUrl = a.slice(8);
     else if (a === '--help' || a === '-h') { out.write(SPIDER_USAGE + '\n'); return 0; }
-    else { process.stderr.write(`unknown option ${a}\n${SPIDER_USAGE}\n`); return 2; }
+    else { process.stderr.write(`orbweaver: ${unknownOption(a, OPTIONS, 'spider')}\n`); return 2; }
   }
-  const logger = createLogger(config.logLevel);
-  const ownUrl = localRelayUrl(config);
+  const logger = loggerFor(config);
+  const problem = nothingToCrawl(config.spider);
+  if (problem) {
+    logger.warn(problem);
+    logger.flush();
+    return 2;
+  }
   let opened: CommandSink;
   try {
     // the spider's own records (directory, cursors) live beside the events of the relay's store: writable
     opened = await openCommandSink(config, logger, { relayUrl, local, writable: true, label: 'spider' });
   } catch (e) {
     if (!(e instanceof SinkError)) throw e;
-    logger.error({ relay: relayUrl, err: e.message }, 'spider: the relay given with --relay does not answer');
+    logger.error(`spider: ${e.message}`);
+    logger.flush();
     return 2;
   }
   const { sink, store } = opened;
   const spider = createSpider({
     config: config.spider, store, sink, logger,
     selfPubkey: config.info.pubkey || undefined,
-    selfUrls: [ownUrl, ...(config.publicUrl ? [config.publicUrl] : [])],
+    selfUrls: [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])],
   });
   let code = 0;
   try {
     if (once) {
       const summary = await spider.runOnce();
       out.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
-      code = summary.relays.total > 0 && summary.relays.reached === 0 ? 1 : 0;
+      if (summary.relays.total === 0) {
+        logger.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList }, 'spider: no relay to crawl: no relay list (kind 10002) of the seeds was found in the store or on spider.bootstrapRelays');
+        code = 1;
+      } else if (summary.relays.reached === 0) code = 1;
     } else {
+      // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();
       await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
       });
-      await spider.stop();
+      logger.info('spider: stopping');
     }
   } catch (e) {
     logger.error({ err: e }, 'spider: run failed');
@@ -71,7 +96,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
   } finally {
     await spider.stop();
     await opened.close();
-    logger.flush?.();
+    logger.flush();
   }
   return code;
 }

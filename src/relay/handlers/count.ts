@@ -16,6 +16,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
     release = await h.access.querySlot(conn);
     if (!release) {
       h.metrics.refusals.inc({ reason: 'rate-limited' });
+      h.access.refused('COUNT', 'rate-limited: too many queries waiting on this connection', conn.ip);
       conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
       return;
     }

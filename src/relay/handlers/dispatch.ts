@@ -12,6 +12,7 @@ import { handleNegClose, handleNegMsg, handleNegOpen } from './neg.js';
 export function dispatch(h: RelayContext, conn: Connection, text: string): void {
   if (Buffer.byteLength(text) > h.config.limits.maxMessageLength) {
     h.metrics.refusals.inc({ reason: 'invalid' });
+    h.access.refused('MESSAGE', `invalid: message larger than ${h.config.limits.maxMessageLength} bytes`, conn.ip);
     conn.send(noticeMessage(`invalid: message larger than ${h.config.limits.maxMessageLength} bytes`));
     return;
   }
@@ -21,6 +22,7 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
   } catch (e) {
     if (!(e instanceof MessageError)) throw e;
     h.metrics.refusals.inc({ reason: 'invalid' });
+    h.access.refused('MESSAGE', e.message, conn.ip);
     conn.send(e.subId ? (e.negentropy ? negErrMessage(e.subId, e.message) : closedMessage(e.subId, e.message)) : noticeMessage(e.message));
     return;
   }

@@ -10,9 +10,10 @@ import type { Connection } from '../connection.js';
  * sent and counted here and null is returned.
  */
 export function admitFilters(h: RelayContext, conn: Connection, subId: string, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | null {
-  const filters = h.access.rateLimit(verb, conn) ?? readFilters(h, conn, raw, verb);
+  const limited = h.access.rateLimit(verb, conn); // counted as a refusal there
+  const filters = limited ?? readFilters(h, conn, raw, verb);
   if (typeof filters !== 'string') return filters;
-  h.access.refused(verb, filters, conn.ip);
+  if (!limited) h.access.refused(verb, filters, conn.ip);
   h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
   conn.send(closedMessage(subId, filters));
   return null;

@@ -17,6 +17,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   if (conn.subs.has(subId)) closeSubscription(h, conn, subId);
   else if (conn.subs.size >= h.config.limits.maxSubscriptions) {
     h.metrics.refusals.inc({ reason: 'blocked' });
+    h.access.refused('REQ', `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`, conn.ip);
     conn.send(closedMessage(subId, `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`));
     return;
   }
@@ -38,6 +39,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       if (!release) {
         closeSubscription(h, conn, subId);
         h.metrics.refusals.inc({ reason: 'rate-limited' });
+        h.access.refused('REQ', 'rate-limited: too many queries waiting on this connection', conn.ip);
         conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
         return;
       }
