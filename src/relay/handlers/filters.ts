@@ -4,6 +4,7 @@ import { closedMessage } from '../../nostr/messages.js';
 import { firstRefusal } from '../../ingest/hooks.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
+import { filterValues } from '../policy/budgets.js';
 
 /**
  * A REQ's or COUNT's filters after the rate limit and the filter checks; on refusal the CLOSED is
@@ -12,10 +13,15 @@ import type { Connection } from '../connection.js';
 export function admitFilters(h: RelayContext, conn: Connection, subId: string, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | null {
   const filters = h.access.rateLimit(verb, conn) ?? readFilters(h, conn, raw, verb);
   if (typeof filters !== 'string') return filters;
-  h.access.refused(verb, filters, conn.ip);
-  h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
-  conn.send(closedMessage(subId, filters));
+  refuse(h, conn, subId, verb, filters);
   return null;
+}
+
+/** Sends, logs and counts a REQ's or COUNT's refusal. */
+export function refuse(h: RelayContext, conn: Connection, subId: string, verb: 'REQ' | 'COUNT', message: string): void {
+  h.access.refused(verb, message, conn.ip);
+  h.metrics.refusals.inc({ reason: message.slice(0, message.indexOf(':')) });
+  conn.send(closedMessage(subId, message));
 }
 
 export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | string {
@@ -33,5 +39,7 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
       throw e;
     }
   }
+  const values = filterValues(filters);
+  if (values > limits.maxValuesPerReq) return `restricted: this ${verb} has ${values} filter values, more than ${limits.maxValuesPerReq} (each filter counts one plus the values of its lists)`;
   return firstRefusal(h.policies.rejectFilter, filters, { ip: conn.ip, authed: conn.authed, verb }) ?? filters;
 }

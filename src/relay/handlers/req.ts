@@ -5,7 +5,7 @@ import { closedMessage, eoseMessage, eventMessage } from '../../nostr/messages.j
 import { isEmptyFilter } from '../../nostr/filter.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
-import { admitFilters } from './filters.js';
+import { admitFilters, refuse } from './filters.js';
 import { closeSubscription } from './close.js';
 
 /** Live events held per subscription while its scan runs; beyond this the oldest are dropped. */
@@ -20,7 +20,10 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     conn.send(closedMessage(subId, `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`));
     return;
   }
-  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [], seen: null };
+  // what the subscription holds in the live index is charged to the connection and its address
+  const held = h.access.budgets.holdFilters(conn, filters, true);
+  if (typeof held === 'string') return refuse(h, conn, subId, 'REQ', held);
+  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [], seen: null, release: held };
   conn.subs.set(subId, sub);
   h.live.add(sub);
   h.metrics.reqs.inc();
