@@ -36,6 +36,8 @@ export const rateLimitsSchema = z
     perConnection: rateSchema(50_000, 20_000, 20_000, 5, 'on one connection').describe('token buckets per connection'),
     perPubkey: rateSchema(50_000, 20_000, 20_000, 0, 'from one authenticated pubkey (across its connections)').describe('token buckets per authenticated pubkey'),
     burstSeconds: int(2, 'bucket size in seconds of the rate: a client may burst rate x burstSeconds messages before being limited', 1, 3600),
+    messagesPerIp: int(2_000, 'WebSocket messages per second from one client IP (IPv6: one /64), of any kind; beyond, messages are dropped unread with a NOTICE rate-limited: (at most one a second); 0 = unlimited', 0),
+    bytesPerIp: int(8 * 1024 * 1024, 'bytes of WebSocket messages per second from one client IP (IPv6: one /64); beyond, dropped the same way; 0 = unlimited', 0),
     maxConnectionsPerIp: int(128, 'open WebSocket connections from one client IP (IPv6: one /64); 0 = unlimited', 0),
     maxInFlightPerConnection: int(256, 'EVENTs and AUTHs of one connection being checked and stored, waiting for their OK; more get OK false rate-limited: (bounds the signature work one client queues); 0 = unlimited', 0),
     maxInFlightPerIp: int(512, 'the same for all connections of one IP (IPv6: one /64); 0 = unlimited', 0),
@@ -63,6 +65,7 @@ export const readLimitsSchema = z
     maxQueuedQueries: int(200, 'REQs and COUNTs waiting for a slot on one connection; more are refused with rate-limited:', 0),
     maxConcurrentQueriesPerIp: int(8, 'REQ scans and COUNTs running at once for all connections of one IP (IPv6: one /64): one client cannot fill the query threads', 1, 10_000),
     maxQueuedQueriesPerIp: int(256, 'REQs and COUNTs waiting for a slot for one IP (IPv6: one /64); more are refused with rate-limited:', 0),
+    resultBytesPerIp: int(32 * 1024 * 1024, 'bytes of stored events sent per second in REQ results to one IP (IPv6: one /64); past it that address\'s next scans wait their turn (bursts of 2 s worth pass); 0 = unlimited', 0),
     scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery; planning and each index range opened count too)', 100),
     queryTimeout: duration('10s', 'a REQ scan or COUNT running longer than this is stopped and answered CLOSED error:'),
   })

@@ -133,6 +133,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     drain: (ws) => ws.getUserData().conn.refreshOutput(),
     message: (ws, message) => {
       const conn = ws.getUserData().conn;
+      if (!access.admitMessage(conn, message.byteLength)) return;
       if (message.byteLength > maxMessageLength) {
         // refused before decoding: a client sending large messages costs us only their reading
         metrics.refusals.inc({ reason: 'invalid' });

@@ -41,6 +41,18 @@ test('prefix filters of every length match exactly what a full scan matches', ()
   }
 });
 
+test('a publish checks no prefix filter that cannot match it, however many are held', () => {
+  const idx = new LiveIndex<number>();
+  for (let i = 0; i < 5000; i++) {
+    const f = parseFilter({ [i % 2 ? 'ids' : 'authors']: [`${'0'.repeat(1 + (i % 7))}${hex(1 + (i % 9))}`, `1${hex(i % 12)}`] });
+    idx.add({ conn: i, subId: String(i), filters: [f] });
+  }
+  const ev: NostrEvent = { id: 'f'.repeat(64), pubkey: 'e'.repeat(64), kind: 1, created_at: 1, tags: [], content: '', sig: '' };
+  const before = idx.checks;
+  assert.deepEqual(idx.match(ev), []);
+  assert.equal(idx.checks - before, 0);
+});
+
 test('against the relay: 1,980 prefix filters held by one client add nothing to what a publish checks', async () => {
   const relay = await startRelayProcess();
   try {

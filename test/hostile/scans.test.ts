@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Client, now } from '../helpers/client.js';
-import { publishAll } from '../../bench/lib/client.js';
+import { loadPaced } from '../../bench/lib/sockets.js';
 import { accessFigures, signedEvents } from './helpers.js';
 
 const ATTACKER = { localAddress: '127.0.0.2' };
@@ -17,7 +17,7 @@ before(async () => {
   relay = await startRelayProcess();
   const t = now();
   const evs = await signedEvents('scans', 5_000, (i) => ({ kind: 1, created_at: t - i, tags: [['t', `x${i % 10}`]], content: `event ${i}` }));
-  const r = await publishAll(relay.url, evs.map((e) => Buffer.from(JSON.stringify(['EVENT', e]))), evs.map((e) => e.id), { connections: 4, inflight: 100, timeoutMs: 60_000 });
+  const r = await loadPaced(relay.url, evs); // within the default per-address message rate
   assert.equal(r.stored, 5_000);
 });
 after(async () => { await relay.cleanup(); });

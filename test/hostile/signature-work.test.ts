@@ -21,16 +21,17 @@ test('an AUTH flood is refused with rate-limited: before any signature work; oth
   const answers = await Promise.all(conns.map(async (c) => {
     const ev = victim.sign({ kind: 22242, tags: [['relay', relay.url], ['challenge', await c.challenge()]] });
     const frame = JSON.stringify(['AUTH', ev]);
-    for (let i = 0; i < 1000; i++) c.ws.send(frame);
+    // 2,400 in all: under the per-IP message burst (rateLimits.messagesPerIp 2,000/s x 2 s), so each is read
+    for (let i = 0; i < 600; i++) c.ws.send(frame);
     const oks: unknown[][] = [];
-    while (oks.length < 1000) oks.push(await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 10_000, 'OK for AUTH'));
+    while (oks.length < 600) oks.push(await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 10_000, 'OK for AUTH'));
     return oks;
   }));
   const seconds = (performance.now() - t0) / 1000;
   const all = answers.flat();
   const accepted = all.filter((m) => m[2] === true).length;
   const refused = all.filter((m) => m[2] === false);
-  assert.equal(all.length, 4000, 'every AUTH answered');
+  assert.equal(all.length, 2400, 'every AUTH answered');
   assert.ok(refused.every((m) => /^rate-limited: /.test(m[3] as string)), String(refused.find((m) => !/^rate-limited: /.test(m[3] as string))?.[3]));
   // per IP 20/s with a 2 s burst: 40 + 20/s, whatever the number of connections
   assert.ok(accepted <= 40 + 20 * seconds + 1, `${accepted} AUTHs verified in ${seconds.toFixed(1)} s`);
@@ -49,14 +50,15 @@ test('EVENTs in flight are bounded per connection: the excess gets OK false rate
   const frame = JSON.stringify(['EVENT', ev]);
   let refusedTotal = 0;
   for (let round = 0; round < 3 && refusedTotal === 0; round++) {
-    // 2,000 copies in one write: the relay reads them in large batches, each handled before any
+    if (round > 0) await new Promise((r) => setTimeout(r, 2000)); // the per-IP message allowance refills
+    // 1,500 copies in one write: the relay reads them in large batches, each handled before any
     // signature check can finish, so more than 256 are in flight at once
     const sock = (c.ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
     sock.cork();
-    for (let i = 0; i < 2000; i++) c.ws.send(frame);
+    for (let i = 0; i < 1500; i++) c.ws.send(frame);
     sock.uncork();
     const oks: unknown[][] = [];
-    while (oks.length < 2000) oks.push(await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 10_000, 'OK'));
+    while (oks.length < 1500) oks.push(await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 10_000, 'OK'));
     const refused = oks.filter((m) => m[2] === false);
     assert.ok(refused.every((m) => /^rate-limited: .*wait for their OK/.test(m[3] as string)), String(refused[0]?.[3]));
     assert.ok(oks.filter((m) => m[2] === true).every((m) => m[3] === '' || /^duplicate: /.test(m[3] as string)));

@@ -50,3 +50,25 @@ test('connections per IP count an IPv6 /64 as one client (client address from a 
     await relay.cleanup();
   }
 });
+
+test('a message flood from one address is dropped unread past rateLimits.messagesPerIp, with one NOTICE a second', async () => {
+  const relay = await startRelayProcess();
+  try {
+    const c = await Client.open(relay.url);
+    const other = await Client.open(relay.url, { localAddress: '127.0.0.2' });
+    for (let i = 0; i < 20_000; i++) c.send('["CLOSE","x"]'); // 2,000/s with a 2 s burst
+    const m = await c.next((m) => m[0] === 'NOTICE', 5000, 'NOTICE');
+    assert.match(m[1] as string, /^rate-limited: too many messages/);
+    // another address is not affected
+    assert.equal((await other.query({ kinds: [1], limit: 1 })).closed, undefined);
+    const dropped = (await (await fetch(relay.httpUrl + '/status.json')).json()) as { access: { messagesDropped: number } };
+    assert.ok(dropped.access.messagesDropped >= 20_000 - 4_000 - 2_000 * 5, `dropped ${dropped.access.messagesDropped}`);
+    // once the allowance refills the connection works again
+    await new Promise((r) => setTimeout(r, 2100));
+    assert.equal((await c.query({ kinds: [1], limit: 1 })).closed, undefined);
+    c.close();
+    other.close();
+  } finally {
+    await relay.cleanup();
+  }
+});

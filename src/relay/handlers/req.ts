@@ -48,6 +48,9 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       results = await h.queries.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen });
       sub.seen = seen;
       results = h.access.visibleResults(scan, conn.authed, results);
+      let bytes = 0;
+      for (const r of results) bytes += r.length;
+      h.access.querySlots.charge(conn, bytes);
     }
   } catch (e) {
     if (!sub.abort.aborted) {

@@ -9,10 +9,11 @@ import type { Config } from '../../config.js';
 import type { EventStore, ScanSignal } from '../../store/types.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import type { Filter } from '../../nostr/filter.js';
-import { authMessage, okMessage } from '../../nostr/messages.js';
+import { authMessage, noticeMessage, okMessage } from '../../nostr/messages.js';
 import { checkAuthEvent, type SigChecker } from '../auth/nip42.js';
 import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
+import { KeyedBuckets } from '../ratelimit/token-bucket.js';
 import { RefusalLog } from '../dashboard/refusals.js';
 import { AccessLists } from './lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
@@ -65,6 +66,11 @@ export class Access {
   readonly ownUrls: OwnUrls;
   /** open connections per address key */
   private perIp = new Map<string, number>();
+  /** messages and bytes per address key, before anything is decoded */
+  private readonly inputMessages: KeyedBuckets<string>;
+  private readonly inputBytes: KeyedBuckets<string>;
+  private readonly lastInputNotice = new WeakMap<ConnLike, number>();
+  messagesDropped = 0;
   private conns = new Set<ConnLike>();
   authOk = 0;
   authFailed = 0;
@@ -78,6 +84,9 @@ export class Access {
     this.budgets = new ClientBudgets(config.limits, config.rateLimits);
     this.querySlots = new QuerySlots(config.read);
     this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
+    const { messagesPerIp, bytesPerIp, burstSeconds } = config.rateLimits;
+    this.inputMessages = new KeyedBuckets(messagesPerIp, Math.max(1, messagesPerIp * burstSeconds));
+    this.inputBytes = new KeyedBuckets(bytesPerIp, Math.max(config.limits.maxMessageLength, bytesPerIp * burstSeconds));
   }
 
   /** Loads the persisted lists and adds the policy hooks. */
@@ -180,6 +189,25 @@ export class Access {
 
   // ---- rate limits ---------------------------------------------------------------------
 
+  /**
+   * Whether a message of `bytes` may be read at all: rateLimits.messagesPerIp and bytesPerIp, per
+   * address, before it is decoded or parsed, so a flood costs little more than its reading. A
+   * message over them is dropped; the connection is told so at most once a second.
+   */
+  admitMessage(conn: ConnLike, bytes: number): boolean {
+    const now = performance.now();
+    if (this.inputMessages.take(conn.key, now) && this.inputBytes.take(conn.key, now, bytes)) return true;
+    if (this.workers.any(conn.authed)) return true;
+    this.messagesDropped++;
+    if (now - (this.lastInputNotice.get(conn) ?? -Infinity) >= 1000) {
+      this.lastInputNotice.set(conn, now);
+      const why = 'rate-limited: too many messages or bytes from your IP address; messages are being dropped unread, slow down';
+      this.refused('MESSAGE', why, conn.ip);
+      conn.send(noticeMessage(why));
+    }
+    return false;
+  }
+
   /** null when the message may be handled, else a `rate-limited:` refusal. */
   rateLimit(verb: Verb, conn: ConnLike): string | null {
     if (this.workers.any(conn.authed)) return null;
@@ -271,6 +299,7 @@ export class Access {
       authFailed: this.authFailed,
       rateLimited: this.limiter.refused,
       scansCut: this.scansCut,
+      messagesDropped: this.messagesDropped,
       clientIps: this.perIp.size,
       ...this.budgets.figures(),
       ...this.querySlots.figures(),
