@@ -19,7 +19,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
     release = await h.access.querySlot(conn);
     if (!release) {
       h.metrics.refusals.inc({ reason: 'rate-limited' });
-      conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
+      conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection or from your IP address; wait for their answers'));
       return;
     }
     const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : 0;

@@ -16,9 +16,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   if (!filters) return;
   if (conn.subs.has(subId)) closeSubscription(h, conn, subId);
   else if (conn.subs.size >= h.config.limits.maxSubscriptions) {
-    h.metrics.refusals.inc({ reason: 'blocked' });
-    conn.send(closedMessage(subId, `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`));
-    return;
+    return refuse(h, conn, subId, 'REQ', `rate-limited: too many open subscriptions on this connection (at most ${h.config.limits.maxSubscriptions}); close one first`);
   }
   // what the subscription holds in the live index is charged to the connection and its address
   const held = h.access.budgets.holdFilters(conn, filters, true);
@@ -41,7 +39,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       if (!release) {
         closeSubscription(h, conn, subId);
         h.metrics.refusals.inc({ reason: 'rate-limited' });
-        conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
+        conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection or from your IP address; wait for their answers'));
         return;
       }
       if (sub.abort.aborted) return;
