@@ -101,8 +101,8 @@ export async function victim(url: string, address: string | undefined, ids: stri
 }
 
 /**
- * Publishes within a relay's default per-address limits (2,000 messages and 8 MiB a second): one
- * second's worth at a time, 1,500 events or 6 MB, whichever comes first.
+ * Publishes within a relay's default per-address limits (2,000 messages and 1 MiB a second): one
+ * second's worth at a time, 1,500 events or 900 KB, whichever comes first.
  */
 export async function loadPaced(url: string, events: NostrEvent[]): Promise<{ stored: number; duplicates: number; rejected: number; missing: number }> {
   const frames = eventFrames(events);
@@ -110,7 +110,7 @@ export async function loadPaced(url: string, events: NostrEvent[]): Promise<{ st
   for (let i = 0; i < frames.length; ) {
     const t0 = performance.now();
     let j = i;
-    for (let bytes = 0; j < frames.length && j - i < 1500 && bytes + frames[j].length <= 6 << 20; j++) bytes += frames[j].length;
+    for (let bytes = 0; j < frames.length && j - i < 1500 && (j === i || bytes + frames[j].length <= 900_000); j++) bytes += frames[j].length;
     const r = await publishAll(url, frames.slice(i, j), events.slice(i, j).map((e) => e.id), { connections: 2, inflight: 50, timeoutMs: 120_000 });
     totals.stored += r.stored;
     totals.duplicates += r.duplicates;
