@@ -65,7 +65,7 @@ export const readLimitsSchema = z
   .object({
     maxConcurrentQueries: int(4, 'REQ scans and COUNTs running at once per connection; more wait their turn', 1, 1000),
     maxQueuedQueries: int(200, 'REQs and COUNTs waiting for a slot on one connection; more are refused with rate-limited:', 0),
-    maxConcurrentQueriesPerIp: int(8, 'REQ scans and COUNTs running at once for all connections of one IP (IPv6: one /64): one client cannot fill the query threads', 1, 10_000),
+    maxConcurrentQueriesPerIp: int(4, 'REQ scans and COUNTs running at once for all connections of one IP (IPv6: one /64): one client cannot fill the query threads', 1, 10_000),
     maxQueuedQueriesPerIp: int(256, 'REQs and COUNTs waiting for a slot for one IP (IPv6: one /64); more are refused with rate-limited:', 0),
     resultBytesPerIp: int(32 * 1024 * 1024, 'bytes of stored events sent per second in REQ results to one IP (IPv6: one /64); past it that address\'s next scans wait their turn (bursts of 2 s worth pass); 0 = unlimited', 0),
     scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery; planning and each index range opened count too)', 100),
