@@ -19,7 +19,7 @@ import { emit, log, machine, relayRssMb, table, waitForQuiet } from './lib/repor
 import { challengeOf, loadPaced, open, openMany, prefixOf, send, type Sock, type VictimResult } from './lib/sockets.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const ATTACKS = ['filters', 'prefixes', 'host-auth', 'auth-flood', 'scans', 'slow-readers', 'big-messages'] as const;
+const ATTACKS = ['filters', 'prefixes', 'host-auth', 'auth-flood', 'event-flood', 'scans', 'slow-readers', 'big-messages'] as const;
 type AttackName = (typeof ATTACKS)[number];
 /** kind of the large events the slow readers ask for (kept apart from the victim's kind 1) */
 const BIG_KIND = 1064;
@@ -37,6 +37,8 @@ interface Ctx {
   address: string | undefined;
   dmVictim: KeyPair;
   dmId: string;
+  /** pre-signed events for the EVENT flood */
+  flood: NostrEvent[];
 }
 
 /** Counts answers by their NIP-01 prefix ("ok" for EOSE / OK true). */
@@ -48,14 +50,21 @@ class Tally {
 let uniq = 0;
 const vals = (n: number): string[] => Array.from({ length: n }, () => (uniq++).toString(36));
 
-/** Loops REQs on each socket: a new one as soon as the last is answered (EOSE kept open, CLOSED counted). */
+/**
+ * Loops REQs on each socket: a new one as soon as the last is answered (EOSE kept open, CLOSED
+ * counted), or after 500 ms without an answer (a relay that drops messages unread does not stall
+ * the attack).
+ */
 function reqLoop(socks: Sock[], make: (i: number, prev: string | null) => unknown[], tally: Tally, closeAfterEose: boolean, running: () => boolean): void {
   socks.forEach((s, i) => {
     let n = 0;
+    let watchdog: NodeJS.Timeout | undefined;
     const next = (prev: string | null) => {
+      clearTimeout(watchdog);
       if (!running() || s.closed) return;
       const sub = `a${i}-${n++}`;
       s.onMessage = (m) => {
+        if (m[0] === 'NOTICE') tally.add(`notice ${prefixOf(m[1])}`);
         if (m[1] !== sub) return;
         if (m[0] === 'EOSE') {
           tally.add('eose');
@@ -67,6 +76,7 @@ function reqLoop(socks: Sock[], make: (i: number, prev: string | null) => unknow
           setTimeout(() => next(why), 20);
         }
       };
+      watchdog = setTimeout(() => { tally.add('unanswered'); next(null); }, 500);
       send(s, ['REQ', sub, ...make(i, prev)]);
     };
     next(null);
@@ -149,6 +159,24 @@ async function startAttack(name: AttackName, ctx: Ctx): Promise<Attack> {
         pump();
       }
       return { describe: '4 connections resend one valid AUTH as fast as their sockets take it', stop: async () => { running = false; closeAll(socks); return { sent, answers: tally.by }; } };
+    }
+    case 'event-flood': {
+      // 4 connections publish valid, distinct events as fast as their sockets take them, without
+      // waiting for OKs: signature checks and write batches for nothing
+      const socks = await openMany(ctx.url, 4, ctx.address);
+      const frames = ctx.flood.map((e) => JSON.stringify(['EVENT', e]));
+      let sent = 0;
+      socks.forEach((s, c) => {
+        let k = c;
+        s.onMessage = (m) => { if (m[0] === 'OK') tally.add(m[2] === true ? 'ok' : prefixOf(m[3])); };
+        const pump = () => {
+          if (!running || s.closed) return;
+          if (s.ws.bufferedAmount < 1 << 20) for (let j = 0; j < 100; j++, k += socks.length) { s.ws.send(frames[k % frames.length]); sent++; }
+          setImmediate(pump);
+        };
+        pump();
+      });
+      return { describe: '4 connections publish valid, distinct events as fast as their sockets take them, not waiting for OKs', stop: async () => { running = false; closeAll(socks); return { sent, answers: tally.by }; } };
     }
     case 'scans': {
       // 128 connections, each a scan as long as the budget allows ({"authors":["ab"]}), again and again
@@ -284,13 +312,14 @@ export const attack: Bench = {
     const fresh = await signAll(Array.from({ length: 10_000 }, (_, i) => ({ t: { kind: 1, created_at: now, tags: [], content: `victim ${now} ${i}` }, key: victimKey })), 'victim events');
     const big = await signAll(Array.from({ length: 500 }, (_, i) => ({ t: { kind: BIG_KIND, created_at: now - i, tags: [], content: `${i} ${'x'.repeat(60_000)}` }, key: bigKey })), 'large events');
     const [dm] = await signAll([{ t: { kind: 4, created_at: now, tags: [['p', victimKey.pubkey]], content: 'a secret for the victim' }, key: dmFriend }], 'DM');
+    const flood = runList.includes('event-flood') ? await signAll(Array.from({ length: 50_000 }, (_, i) => ({ t: { kind: 1, created_at: now, tags: [], content: `flood ${now} ${i}` }, key: bigKey })), 'flood events') : [];
     if (flag(o, 'load')) {
       log(`attack: loading ${ds.events.length} events, ${big.length} large events and a DM into ${url}`);
       for (const set of [ds.events, big, [dm]]) await loadPaced(url, set);
     }
     const limitation = await nip11(url);
     const ids = ds.events.filter((_, i) => i % 10 !== 9).map((e) => e.id);
-    const ctx: Ctx = { url, address, dmVictim: victimKey, dmId: dm.id };
+    const ctx: Ctx = { url, address, dmVictim: victimKey, dmId: dm.id, flood };
     const rows: Record<string, string | number>[] = [];
     let freshAt = 0;
 
