@@ -309,10 +309,12 @@ export const attack: Bench = {
     const ds = await loadDataset({ count: num(o, 'count'), authors: num(o, 'authors'), seed: str(o, 'seed'), spanSec: num(o, 'span') }, flag(o, 'regen'));
     const [victimKey, bigKey, dmFriend] = await makeKeys(str(o, 'seed'), 'attack', 3);
     const now = Math.floor(Date.now() / 1000);
-    const fresh = await signAll(Array.from({ length: 10_000 }, (_, i) => ({ t: { kind: 1, created_at: now, tags: [], content: `victim ${now} ${i}` }, key: victimKey })), 'victim events');
+    // distinct seconds: a run of events with one created_at makes every `limit` query that cuts
+    // inside it read the whole run (the tie rule), which would measure the data, not the attack
+    const fresh = await signAll(Array.from({ length: 10_000 }, (_, i) => ({ t: { kind: 1, created_at: now - 10_000 + i, tags: [], content: `victim ${now} ${i}` }, key: victimKey })), 'victim events');
     const big = await signAll(Array.from({ length: 500 }, (_, i) => ({ t: { kind: BIG_KIND, created_at: now - i, tags: [], content: `${i} ${'x'.repeat(60_000)}` }, key: bigKey })), 'large events');
     const [dm] = await signAll([{ t: { kind: 4, created_at: now, tags: [['p', victimKey.pubkey]], content: 'a secret for the victim' }, key: dmFriend }], 'DM');
-    const flood = runList.includes('event-flood') ? await signAll(Array.from({ length: 50_000 }, (_, i) => ({ t: { kind: 1, created_at: now, tags: [], content: `flood ${now} ${i}` }, key: bigKey })), 'flood events') : [];
+    const flood = runList.includes('event-flood') ? await signAll(Array.from({ length: 50_000 }, (_, i) => ({ t: { kind: 1, created_at: now - 100_000 - i, tags: [], content: `flood ${now} ${i}` }, key: bigKey })), 'flood events') : [];
     if (flag(o, 'load')) {
       log(`attack: loading ${ds.events.length} events, ${big.length} large events and a DM into ${url}`);
       for (const set of [ds.events, big, [dm]]) await loadPaced(url, set);
