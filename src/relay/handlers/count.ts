@@ -3,7 +3,7 @@ import { closedMessage, countMessage } from '../../nostr/messages.js';
 import { isEmptyFilter } from '../../nostr/filter.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
-import { admitFilters, refuse } from './filters.js';
+import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
 
 export async function handleCount(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
   const filters = admitFilters(h, conn, subId, raw, 'COUNT');
@@ -18,8 +18,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
   try {
     release = await h.access.querySlot(conn);
     if (!release) {
-      h.metrics.refusals.inc({ reason: 'rate-limited' });
-      conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection or from your IP address; wait for their answers'));
+      refuse(h, conn, subId, 'COUNT', QUEUE_FULL);
       return;
     }
     const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : 0;

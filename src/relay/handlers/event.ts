@@ -6,7 +6,7 @@ import type { Connection } from '../connection.js';
 export async function handleEvent(h: RelayContext, conn: Connection, event: unknown): Promise<void> {
   // Rate limit first; then each EVENT holds a place in flight (a signature check, a slot in the
   // write batch) until its OK, bounded per connection and per address.
-  const release = h.access.rateLimit('EVENT', conn) ?? h.access.inFlight(conn);
+  const release = h.access.rateLimit('EVENT', conn) ?? h.access.inFlight(conn, 'EVENT');
   if (typeof release === 'string') {
     const id = typeof (event as { id?: unknown })?.id === 'string' ? (event as { id: string }).id : undefined;
     h.metrics.eventsRejected.inc({ reason: 'rate-limited' });

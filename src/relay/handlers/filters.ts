@@ -17,6 +17,9 @@ export function admitFilters(h: RelayContext, conn: Connection, subId: string, r
   return null;
 }
 
+/** A REQ or COUNT that finds too many queries waiting for a slot (policy/query-slots.ts). */
+export const QUEUE_FULL = 'rate-limited: too many queries waiting on this connection or from your IP address; wait for their answers';
+
 /** Sends, logs and counts a REQ's or COUNT's refusal. */
 export function refuse(h: RelayContext, conn: Connection, subId: string, verb: 'REQ' | 'COUNT', message: string): void {
   h.access.refused(verb, message, conn.ip);

@@ -5,7 +5,7 @@ import { closedMessage, eoseMessage, eventMessage } from '../../nostr/messages.j
 import { isEmptyFilter } from '../../nostr/filter.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
-import { admitFilters, refuse } from './filters.js';
+import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
 import { closeSubscription } from './close.js';
 
 /** Live events held per subscription while its scan runs; beyond this the oldest are dropped. */
@@ -38,8 +38,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       release = await h.access.querySlot(conn);
       if (!release) {
         closeSubscription(h, conn, subId);
-        h.metrics.refusals.inc({ reason: 'rate-limited' });
-        conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection or from your IP address; wait for their answers'));
+        refuse(h, conn, subId, 'REQ', QUEUE_FULL);
         return;
       }
       if (sub.abort.aborted) return;

@@ -155,7 +155,7 @@ export class Access {
   async handleAuth(conn: ConnLike, raw: unknown): Promise<void> {
     const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id : '';
     const limited = this.rateLimit('AUTH', conn);
-    const release = limited ?? this.inFlight(conn);
+    const release = limited ?? this.inFlight(conn, 'AUTH');
     if (typeof release === 'string') {
       this.authFailed++;
       conn.send(okMessage(id, false, release));
@@ -221,10 +221,10 @@ export class Access {
    * answered, or a `rate-limited:` refusal when the connection or its address has too many waiting.
    * Spider workers are exempt, as from the rate limits.
    */
-  inFlight(conn: ConnLike): Release | string {
+  inFlight(conn: ConnLike, verb: 'EVENT' | 'AUTH'): Release | string {
     if (this.workers.any(conn.authed)) return () => {};
     const r = this.budgets.inFlight(conn);
-    if (typeof r === 'string') this.refused('EVENT', r, conn.ip);
+    if (typeof r === 'string') this.refused(verb, r, conn.ip);
     return r;
   }
 
