@@ -11,8 +11,9 @@ import { spiderFetch } from './spider-fetch.js';
 import { idle } from './idle.js';
 import { negentropy } from './negentropy.js';
 import { search } from './search.js';
+import { attack } from './attack.js';
 
-const BENCHES: Bench[] = [ingest, query, fanout, spiderFetch, idle, negentropy, search];
+const BENCHES: Bench[] = [ingest, query, fanout, spiderFetch, idle, negentropy, search, attack];
 
 function help(): string {
   const parts = [

@@ -26,12 +26,20 @@ export const limitsSchema = z
     maxSubscriptions: int(200, 'open subscriptions per connection (NIP-11 max_subscriptions)', 1),
     maxFilters: int(20, 'filters in one REQ or COUNT', 1),
     maxFilterValues: int(5000, 'values in one filter list (ids, authors, kinds, one tag)', 1),
+    // Per-client memory (docs/security.md): what a client's filters hold in the live index and in
+    // waiting COUNTs is charged to its connection and to its address (IPv6: its /64), each filter
+    // counting one plus its values, so no number of connections or REQs buys more than this.
+    maxValuesPerReq: int(10_000, 'filter values in one REQ or COUNT, all lists of all its filters together; more: CLOSED restricted:', 1),
+    maxValuesPerConnection: int(25_000, 'filter values held by one connection (open subscriptions and waiting COUNTs; each filter counts 1 + its values); more: CLOSED rate-limited:', 1),
+    maxValuesPerIp: int(100_000, 'the same for all connections of one IP address (IPv6: one /64); more: CLOSED rate-limited:', 1),
+    maxFiltersPerIp: int(2_000, 'filters of open subscriptions of one IP address (IPv6: one /64); every published event may be checked against each, so this bounds what one client adds to every publish; more: CLOSED rate-limited:', 1),
     maxLimit: int(500, 'largest limit honoured; larger limits are clamped (NIP-11 max_limit)', 1),
     defaultLimit: int(500, 'limit applied to a filter without one (NIP-11 default_limit)', 1),
     maxSubIdLength: int(64, 'longest subscription id (NIP-11 max_subid_length)', 1, 1024),
     createdAtFutureSeconds: int(900, 'refuse events dated more than this far in the future (NIP-11 created_at_upper_limit)', 0),
     createdAtPastSeconds: int(0, 'refuse events older than this many seconds; 0 = no lower limit (NIP-11 created_at_lower_limit)', 0),
     maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader)', 65536),
+    maxBufferedBytesPerIp: int(64 * 1024 * 1024, 'unsent output of all connections of one IP address (IPv6: one /64) together; past it the one holding most is closed (slow reader)', 65536),
     idleTimeout: duration('10m', 'close connections silent this long'),
   })
   .strict()

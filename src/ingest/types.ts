@@ -1,5 +1,5 @@
 // The one ingest path's contract: a client's EVENT, an event the spider fetched, and an imported
-// line all go through validate -> verify -> policy -> store -> OK -> fan-out.
+// line all go through validate -> policy -> verify -> store -> OK -> fan-out.
 import type { NostrEvent } from '../nostr/event.js';
 
 export type IngestSource = 'client' | 'spider' | 'import';

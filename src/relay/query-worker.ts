@@ -16,13 +16,14 @@ const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYield
 
 /**
  * The store's signal for every request sharing one guard: the same rule as Access.scanGuard (each
- * check of `aborted` is one step of queryYieldEvery index entries; the deadline is looked at every
- * fourth step), plus the main thread's abort.
+ * check of `aborted` is one step of queryYieldEvery index entries, planning and range setup are
+ * charged in entries; the deadline is looked at every fourth check), plus the main thread's abort.
  */
 class Guard {
   refs = 0;
   abort = false;
   tripped: null | 'budget' | 'timeout' = null;
+  private polls = 0;
   constructor(
     public steps: number,
     private readonly maxSteps: number,
@@ -32,8 +33,12 @@ class Guard {
   get aborted(): boolean {
     if (this.abort || this.tripped) return true;
     if (++this.steps > this.maxSteps) this.tripped = 'budget';
-    else if (this.steps % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
+    else if (++this.polls % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
     return this.tripped !== null;
+  }
+
+  charge(entries: number): void {
+    this.steps += entries / init.queryYieldEvery;
   }
 }
 

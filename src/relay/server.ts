@@ -5,12 +5,13 @@ import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { closedMessage } from '../nostr/messages.js';
+import { closedMessage, noticeMessage } from '../nostr/messages.js';
 import { loadUws } from './uws.js';
 import type { Logger } from './logger.js';
 import type { Registry, RelayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
 import { Connection } from './connection.js';
+import { OutputBudget } from './output-budget.js';
 import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
@@ -90,19 +91,29 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
   registry.gauge('orbweaver_negentropy_sessions', 'open NIP-77 sessions', () => negentropyFigures(ctx).sessions);
   registry.gauge('orbweaver_negentropy_records', 'records held by open NIP-77 sessions (36 bytes each)', () => negentropyFigures(ctx).records);
+  registry.gauge('orbweaver_live_filter_checks', 'filters checked against published events since start (what fan-out costs)', () => live.checks);
+  registry.gauge('orbweaver_unsent_bytes', 'output queued for clients and not yet taken by their sockets', () => output.total());
+  registry.gauge('orbweaver_unsent_bytes_peak', 'the most output held unsent at once since start', () => output.peak);
+  registry.gauge('orbweaver_queries_running', 'REQ scans and COUNTs running', () => access.querySlots.figures().queriesRunning);
+  registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
   registry.gauge('orbweaver_store_bytes', 'bytes used by the LMDB data file', () => store.stats().bytes);
 
-  const onSlow = (c: Connection) => {
+  const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
+  const onSlow = (c: Connection, why: string) => {
     metrics.slowClosed.inc();
-    logger.info({ conn: c.id, ip: c.ip }, 'closing a slow reader');
+    logger.info({ conn: c.id, ip: c.ip, cap: why }, 'closing a slow reader');
   };
 
   const app = uws.App();
-  const wsLimit = Math.min(Math.max(config.limits.maxMessageLength * 4, 1 << 20), 16 << 20);
+  const { maxMessageLength } = config.limits;
   app.ws<{ conn: Connection }>('/*', {
     compression: uws.SHARED_COMPRESSOR,
-    maxPayloadLength: wsLimit, // past maxMessageLength we answer with a NOTICE; past this uWS closes
+    // Messages past maxMessageLength are answered with a NOTICE. uWS must read a message whole to
+    // hand it over, and past maxPayloadLength it drops the connection without a word (code 1006),
+    // so that is set well above: 16 x maxMessageLength, at least 2 MiB. What a client can make us
+    // buffer is then that much per connection, times rateLimits.maxConnectionsPerIp per address.
+    maxPayloadLength: Math.max(maxMessageLength * 16, 2 << 20),
     maxBackpressure: config.limits.maxBufferedBytes + (1 << 20),
     idleTimeout: Math.min(960, Math.max(8, Math.round(config.limits.idleTimeout / 1000))),
     sendPingsAutomatically: true,
@@ -114,18 +125,25 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
         res.cork(() => res.writeStatus(refused.startsWith('rate-limited') ? '429 Too Many Requests' : refused.startsWith('error') ? '503 Service Unavailable' : '403 Forbidden').writeHeader('Content-Type', 'text/plain').end(refused + '\n'));
         return;
       }
-      const conn = new Connection(ip, randomBytes(16).toString('hex'), config.limits.maxBufferedBytes, onSlow);
-      access.noteHost(conn, req.getHeader('host'));
+      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow);
       res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },
     open: (ws) => {
       const conn = ws.getUserData().conn;
-      conn.ws = ws;
+      conn.attach(ws);
       connections.add(conn);
       access.opened(conn);
     },
+    drain: (ws) => ws.getUserData().conn.refreshOutput(),
     message: (ws, message) => {
       const conn = ws.getUserData().conn;
+      if (!access.admitMessage(conn, message.byteLength)) return;
+      if (message.byteLength > maxMessageLength) {
+        // refused before decoding: a client sending large messages costs us only their reading
+        metrics.refusals.inc({ reason: 'invalid' });
+        conn.send(noticeMessage(`invalid: message larger than ${maxMessageLength} bytes`));
+        return;
+      }
       let text: string;
       try {
         text = Buffer.from(message).toString('utf8');
@@ -174,6 +192,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
   });
   const port = uws.us_socket_local_port(listenSocket as never);
+  access.ownUrls.listening(config.host, port);
   deps.onListen?.(port);
   listenUrl = `ws://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 

@@ -5,11 +5,11 @@ import { isActiveSearch } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, idHexOf, jsonOf, MAX_CREATED_AT } from './codec.js';
 import { expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, readSerial, serialKey } from './keys.js';
 import { CompiledFilter } from './match.js';
-import { planFilter, type Plan } from './planner.js';
+import { planCost, planFilter, type Plan } from './planner.js';
 import { MergeScan } from './scan.js';
 import type { Dbs } from './schema.js';
 import { SearchScan } from './search/scan.js';
-import type { SeenSerials } from './types.js';
+import type { ScanSignal, SeenSerials } from './types.js';
 
 export interface Item {
   created_at: number;
@@ -22,7 +22,7 @@ export interface ScanEnv {
   dbs: Dbs;
   now: number;
   yieldEvery: number;
-  signal?: { aborted: boolean };
+  signal?: ScanSignal;
 }
 
 /** A filter that can match stored events at all (storage: created_at fits 32 bits). */
@@ -89,6 +89,7 @@ export class FilterScan implements Scan {
     private readonly sink?: MatchSink,
   ) {
     this.plan = planFilter(env.dbs, f);
+    env.signal?.charge?.(planCost(this.plan));
     this.cf = new CompiledFilter(f, this.plan.name === 'ids' ? undefined : this.plan.exactTag);
     if (this.plan.name === 'ids') this.ids = this.plan.ids;
     else this.merge = new MergeScan(this.plan.db, this.plan.ranges, limit === Infinity ? 256 : limit);

@@ -37,13 +37,23 @@ export interface SeenSerials {
   newer: Set<string>;
 }
 
+/**
+ * A scan's stop flag, polled once per step of queryYieldEvery index entries. `charge`, when
+ * present, is told the work a scan does outside its steps — planning and opening one cursor per
+ * index range (planner.ts planCost) — in index entries, so a read budget counts it too.
+ */
+export interface ScanSignal {
+  readonly aborted: boolean;
+  charge?(entries: number): void;
+}
+
 export interface QueryOptions {
   /** applied to filters without a limit */
   defaultLimit: number;
   /** larger limits are clamped to this */
   maxLimit: number;
   /** set to true to stop a running scan (connection closed, CLOSE received) */
-  signal?: { aborted: boolean };
+  signal?: ScanSignal;
   /** unix seconds; events whose NIP-40 expiration is at or before it are not returned (default: now) */
   now?: number;
   /** filled in by query(): what the scan covered (for live subscriptions) */

@@ -53,7 +53,7 @@ test('too many subscriptions, too many filters and bad filters get CLOSED with a
   const c = await Client.open(relay.url);
   for (const s of ['s1', 's2', 's3']) await c.query({ kinds: [1], limit: 0 }, s, false);
   let r = await c.query({ kinds: [1] }, 's4');
-  assert.match(r.closed!, /^blocked: /);
+  assert.match(r.closed!, /^rate-limited: too many open subscriptions/);
   r = await c.query({ kinds: [1], limit: 0 }, 's1', false); // replacing an open id is fine
   assert.equal(r.closed, undefined);
   c.send(['CLOSE', 's2']);

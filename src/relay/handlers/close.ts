@@ -8,6 +8,7 @@ export function closeSubscription(h: RelayContext, conn: Connection, subId: stri
   if (!sub) return false;
   sub.abort.aborted = true;
   h.live.remove(sub);
+  sub.release();
   conn.subs.delete(subId);
   return true;
 }

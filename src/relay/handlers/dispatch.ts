@@ -1,5 +1,6 @@
 // One client message in: parse it and hand it to the handler for its verb. Bad input gets a
 // NOTICE (or CLOSED when a subscription id could be read) and the connection keeps working.
+// (Messages over limits.maxMessageLength are refused before they are decoded: server.ts.)
 import { closedMessage, MessageError, negErrMessage, noticeMessage, parseClientMessage } from '../../nostr/messages.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
@@ -10,12 +11,6 @@ import { closeSubscription } from './close.js';
 import { handleNegClose, handleNegMsg, handleNegOpen } from './neg.js';
 
 export function dispatch(h: RelayContext, conn: Connection, text: string): void {
-  if (Buffer.byteLength(text) > h.config.limits.maxMessageLength) {
-    h.metrics.refusals.inc({ reason: 'invalid' });
-    h.access.refused('MESSAGE', `invalid: message larger than ${h.config.limits.maxMessageLength} bytes`, conn.ip);
-    conn.send(noticeMessage(`invalid: message larger than ${h.config.limits.maxMessageLength} bytes`));
-    return;
-  }
   let msg;
   try {
     msg = parseClientMessage(text, h.config.limits.maxSubIdLength);
