@@ -32,6 +32,9 @@ export const DIRECTORY_SCRIPT = String.raw`
     t.appendChild(b);
     return t;
   }
+  // NIP-11 software is often a repository URL: its last path segment names it (the full text is the tooltip)
+  function softName(s) { if (!s) return s; var m = /([^\/:]+?)(?:\.git)?\/?$/.exec(s); return m ? m[1] : s; }
+  function labelled(text, tip) { var n = make('span', text); if (tip && tip !== text) n.title = tip; return n; }
   function bar(n, max) { var b = make('span', null, 'bar'); b.style.width = (max ? Math.max(2, Math.round(80 * n / max)) : 0) + 'px'; return b; }
 
   // ---- figures and views ------------------------------------------------------------------
@@ -51,7 +54,7 @@ export const DIRECTORY_SCRIPT = String.raw`
     var nets = Object.keys(s.byNetwork).map(function (k) { return [k, count(s.byNetwork[k])]; });
     byId('by-network').replaceChildren(nets.length ? grid(['network', 'relays'], nets) : make('p', 'no relay checked yet', 'muted'));
     var maxSoft = s.bySoftware.reduce(function (a, g) { return Math.max(a, g.relays); }, 0);
-    byId('by-software').replaceChildren(s.bySoftware.length ? grid(['software', 'version', 'relays', 'online', ''], s.bySoftware.slice(0, 20).map(function (g) { return [g.software, g.version || '-', count(g.relays), count(g.online), bar(g.relays, maxSoft)]; })) : make('p', 'no relay checked yet', 'muted'));
+    byId('by-software').replaceChildren(s.bySoftware.length ? grid(['software', 'version', 'relays', 'online', ''], s.bySoftware.slice(0, 20).map(function (g) { return [labelled(softName(g.software), g.software), g.version || '-', count(g.relays), count(g.online), bar(g.relays, maxSoft)]; })) : make('p', 'no relay checked yet', 'muted'));
     var maxNip = s.byNip.reduce(function (a, g) { return Math.max(a, g.relays); }, 0);
     byId('by-nip').replaceChildren(s.byNip.length ? grid(['NIP', 'relays', ''], s.byNip.map(function (g) { return ['NIP-' + (g.nip < 10 ? '0' : '') + g.nip, count(g.relays), bar(g.relays, maxNip)]; })) : make('p', 'no NIP-11 document seen yet', 'muted'));
   }
@@ -121,7 +124,8 @@ export const DIRECTORY_SCRIPT = String.raw`
     else if (c.kind === 'ms') td = make('td', millis(v), 'num');
     else if (c.kind === 'list') { td = make('td', v.length ? v.length : '-', 'num'); td.title = v.join(', '); }
     else if (c.kind === 'hop') { td = make('td', v < 0 ? 'found' : v, 'num'); if (v < 0) td.title = 'not on the spider\'s hops: found in stored events and validated'; }
-    else if (c.kind === 'time') { td = make('td', stamp(v)); td.title = ago(v); }
+    else if (c.kind === 'time') { td = make('td', v && stamp(v, false) === stamp(doc.generatedAt, false) ? stamp(v).slice(11) : stamp(v)); td.title = stamp(v) + ', ' + ago(v); }
+    else if (c.key === 'software') { td = make('td', v ? softName(v) : '-'); if (v) td.title = v; }
     else td = make('td', v === null || v === undefined ? '-' : v);
     return td;
   }
@@ -150,7 +154,7 @@ export const DIRECTORY_SCRIPT = String.raw`
   function niceMax(v) { if (!(v > 0)) return 10; var p = Math.pow(10, Math.floor(Math.log10(v))), m = v / p; return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p; }
 
   function uptimeBar(days) {
-    var W = 30 * 12, g = shape('svg', { viewBox: '0 0 ' + W + ' 24', class: 'uptime', role: 'img', 'aria-label': 'uptime per day, the last 30 days' });
+    var W = 30 * 12, g = shape('svg', { viewBox: '0 0 ' + W + ' 24', preserveAspectRatio: 'none', class: 'uptime', role: 'img', 'aria-label': 'uptime per day, the last 30 days' });
     days.forEach(function (d, i) {
       var r = d.checks ? d.online / d.checks : null;
       var cls = r === null ? 'none' : r >= 0.99 ? 'good' : r >= 0.9 ? 'fair' : 'poor';

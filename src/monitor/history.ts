@@ -71,14 +71,18 @@ export class MonitorHistory {
     await this.addSnapshot(c.url, snap);
     await this.prune(c.url, c.checkedAt);
     const prev = this.health.get(c.url);
-    const st = relayStats(this.snapshots(c.url, c.checkedAt - this.retentionMs, c.checkedAt), c.checkedAt, this.retentionMs);
+    const snaps = this.snapshots(c.url, c.checkedAt - this.retentionMs, c.checkedAt);
+    const st = relayStats(snaps, c.checkedAt, this.retentionMs);
+    let lastOnline = c.online ? c.checkedAt : prev?.lastOnline ?? null;
+    // no record yet (history imported, or written by another process): the snapshots know
+    if (lastOnline === null) for (let i = snaps.length - 1; i >= 0 && lastOnline === null; i--) if (snaps[i].on) lastOnline = snaps[i].t;
     // a check without a document (offline, or it stopped serving one) keeps what was last known of it
     const nip11 = c.nip11;
     const rec: HealthRecord = {
       url: c.url,
       checkedAt: c.checkedAt,
       online: c.online,
-      lastOnline: c.online ? c.checkedAt : prev?.lastOnline ?? null,
+      lastOnline,
       network: c.network,
       rtt: { ...c.rtt },
       name: nip11?.name ?? prev?.name ?? null,
