@@ -15,8 +15,9 @@ export interface HealthRecord extends RelayHealth {
   checks: number;
   /** the NIP-11 document as published in the 30166 content */
   nip11Json: string | null;
-  /** the 30166 published for the latest online check */
+  /** the 30166 published for the latest online check, and its created_at (unix seconds) */
   published: string | null;
+  publishedAt: number | null;
   rtt: RelayHealth['rtt'] & { nip11?: number };
   answer: string | null;
 }
@@ -62,7 +63,7 @@ export class MonitorHistory {
   }
 
   /** Keeps one check: its snapshot, the pruned history, and the relay's health with fresh figures. */
-  async record(c: RelayCheck, published: string | null = null): Promise<HealthRecord> {
+  async record(c: RelayCheck, published: { id: string; createdAt: number } | null = null): Promise<HealthRecord> {
     const snap: Snapshot = { t: c.checkedAt, on: c.online };
     if (c.rtt.open !== undefined) snap.o = c.rtt.open;
     if (c.rtt.read !== undefined) snap.r = c.rtt.read;
@@ -101,7 +102,8 @@ export class MonitorHistory {
       firstChecked: prev?.firstChecked ?? c.checkedAt,
       checks: (prev?.checks ?? 0) + 1,
       nip11Json: c.nip11Json ?? prev?.nip11Json ?? null,
-      published: published ?? prev?.published ?? null,
+      published: published?.id ?? prev?.published ?? null,
+      publishedAt: published?.createdAt ?? prev?.publishedAt ?? null,
       answer: c.answer ?? null,
     };
     await this.health.put(c.url, rec);

@@ -159,12 +159,14 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         if (c.refused) { s.refused++; continue; }
         s.checked++;
         totals.checked++;
-        let published: string | null = null;
+        let published: { id: string; createdAt: number } | null = null;
         if (c.online) {
           s.online++;
           totals.online++;
-          const { event, status } = await publisher.publish(discoveryEvent(c, Math.floor(c.checkedAt / 1000)));
-          if (status === 'stored' || status === 'duplicate') { published = event.id; s.published++; totals.published++; }
+          // a newer check must replace the older 30166: never the same second (the lower id would win)
+          const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
+          const { event, status } = await publisher.publish(discoveryEvent(c, createdAt));
+          if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; totals.published++; }
           else log.warn({ url, status }, 'monitor: our ingest path did not store the 30166');
         }
         await history.record(c, published);

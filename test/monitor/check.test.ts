@@ -177,7 +177,7 @@ test('history: a snapshot per check, pruned past the retention; figures from the
     assert.equal(rec.uptimeWeek, 2 / 4, 'online at -3 d and -1 d of -6 d, -3 d, -1 d, now');
     assert.equal(rec.uptimeDay, 0);
     assert.deepEqual(rec.rttOpen, { p50: 1, p90: 3 });
-    assert.equal(rec.lastOnline, null, 'no check recorded online yet');
+    assert.equal(rec.lastOnline, now - 1 * DAY, 'no record before: the newest online snapshot');
     assert.equal(history.snapshots(url).at(-1)!.e, 'open: refused');
   } finally { await home.close(); }
 });
