@@ -1,7 +1,9 @@
 // The composition root of `orbweaver relay`: opens the pipeline (store, verifier, policies, ingest),
 // starts the relay on it and, when enabled, the directory spider and the NIP-66 monitor beside it.
-// The relay, the spider and the monitor do not know each other: all get the pipeline, and this file
-// connects their status and controls to the relay's status page, /directory, /metrics and NIP-86. The running relay records its URL and
+// The relay knows neither of the others and the spider never calls the monitor (the monitor reads the
+// spider's directory records): all get the pipeline, and this file connects them — the spider's
+// per-relay results to the monitor, their status and controls to the relay's status page,
+// /directory, /metrics and NIP-86. The running relay records its URL and
 // pid in its data directory (owner.ts), so commands given that directory find it.
 import type { Config } from '../config.js';
 import type { Logger } from '../relay/logger.js';
