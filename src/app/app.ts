@@ -10,7 +10,7 @@ import type { Logger } from '../relay/logger.js';
 import { Registry, relayMetrics } from '../relay/metrics.js';
 import { startRelay, type RelayHandle } from '../relay/server.js';
 import { spiderSection } from './spider-section.js';
-import { mountDirectory } from './directory-pages.js';
+import { monitorMetrics, mountDirectory } from './directory-pages.js';
 import { createMonitor, type Monitor } from '../monitor/monitor.js';
 import { RelayDirectory } from '../spider/directory.js';
 import { createSpider, type Spider } from '../spider/spider.js';
@@ -59,7 +59,8 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   let unfeed = () => {};
   if (config.spider.monitor) {
     try {
-      const m = createMonitor({ config, store: pipeline.store, put: async (ev) => (await pipeline.ingest(ev, { source: 'monitor' })).status, logger, validate: true, selfUrls });
+      const metrics = monitorMetrics(relay.registry, () => m.status());
+      const m: Monitor = createMonitor({ config, store: pipeline.store, put: async (ev) => (await pipeline.ingest(ev, { source: 'monitor' })).status, logger, validate: true, selfUrls, metrics });
       monitor = m;
       unfeed = pipeline.onStored((ev) => m.seen(ev));
     } catch (e) {

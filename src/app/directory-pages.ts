@@ -10,7 +10,8 @@ import type { SpiderStatus } from '../spider/index.js';
 import { utc, type DirectoryView } from '../spider/directory-view.js';
 import type { Section } from '../relay/dashboard/status.js';
 import { directorySource, type HealthSource } from './spider-section.js';
-import type { Monitor, MonitorStatus } from '../monitor/monitor.js';
+import type { Monitor, MonitorMetrics, MonitorStatus } from '../monitor/monitor.js';
+import type { Registry } from '../relay/metrics.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type MonitorInfo } from '../monitor/document.js';
 import { directoryPage } from '../monitor/page.js';
 import { normalizeRelayUrl } from '../spider/url.js';
@@ -38,6 +39,19 @@ export function monitorSection(st: MonitorStatus, intervalMs: number): Section {
   };
 }
 
+/** The monitor's figures in the relay's /metrics: gauges read on scrape, counters it increments. */
+export function monitorMetrics(registry: Registry, status: () => MonitorStatus): MonitorMetrics {
+  registry.gauge('orbweaver_monitor_running', '1 while a monitor cycle runs', () => (status().running ? 1 : 0));
+  registry.gauge('orbweaver_monitor_relays_checked', 'relays with a NIP-66 health record', () => status().checked);
+  registry.gauge('orbweaver_monitor_relays_online', 'relays online at the last monitor cycle', () => status().lastCycle?.online ?? 0);
+  registry.gauge('orbweaver_monitor_candidates', 'relay candidates waiting for validation', () => status().candidates);
+  return {
+    cycles: registry.counter('orbweaver_monitor_cycles_total', 'monitor cycles finished'),
+    checks: registry.counter('orbweaver_monitor_checks_total', 'relay checks, by result (online, offline)'),
+    published: registry.counter('orbweaver_monitor_published_total', 'kind 30166 events stored by our ingest path'),
+  };
+}
+
 export function mountDirectory(relay: RelayHandle, o: { config: Config; directory: RelayDirectory; spiderStatus?: () => SpiderStatus; monitor?: Monitor }): { cached(): DirectoryView } {
   const { config, monitor } = o;
   const records = monitor ? { history: monitor.history, candidates: monitor.candidates } : openMonitorRecords(relay.store.env, config.spider.monitorRetention);
@@ -61,9 +75,6 @@ export function mountDirectory(relay: RelayHandle, o: { config: Config; director
     if (!row || !records) return { status: '404 Not Found', type: 'application/json', body: JSON.stringify({ error: `not in the relay directory: ${asked.slice(0, 200)}` }) };
     return { type: 'application/json', body: JSON.stringify(relayDetail(url, row, records.history)) };
   });
-  if (monitor) {
-    relay.addStatusSection(() => monitorSection(monitor.status(), config.spider.monitorInterval));
-    relay.addMetricsText(() => monitor.metricsText());
-  }
+  if (monitor) relay.addStatusSection(() => monitorSection(monitor.status(), config.spider.monitorInterval));
   return source;
 }

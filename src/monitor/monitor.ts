@@ -30,6 +30,13 @@ import { monitorKey, type MonitorKey } from './key.js';
 import { announcementEvent, discoveryEvent, monitorProfile, monitorRelayList } from './nip66.js';
 import { createPublisher, type Publisher } from './publish.js';
 
+/** The monitor's counters (src/app gives it the relay's Prometheus registry's; absent in `spider --once`). */
+export interface MonitorMetrics {
+  cycles: { inc(): void };
+  checks: { inc(labels: { result: 'online' | 'offline' }): void };
+  published: { inc(): void };
+}
+
 export interface MonitorDeps {
   config: Config;
   store: EventStore;
@@ -42,6 +49,7 @@ export interface MonitorDeps {
   selfUrls?: string[];
   /** DNS override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  metrics?: MonitorMetrics;
 }
 
 export interface CycleSummary {
@@ -90,7 +98,6 @@ export interface Monitor {
   /** a spider crawl result: its events per kind */
   noteCrawl(r: Pick<WorkResult, 'url' | 'startedAt'> & { kinds?: Record<string, number> }): void;
   status(): MonitorStatus;
-  metricsText(): string;
   stop(): Promise<void>;
 }
 
@@ -114,7 +121,6 @@ export function createMonitor(deps: MonitorDeps): Monitor {
   let running = false;
   let busy: Promise<unknown> = Promise.resolve();
   let changes = 0;
-  const totals = { checked: 0, online: 0, published: 0 };
   if (key.source === 'generated') log.info({ pubkey: key.pubkey, file: key.file }, 'monitor: generated its key (kept in the data directory)');
 
   /** Runs `fn` after whatever the monitor is doing (a cycle, the new-relay tick): never two at once. */
@@ -158,15 +164,14 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         if (signal.aborted) break;
         if (c.refused) { s.refused++; continue; }
         s.checked++;
-        totals.checked++;
+        deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
         let published: { id: string; createdAt: number } | null = null;
         if (c.online) {
           s.online++;
-          totals.online++;
           // a newer check must replace the older 30166: never the same second (the lower id would win)
           const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
           const { event, status } = await publisher.publish(discoveryEvent(c, createdAt));
-          if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; totals.published++; }
+          if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; deps.metrics?.published.inc(); }
           else log.warn({ url, status }, 'monitor: our ingest path did not store the 30166');
         }
         await history.record(c, published);
@@ -203,6 +208,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
       running = false;
       s.finishedAt = Date.now();
       cycles++;
+      deps.metrics?.cycles.inc();
       lastCycle = s;
     }
     log.info({ ms: s.finishedAt - s.startedAt, checked: s.checked, online: s.online, published: s.published, refused: s.refused, finder: s.finder, validator: s.validator }, 'monitor: cycle finished');
@@ -253,20 +259,6 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         nextCycle: scheduler.nextRun(), candidates: safe(() => candidates.count()), checked: safe(() => history.checkedCount()),
         stamp: `${cycles}:${changes}`,
       };
-    },
-    metricsText() {
-      const st = this.status();
-      const lines: string[] = [];
-      const m = (name: string, type: string, help: string, v: number) => lines.push(`# HELP orbweaver_monitor_${name} ${help}`, `# TYPE orbweaver_monitor_${name} ${type}`, `orbweaver_monitor_${name} ${v}`);
-      m('running', 'gauge', '1 while a monitor cycle runs', st.running ? 1 : 0);
-      m('cycles_total', 'counter', 'monitor cycles finished', st.cycles);
-      m('checks_total', 'counter', 'relay checks since start', totals.checked);
-      m('checks_online_total', 'counter', 'relay checks that found the relay online since start', totals.online);
-      m('published_total', 'counter', 'kind 30166 events stored since start', totals.published);
-      m('relays_checked', 'gauge', 'relays with a health record', st.checked);
-      m('relays_online', 'gauge', 'relays online at the last cycle', st.lastCycle?.online ?? 0);
-      m('candidates', 'gauge', 'relay candidates waiting for validation', st.candidates);
-      return lines.join('\n') + '\n';
     },
     async stop() {
       unsubscribed = true;

@@ -90,7 +90,8 @@ test('the relay\'s monitor: finder -> validator -> checks, certificates, pages a
     const section = Object.fromEntries(status.sections.find((s) => s.title === 'NIP-66 monitor')?.rows ?? []);
     assert.equal(section['relays checked'], '2');
     const metrics = await (await fetch(relay.httpUrl + '/metrics')).text();
-    assert.match(metrics, /^orbweaver_monitor_checks_total [1-9]\d*$/m);
+    assert.match(metrics, /^orbweaver_monitor_checks_total\{result="online"\} [1-9]\d*$/m);
+    assert.match(metrics, /^orbweaver_monitor_relays_checked 2$/m);
     assert.match(metrics, /^orbweaver_events_stored_total\{source="monitor"\} [1-9]/m);
 
     // the command line reads the same records beside the running relay
