@@ -22,7 +22,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { RelayCheck } from '../../src/monitor/types.js';
 
 const NIP11 = { name: 'honest', software: 'git+https://example.com/relay.git', version: '2.1.0', supported_nips: [1, 11, 42, 50], limitation: { auth_required: false, payment_required: false }, tags: ['test'] };
-const opts = { timeout: 800, allowPrivate: true };
+const opts = { timeout: 1500, allowPrivate: true };
 const tag = (ev: NostrEvent, name: string) => ev.tags.filter((t) => t[0] === name).map((t) => t.slice(1));
 
 test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, dead, and the write test', async () => {
@@ -59,7 +59,7 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
 
     const s = await checkRelay(silent.url, opts);
     assert.equal(s.online, false);
-    assert.match(s.error ?? '', /read: no answer within 800 ms/);
+    assert.match(s.error ?? '', /read: no answer within 1500 ms/);
     assert.ok(s.rtt.open! >= 1, 'the handshake was timed');
 
     const a = await checkRelay(auth.url, opts);
@@ -102,7 +102,7 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     const directory = new RelayDirectory(home.store.env);
     for (const r of [honest, auth, silent, unsafe]) await directory.discovered(r.url, 0, ['seed'], 1);
     await directory.applyResult({ url: unsafe.url, hop: 0, outcome: 'refused', nip11: null, quirks: {}, cursors: {}, counts: { fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0 }, links: {}, ignoredLists: 0, startedAt: Date.now(), durationMs: 0 });
-    const config = configSchema.parse({ dataDir: home.dir, info: { name: 'Home' }, spider: { monitor: true, allowPrivate: true, monitorTimeout: '800ms', monitorInterval: '1h' } });
+    const config = configSchema.parse({ dataDir: home.dir, info: { name: 'Home' }, spider: { monitor: true, allowPrivate: true, monitorTimeout: '1500ms', monitorInterval: '1h' } });
     const stored: NostrEvent[] = [];
     const monitor = createMonitor({ config, store: home.store, put: async (ev) => { stored.push(ev); return (await home.ingest(ev, { source: 'monitor' })).status; }, logger: quietLog, validate: false });
     const keyFile = join(home.dir, 'monitor.key');
@@ -139,7 +139,7 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     assert.ok(verifyEvent(ann[0]));
     assert.deepEqual(tag(ann[0], 'frequency'), [['3600']]);
     assert.deepEqual(tag(ann[0], 'c').map((t) => t[0]), ['nip11', 'ssl', 'open', 'read']);
-    assert.deepEqual(tag(ann[0], 'timeout')[2], ['open', '800']);
+    assert.deepEqual(tag(ann[0], 'timeout')[2], ['open', '1500']);
     const profile = await q({ kinds: [0], authors: [monitor.pubkey] });
     assert.equal(JSON.parse(profile[0].content).name, 'Home monitor');
 

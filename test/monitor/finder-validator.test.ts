@@ -65,16 +65,16 @@ test('validator: only a Nostr answer makes a directory relay; failures counted, 
   for (const b of ['nostr', 'auth', 'notice', 'silent', 'garbage', 'http'] as Behaviour[]) relays[b] = await new FakeRelay({ behaviour: b }).start();
   const dead = await deadUrl();
   try {
-    const o = { timeout: 700, allowPrivate: true };
+    const o = { timeout: 1500, allowPrivate: true };
     assert.deepEqual(await validateRelay(relays.nostr.url, o), { valid: true }, 'REQ answered with EOSE');
     assert.equal((await validateRelay(relays.auth.url, o)).valid, true, 'AUTH challenge and CLOSED auth-required');
     assert.equal((await validateRelay(relays.notice.url, o)).valid, true, 'a NOTICE is a Nostr answer');
     const silent = await validateRelay(relays.silent.url, o);
-    assert.deepEqual([silent.valid, /read: no answer within 700 ms/.test(silent.error ?? '')], [false, true], silent.error);
+    assert.deepEqual([silent.valid, /read: no answer within 1500 ms/.test(silent.error ?? '')], [false, true], silent.error);
     assert.equal((await validateRelay(relays.garbage.url, o)).valid, false, 'a WebSocket that does not speak Nostr');
     assert.match((await validateRelay(relays.http.url, o)).error ?? '', /HTTP 404|Unexpected server response/);
     assert.equal((await validateRelay(dead, o)).valid, false);
-    const priv = await validateRelay(relays.nostr.url, { timeout: 700, allowPrivate: false });
+    const priv = await validateRelay(relays.nostr.url, { timeout: 1500, allowPrivate: false });
     assert.deepEqual([priv.valid, priv.refused], [false, true], 'loopback refused unless allowed');
 
     const directory = new RelayDirectory(home.store.env);
@@ -91,7 +91,7 @@ test('validator: only a Nostr answer makes a directory relay; failures counted, 
     await add(relays.auth.url, now - 1000);
     await add(relays.notice.url, now - 500);
     await directory.discovered(relays.notice.url, 1, ['x'], 1);
-    const deps = { candidates, directory, batch: 2, concurrency: 2, timeout: 600, maxFailures: 2, allowPrivate: true, log: quietLog };
+    const deps = { candidates, directory, batch: 2, concurrency: 2, timeout: 1500, maxFailures: 2, allowPrivate: true, log: quietLog };
     const conns = (r: FakeRelay) => r.connections;
     const silentBefore = conns(relays.silent), nostrBefore = conns(relays.nostr);
 
@@ -120,7 +120,7 @@ test('validator: only a Nostr answer makes a directory relay; failures counted, 
     // concurrency: 6 silent candidates, 3 at a time
     const slow = await new FakeRelay({ behaviour: 'silent' }).start();
     for (let i = 0; i < 6; i++) await add(`${slow.url}/p${i}`, now + i);
-    await validateCandidates({ ...deps, batch: 6, concurrency: 3, timeout: 300, maxFailures: 5 });
+    await validateCandidates({ ...deps, batch: 6, concurrency: 3, timeout: 1000, maxFailures: 5 });
     assert.equal(slow.connections, 6);
     assert.equal(slow.maxOpen, 3, 'never more than `concurrency` probes at once');
     // SSRF: a private candidate when private targets are not allowed is dropped without contact

@@ -22,7 +22,7 @@ test('/directory: figures, views, a sortable filterable table, the detail with u
   const fx = await historyFixture();
   const relay = await startRelayProcess({
     dataDir: fx.dataDir,
-    env: { ORBWEAVER_INFO_NAME: 'Directory <Test>', ORBWEAVER_SPIDER_MONITOR: '1', ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_MONITOR_TIMEOUT: '1s', ORBWEAVER_SPIDER_VALIDATE_BATCH: '0' },
+    env: { ORBWEAVER_INFO_NAME: 'Directory <Test>', ORBWEAVER_SPIDER_MONITOR: '1', ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_MONITOR_TIMEOUT: '3s', ORBWEAVER_SPIDER_VALIDATE_BATCH: '0' },
   });
   const profile = tempDir('orbweaver-chromium-');
   const browser = await chromium.launchPersistentContext(profile, {

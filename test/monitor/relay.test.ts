@@ -31,7 +31,7 @@ test('the relay\'s monitor: finder -> validator -> checks, certificates, pages a
   const relay = await startRelayProcess({
     env: {
       ORBWEAVER_SPIDER_MONITOR: '1', ORBWEAVER_SPIDER_MONITOR_KEY: nsecEncode(monitorKey.sk), ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
-      ORBWEAVER_SPIDER_MONITOR_INTERVAL: '1s', ORBWEAVER_SPIDER_MONITOR_TIMEOUT: '1s', ORBWEAVER_SPIDER_CANDIDATE_MAX_FAILURES: '2',
+      ORBWEAVER_SPIDER_MONITOR_INTERVAL: '1s', ORBWEAVER_SPIDER_MONITOR_TIMEOUT: '2s', ORBWEAVER_SPIDER_CANDIDATE_MAX_FAILURES: '2',
       NODE_EXTRA_CA_CERTS: c.caFile,
     },
   });
