@@ -224,6 +224,7 @@ export const CLIENT_SCRIPT = String.raw`
           if (r.name) td.title = r.name + (r.software ? ' (' + r.software + ')' : '');
         }
         else if (c.key === 'lastError') { td = el('td', v || '', 'err'); if (v) td.title = v; }
+        else if (c.key === 'hop' && v < 0) { td = el('td', 'found', 'num'); td.title = 'not on the spider\'s hops: found in stored events and validated by the monitor'; }
         else if (c.key === 'online') { td = el('td', v === null || v === undefined ? '-' : v ? 'yes' : 'no'); if (r.uptimeWeek !== null && r.uptimeWeek !== undefined) td.title = 'uptime over 7 days: ' + (r.uptimeWeek * 100).toFixed(1) + '%'; }
         else td = el('td', c.num ? int(v) : v, c.num ? 'num' : '');
         tr.appendChild(td);
