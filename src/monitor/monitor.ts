@@ -63,6 +63,8 @@ export interface CycleSummary {
   published: number;
   /** skipped: refused by the address rules */
   refused: number;
+  /** 30166 events our ingest path did not store (refused by a policy) */
+  notStored: number;
   announced: boolean;
   /** deliveries to spider.monitorRelays */
   delivered: number;
@@ -172,7 +174,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
           const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
           const { event, status } = await publisher.publish(discoveryEvent(c, createdAt));
           if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; deps.metrics?.published.inc(); }
-          else log.warn({ url, status }, 'monitor: our ingest path did not store the 30166');
+          else if (s.notStored++ === 0) log.warn({ url, status }, 'monitor: our ingest path did not store a 30166 (a policy of this relay refuses it?); counted in the cycle\'s notStored');
         }
         await history.record(c, published);
         changes++;
@@ -184,7 +186,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
 
   function emptyCycle(): CycleSummary {
     const now = Date.now();
-    return { startedAt: now, finishedAt: now, finder: null, validator: null, checked: 0, online: 0, published: 0, refused: 0, announced: false, delivered: 0, deliveryFailures: 0 };
+    return { startedAt: now, finishedAt: now, finder: null, validator: null, checked: 0, online: 0, published: 0, refused: 0, notStored: 0, announced: false, delivered: 0, deliveryFailures: 0 };
   }
 
   async function cycle(): Promise<CycleSummary> {
