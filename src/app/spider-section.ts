@@ -6,18 +6,25 @@
 import type { SpiderStatus } from '../spider/index.js';
 import type { Config } from '../config.js';
 import type { RelayDirectory } from '../spider/directory.js';
-import { directoryView, utc, type DirectoryView } from '../spider/directory-view.js';
+import { directoryView, utc, type DirectoryView, type ViewContext } from '../spider/directory-view.js';
 import type { DirectorySource, Section } from '../relay/dashboard/status.js';
 
+/** The monitor's part of the rows: its health lookups, and a stamp that changes with its records. */
+export interface HealthSource {
+  lookups: Pick<ViewContext, 'health' | 'eventsByKind'>;
+  stamp(): string;
+}
+
 /** Directory rows, rebuilt only when the stamp changes (`spider --once` may write beside us: at least once a minute). */
-export function directorySource(directory: RelayDirectory, config: Config, status?: () => SpiderStatus): DirectorySource & { cached(): DirectoryView } {
+export function directorySource(directory: RelayDirectory, config: Config, status?: () => SpiderStatus, health?: HealthSource): DirectorySource & { cached(): DirectoryView } {
   let cache: { stamp: string; view: DirectoryView } | null = null;
   // during a run the rows change with every relay: at most every 10 s, so a page left open does
   // not fetch a large directory every poll; between runs once a minute
   const stamp = () => {
     const s = status?.();
     const now = Date.now();
-    return s?.running ? `run:${s.runs}:${Math.floor(now / 10_000)}` : `idle:${s?.runs ?? 0}:${s?.nextRun ?? 0}:${Math.floor(now / 60_000)}`;
+    const h = health ? `:${health.stamp()}` : '';
+    return (s?.running ? `run:${s.runs}:${Math.floor(now / 10_000)}` : `idle:${s?.runs ?? 0}:${s?.nextRun ?? 0}:${Math.floor(now / 60_000)}`) + h;
   };
   const cached = () => {
     const st = stamp();
@@ -30,6 +37,7 @@ export function directorySource(directory: RelayDirectory, config: Config, statu
           backoff: { base: config.spider.failureBackoff, max: config.spider.maxFailureBackoff },
           crawling: s?.current ?? [],
           nextRun: s?.nextRun ?? null,
+          ...health?.lookups,
         }),
       };
     }

@@ -40,6 +40,19 @@ export const spiderSchema = z
     workerKey: secretKey('orbweaver worker: secret key (hex or nsec) it authenticates with (NIP-42) to the home relay; keep it out of shared config'),
     workerPubkeys: pubkeyList('relay side: pubkeys of spider workers; once authenticated they are exempt from rate limits'),
     deliveryTimeout: duration('5m', 'orbweaver worker: how long it keeps retrying delivery of an event to the home relay before the attempt fails'),
+    // NIP-66 monitor, finder and validator (src/monitor; docs/monitor.md)
+    monitor: bool(false, 'run the NIP-66 monitor: check every directory relay each monitorInterval, publish kind 30166/10166, validate relay candidates found in stored events'),
+    monitorInterval: duration('1h', 'time between monitor cycles (every directory relay checked once per cycle); at least 1s').refine((v) => v >= 1000, 'expected at least 1s'),
+    monitorKey: secretKey('secret key (hex or nsec) that signs the monitor\'s events; empty: one is generated once and kept in <dataDir>/monitor.key (mode 0600)'),
+    monitorRelays: relayUrlList('relays the monitor also publishes its kind 30166/10166/0 events to (they always go through our own ingest path)'),
+    monitorTimeout: duration('10s', 'timeout of each check of a relay (NIP-11, open, read, write), also announced in kind 10166; at least 100ms').refine((v) => v >= 100, 'expected at least 100ms'),
+    monitorConcurrency: int(8, 'relays checked (or candidates validated) at the same time', 1, 64),
+    monitorWrite: bool(false, 'also measure rtt-write: publish the monitor\'s kind 10166 announcement to relays whose NIP-11 does not require auth, payment or restrict writes'),
+    monitorRetention: duration('30d', 'check history kept per relay (uptime and RTT figures look back at most this far)'),
+    finderKinds: intList([2, 3, 10002], 'stored kinds whose r tags name relay candidates (kind 3 and kind 2 content are read too; NIP-66 30166 of other monitors always)'),
+    validateBatch: int(100, 'relay candidates validated per monitor cycle, least-failed and oldest first (0: none)', 0, 100_000),
+    candidateMaxFailures: int(5, 'a candidate that failed validation this many times is dropped', 1, 1000),
+    maxCandidates: int(100_000, 'most relay candidates kept waiting for validation', 1),
   })
   .strict()
   .prefault({})

@@ -1,5 +1,6 @@
 // HTTP on the WebSocket port: NIP-11 (Accept: application/nostr+json, with CORS), the status page,
-// /status.json, /metrics in Prometheus text format, and /healthz. HEAD gets the same status and
+// /status.json, /metrics in Prometheus text format, /healthz, and pages the composition root adds
+// (/directory, /directory.json). HEAD gets the same status and
 // headers as GET without the body (uptime checkers use HEAD).
 import type { HttpRequest, HttpResponse, TemplatedApp } from '@trufflesuite/uws-js-unofficial';
 
@@ -12,7 +13,12 @@ export interface HttpRoutes {
   statusJson?: (query: URLSearchParams) => string;
   /** POST (NIP-86 management) */
   post?: (res: HttpResponse, req: HttpRequest) => void;
+  /** pages other modules add (src/app: /directory); null when the path is not theirs */
+  page?: (path: string, query: URLSearchParams) => PageAnswer | null;
 }
+
+/** What an added page answers (GET and HEAD); status defaults to 200 OK. */
+export interface PageAnswer { status?: string; type: string; body: string }
 
 const CORS: Array<[string, string]> = [
   ['Access-Control-Allow-Origin', '*'],
@@ -48,6 +54,8 @@ function answer(routes: HttpRoutes, req: HttpRequest): Answer {
     if (req.getHeader('accept').includes('application/nostr+json')) return { status: '200 OK', type: 'application/nostr+json', body: routes.nip11(), headers: CORS };
     return { status: '200 OK', type: 'text/html; charset=utf-8', body: routes.statusPage(), headers: [['Cache-Control', 'no-store']] };
   }
+  const page = routes.page?.(url, new URLSearchParams(req.getQuery() ?? ''));
+  if (page) return { status: page.status ?? '200 OK', type: page.type, body: page.body, headers: [['Cache-Control', 'no-store']] };
   return { status: '404 Not Found', type: 'text/plain', body: 'not found\n' };
 }
 

@@ -18,7 +18,7 @@ import { dispatch } from './handlers/dispatch.js';
 import { closeAll } from './handlers/close.js';
 import { negentropyFigures } from './handlers/neg.js';
 import { deliver } from './handlers/req.js';
-import { mountHttp } from './http.js';
+import { mountHttp, type PageAnswer } from './http.js';
 import { relayInfo } from './nip11.js';
 import { createDashboard, type DirectorySource, type Section } from './dashboard/status.js';
 import type { Ingest } from '../ingest/types.js';
@@ -53,6 +53,8 @@ export interface RelayHandle {
   setSpiderControl(control: SpiderControl | undefined): void;
   /** adds Prometheus text to /metrics (the spider's figures) */
   addMetricsText(fn: () => string): void;
+  /** serves GET/HEAD `path` (the relay directory pages of src/monitor, added by src/app) */
+  addPage(path: string, fn: (query: URLSearchParams) => PageAnswer): void;
   /** stop accepting, CLOSED to every subscription, stop the query threads (the pipeline is closed by its owner) */
   close(): Promise<void>;
 }
@@ -172,6 +174,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   });
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   const metricsTexts: Array<() => string> = [];
+  const pages = new Map<string, (query: URLSearchParams) => PageAnswer>();
   mountHttp(app, {
     nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
     statusJson: (query) => dashboard.json(query),
@@ -185,6 +188,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     metrics: () => registry.text() + metricsTexts.map((f) => f()).join(''),
     healthy: () => !closing,
     statusPage: () => dashboard.page(),
+    page: (path, query) => pages.get(path)?.(query) ?? null,
   });
 
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
@@ -226,5 +230,5 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addPage: (path, fn) => { pages.set(path, fn); }, close };
 }

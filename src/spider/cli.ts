@@ -7,6 +7,7 @@ import type { Config } from '../config/schema.js';
 import { localRelayUrl, openCommandSink, SinkError, type CommandSink } from '../app/command-sink.js';
 import { createSpider } from './spider.js';
 import { formatSummary } from './status.js';
+import { createMonitor, type CycleSummary, type Monitor } from '../monitor/monitor.js';
 import { unknownOption } from '../config/suggest.js';
 
 export { localRelayUrl } from '../app/command-sink.js';
@@ -67,16 +68,32 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     return 2;
   }
   const { sink, store } = opened;
+  const selfUrls = [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])];
+  // With the monitor on, the crawl is followed by a monitor cycle over the directory (its events go
+  // the same way as the crawl's). A one-shot run does not validate candidates: those may lie beyond
+  // the spider's hops; the relay's (or `orbweaver spider`'s) long-running monitor validates them.
+  let monitor: Monitor | undefined;
+  let unfeed = () => {};
+  try {
+    if (config.spider.monitor) monitor = createMonitor({ config, store, put: (ev) => sink.put(ev), logger, validate: !once, selfUrls });
+  } catch (e) {
+    await opened.close();
+    throw e;
+  }
+  if (monitor && opened.pipeline) { const m = monitor; unfeed = opened.pipeline.onStored((ev) => m.seen(ev)); }
   const spider = createSpider({
     config: config.spider, store, sink, logger,
     selfPubkey: config.info.pubkey || undefined,
-    selfUrls: [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])],
+    selfUrls,
+    onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
   });
   let code = 0;
   try {
     if (once) {
       const summary = await spider.runOnce();
-      out.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
+      const checked: CycleSummary | undefined = monitor ? await monitor.runOnce() : undefined;
+      if (json) out.write(JSON.stringify(checked ? { ...summary, monitor: { pubkey: monitor!.pubkey, ...checked } } : summary, null, 2) + '\n');
+      else out.write(formatSummary(summary) + (checked ? '\n' + formatCycle(checked, monitor!.pubkey) : '') + '\n');
       if (summary.relays.total === 0) {
         logger.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList }, 'spider: no relay to crawl: no relay list (kind 10002) of the seeds was found in the store or on spider.bootstrapRelays');
         code = 1;
@@ -84,6 +101,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     } else {
       // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();
+      monitor?.start();
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);
         process.once('SIGTERM', resolve);
@@ -94,9 +112,21 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     logger.error({ err: e }, 'spider: run failed');
     code = 2;
   } finally {
+    unfeed();
     await spider.stop();
+    await monitor?.stop();
     await opened.close();
     logger.flush();
   }
   return code;
+}
+
+/** The monitor's lines after a `spider --once` summary. */
+export function formatCycle(c: CycleSummary, pubkey: string): string {
+  const f = c.finder;
+  return [
+    `monitor (${pubkey.slice(0, 16)}…): ${c.checked} relays checked, ${c.online} online, ${c.published} kind 30166 published${c.announced ? ', kind 10166 and 0 announced' : ''}${c.refused ? `, ${c.refused} refused by the address rules` : ''}`,
+    f ? `finder: ${f.events} events read${f.fullScan ? ' (full scan)' : ''}, ${f.added} new candidates, ${f.updated} seen again, ${f.known} already in the directory` : '',
+    c.delivered || c.deliveryFailures ? `monitor relays: ${c.delivered} delivered, ${c.deliveryFailures} failed` : '',
+  ].filter(Boolean).join('\n');
 }

@@ -164,6 +164,7 @@ export const CLIENT_SCRIPT = String.raw`
     { key: 'url', label: 'URL' },
     { key: 'hop', label: 'hop', num: true },
     { key: 'state', label: 'state' },
+    { key: 'online', label: 'online' },
     { key: 'lastCrawl', label: 'last crawl', time: true },
     { key: 'fetched', label: 'fetched', num: true },
     { key: 'stored', label: 'stored', num: true },
@@ -217,8 +218,14 @@ export const CLIENT_SCRIPT = String.raw`
         if (c.time) { td = el('td', utc(v)); td.title = relative(v); }
         else if (c.key === 'quirks') td = el('td', v.join(', '));
         else if (c.key === 'state') { td = el('td'); td.appendChild(el('span', v, 'pill st-' + v)); if (r.failures > 1) td.title = r.failures + ' failures in a row'; }
-        else if (c.key === 'url') { td = el('td', v, 'url'); if (r.name) td.title = r.name + (r.software ? ' (' + r.software + ')' : ''); }
+        else if (c.key === 'url') {
+          // each relay links to its detail on /directory (uptime, round-trip times, NIP-66)
+          td = el('td', null, 'url'); var a = el('a', v); a.href = '/directory#relay=' + encodeURIComponent(v); td.appendChild(a);
+          if (r.name) td.title = r.name + (r.software ? ' (' + r.software + ')' : '');
+        }
         else if (c.key === 'lastError') { td = el('td', v || '', 'err'); if (v) td.title = v; }
+        else if (c.key === 'hop' && v < 0) { td = el('td', 'found', 'num'); td.title = 'not on the spider\'s hops: found in stored events and validated by the monitor'; }
+        else if (c.key === 'online') { td = el('td', v === null || v === undefined ? '-' : v ? 'yes' : 'no'); if (r.uptimeWeek !== null && r.uptimeWeek !== undefined) td.title = 'uptime over 7 days: ' + (r.uptimeWeek * 100).toFixed(1) + '%'; }
         else td = el('td', c.num ? int(v) : v, c.num ? 'num' : '');
         tr.appendChild(td);
       });

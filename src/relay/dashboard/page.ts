@@ -69,6 +69,8 @@ details table{font-size:.85em;margin-top:.3em}
 .pill.st-ok{color:var(--ok);border-color:var(--ok)}.pill.st-partial,.pill.st-backoff{color:var(--warn);border-color:var(--warn)}
 .pill.st-failed{color:var(--bad);border-color:var(--bad)}.pill.st-crawling{color:var(--accent);border-color:var(--accent)}
 footer{margin:2em 0 1em;color:var(--muted);font-size:.8em}
+h2 .more{font-size:.8em;font-weight:400;margin-left:.8em;color:var(--accent)}
+#directory td.url a{color:inherit;text-decoration:none}#directory td.url a:hover{text-decoration:underline}
 code{background:var(--card);padding:0 .3em;border-radius:4px}
 `;
 
@@ -111,7 +113,7 @@ ${chartBox('chart-reqs', 'REQs per second')}
 </div>
 <div id="sections"></div>
 <section id="directory-box" hidden>
-<h2>Relay directory</h2>
+<h2>Relay directory <a class="more" href="/directory">uptime, round-trip times, software and NIPs of every relay →</a></h2>
 <div class="toolbar"><input id="dir-filter" type="search" placeholder="filter: URL, state, quirk, error" aria-label="filter the relay directory"><span id="dir-states"></span><span id="dir-count"></span><span id="dir-generated"></span></div>
 <div class="scroll"><table id="directory"><thead><tr></tr></thead><tbody></tbody></table></div>
 </section>
