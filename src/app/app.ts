@@ -17,6 +17,7 @@ import { createSpider, type Spider } from '../spider/spider.js';
 import { nothingToCrawl } from '../spider/cli.js';
 import { openPipeline, type Pipeline } from './pipeline.js';
 import { DataDirError } from './data-dir.js';
+import { localKey } from './local-key.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
 
@@ -37,6 +38,8 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   const registry = new Registry();
   const metrics = relayMetrics(registry);
   const pipeline = await openPipeline(config, logger, { metrics });
+  // local commands (spider --once, sync) authenticate with it and are not held to the per-IP limits
+  pipeline.access.workers.trust(localKey(config.dataDir).pubkey);
   let relay: RelayHandle;
   try {
     // recorded before the relay says it listens, so whoever waits for that line finds the record

@@ -13,6 +13,7 @@ import { commandTarget, liveOwner, notAnswering, reachableUrl } from './owner.js
 import { homeSink } from '../spider/deliver.js';
 import { ingestSink, type EventSink } from '../spider/sink.js';
 import { parseSecretKey } from '../nostr/keys.js';
+import { readLocalKey } from './local-key.js';
 
 /** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
 export function localRelayUrl(config: Config): string {
@@ -48,10 +49,11 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
   const target = commandTarget(config.dataDir, o.relayUrl, o.local);
   if (target) {
     // The same delivery as a spider worker's: every event is retried until the relay decides on it,
-    // and with spider.workerKey set it authenticates first (NIP-42).
+    // and it authenticates first (NIP-42) with spider.workerKey, or else with the data directory's
+    // local key, which the relay that owns the directory trusts (local-key.ts).
+    const secretKey = config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : target.owner ? readLocalKey(config.dataDir) ?? undefined : undefined;
     const home = homeSink({
-      url: target.url, authUrl: config.publicUrl || undefined,
-      secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
+      url: target.url, authUrl: config.publicUrl || undefined, secretKey,
       connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
       deliveryTimeout: config.spider.deliveryTimeout, log: logger,
     });

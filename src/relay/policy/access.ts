@@ -195,9 +195,10 @@ export class Access {
    * message over them is dropped; the connection is told so at most once a second.
    */
   admitMessage(conn: ConnLike, bytes: number): boolean {
+    // spider workers first: their bursts are not charged to the address other clients share
+    if (this.workers.any(conn.authed)) return true;
     const now = performance.now();
     if (this.inputMessages.take(conn.key, now) && this.inputBytes.take(conn.key, now, bytes)) return true;
-    if (this.workers.any(conn.authed)) return true;
     this.messagesDropped++;
     if (now - (this.lastInputNotice.get(conn) ?? -Infinity) >= 1000) {
       this.lastInputNotice.set(conn, now);

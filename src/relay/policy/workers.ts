@@ -2,6 +2,7 @@
 // NIP-01 after NIP-42 AUTH with their key. A connection authenticated as one of the configured
 // spider.workerPubkeys is exempt from the rate limits (a worker delivers a whole relay's directory
 // events in a burst); every other rule of the ingest path applies to its events as to anyone's.
+// The relay also trusts its data directory's local key (app/local-key.ts) this way.
 import { parsePubkey } from '../../nostr/keys.js';
 
 export class SpiderWorkers {
@@ -14,6 +15,9 @@ export class SpiderWorkers {
   }
 
   get size(): number { return this.keys.size; }
+
+  /** Trusts one more pubkey (hex) as a worker. */
+  trust(pubkey: string): void { this.keys.add(pubkey); }
 
   /** true when the connection authenticated as a spider worker */
   any(authed: ReadonlySet<string>): boolean {
