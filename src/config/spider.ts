@@ -29,6 +29,7 @@ export const spiderSchema = z
     maxRetries: int(5, 'rate-limited answers tolerated per page before giving up on that kind', 0, 20),
     splitBatch: int(200, 'authors per query when splitting a second that holds more events than a page', 1, 1000),
     maxSplitQueries: int(200, 'most queries spent per relay on splitting such seconds', 0),
+    maxStuckSlices: int(50, 'most stuck seconds split per kind and relay; further ones are counted as unproven (truncatedSlices) without a query', 0),
     failureBackoff: duration('1d', 'after two consecutive failures a relay waits this long, doubling per further failure'),
     maxFailureBackoff: duration('30d', 'longest wait for a failing relay'),
     lookback: duration('1h', 'overlap with the last cursor, for events that arrive late'),

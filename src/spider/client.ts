@@ -188,17 +188,25 @@ export class RelayClient {
     if (this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
   }
 
-  /** NIP-45 COUNT; null when unsupported, refused, or no answer within timeoutMs. */
-  count(filters: WireFilter[], timeoutMs: number): Promise<number | null> {
-    if (!this.isOpen) return Promise.resolve(null);
+  /** NIP-45 COUNT; null when unsupported, refused, aborted, or no answer within timeoutMs. */
+  count(filters: WireFilter[], timeoutMs: number, signal?: AbortSignal): Promise<number | null> {
+    if (!this.isOpen || signal?.aborted) return Promise.resolve(null);
     const id = `owc${(++subCounter).toString(36)}`;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => { this.countWaiters.delete(id); resolve(null); }, timeoutMs);
-      this.countWaiters.set(id, (n) => { clearTimeout(timer); resolve(n); });
+    return new Promise<number | null>((resolve) => {
+      const done = (n: number | null) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.countWaiters.delete(id);
+        resolve(n);
+      };
+      const onAbort = () => done(null);
+      const timer = setTimeout(() => done(null), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.countWaiters.set(id, done);
       // A relay that answers COUNT with CLOSED: route it like a subscription.
-      this.subs.set(id, { event() {}, eose() {}, closed: () => { this.countWaiters.get(id)?.(null); this.countWaiters.delete(id); } });
+      this.subs.set(id, { event() {}, eose() {}, closed: () => done(null) });
       this.send(JSON.stringify(['COUNT', id, ...filters]));
-    }).finally(() => { this.subs.delete(id); }) as Promise<number | null>;
+    }).finally(() => { this.subs.delete(id); });
   }
 
   private send(text: string): void {

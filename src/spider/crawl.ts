@@ -57,6 +57,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
   delete result.quirks.rateLimited;
   delete result.quirks.invalid;
   delete result.quirks.flooded;
+  delete result.quirks.noCount;
 
   let target: Target;
   try {

@@ -28,6 +28,8 @@ export interface FetchOptions {
   splitBatch: number;
   /** most queries spent on splitting stuck seconds, per relay */
   maxSplitQueries: number;
+  /** most stuck slices split per kind and relay; more are counted in truncatedSlices unsplit */
+  maxStuckSlices: number;
   /** lookback before a cursor's upper end, seconds */
   lookback: number;
 }
@@ -64,6 +66,8 @@ export interface KindFetch {
   complete: boolean;
   error?: string;
   stuck: Slice[];
+  /** stuck slices beyond maxStuckSlices (counted, not split) */
+  overflow: number;
   /** id -> created_at of every valid event seen for this kind */
   seen: Map<string, number>;
   /** authors seen for this kind (replaceable kinds: a relay holds one event per author) */
@@ -181,8 +185,20 @@ function freshOf(k: KindFetch, events: NostrEvent[]): NostrEvent[] {
   return out;
 }
 
-function addSlice(k: KindFetch, s: Slice): void {
-  if (k.stuck.some(([a, b]) => a <= s[0] && s[1] <= b)) return;
+/**
+ * Records a stuck slice for splitting. A window finds its slices newest first and never overlapping,
+ * so only the last one can contain a new one (O(1), not a scan of all). Beyond maxStuckSlices per
+ * kind a slice is not split at all: it is counted in truncatedSlices at once (a relay that makes
+ * every second stuck, e.g. max_limit 1, cannot make us spend a query budget per second).
+ */
+function addSlice(ctx: FetchContext, k: KindFetch, s: Slice): void {
+  const last = k.stuck[k.stuck.length - 1];
+  if (last && last[0] <= s[0] && s[1] <= last[1]) return;
+  if (k.stuck.length >= ctx.opts.maxStuckSlices) {
+    if (k.overflow++ === 0) ctx.log.info({ url: ctx.client.target.url, kind: k.kind, max: ctx.opts.maxStuckSlices }, 'spider: too many stuck seconds; the rest are counted as unproven');
+    ctx.counts.truncatedSlices++;
+    return;
+  }
   k.stuck.push(s);
 }
 
@@ -228,7 +244,7 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
         // A full page of events already seen: more events in [s, U] than one page holds.
         let s = U;
         for (const e of events) if (e.created_at < s) s = e.created_at;
-        addSlice(k, [s, U]);
+        addSlice(ctx, k, [s, U]);
         p.lowest = Math.min(p.lowest, s);
         U = s - 1;
         prevShort = null;
@@ -248,7 +264,7 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
 
 /** Fetches one kind from the relay: the part newer than its cursor, then any unfinished backfill. */
 export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number): Promise<KindFetch> {
-  const k: KindFetch = { kind, complete: false, stuck: [], seen: new Map(), authors: new Set(), eose: 0, silent: 0, cursor: cur ? { ...cur } : undefined };
+  const k: KindFetch = { kind, complete: false, stuck: [], overflow: 0, seen: new Map(), authors: new Set(), eose: 0, silent: 0, cursor: cur ? { ...cur } : undefined };
   let p: Progress = { lowest: Infinity };
   let stage: 'full' | 'new' | 'backfill' = cur ? 'new' : 'full';
   try {
@@ -283,16 +299,28 @@ export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor
 /**
  * Recovers the events of stuck slices by asking per batch of known authors (halving a batch whose
  * answer is full), then counts what may still be missing: exactly with NIP-45 COUNT when the relay
- * supports it, else as one truncated slice.
+ * supports it, else as one truncated slice. Honours the relay's budget and the spider's stop at every
+ * step: once aborted, the slices not done are counted as truncated without another query, and a
+ * COUNT is never awaited past the abort. A relay that advertises NIP-45 but leaves one COUNT
+ * unanswered is asked no more COUNTs in this run (quirks.noCount).
  */
 export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void> {
-  for (const [s, u] of k.stuck) {
-    const inSlice = () => { let n = 0; for (const t of k.seen.values()) if (t >= s && t <= u) n++; return n; };
-    let authors = [...ctx.knownAuthors];
-    // A relay keeps one event per author of a replaceable kind: authors already seen are done.
-    if (isReplaceable(k.kind)) authors = authors.filter((a) => !k.authors.has(a));
+  // Candidates once per kind (not per slice): a relay keeps one event per author of a replaceable
+  // kind, so authors already seen for the kind are done.
+  let authors: string[] | null = null;
+  const candidates = () => authors ??= isReplaceable(k.kind) ? [...ctx.knownAuthors].filter((a) => !k.authors.has(a)) : [...ctx.knownAuthors];
+  for (let i = 0; i < k.stuck.length; i++) {
+    if (ctx.signal.aborted) {
+      ctx.counts.truncatedSlices += k.stuck.length - i;
+      ctx.log.info({ url: ctx.client.target.url, kind: k.kind, slices: k.stuck.length - i }, 'spider: budget exhausted or stopped; stuck seconds left unsplit');
+      return;
+    }
+    const [s, u] = k.stuck[i];
     const queue: string[][] = [];
-    for (let i = 0; i < authors.length; i += ctx.opts.splitBatch) queue.push(authors.slice(i, i + ctx.opts.splitBatch));
+    if (ctx.splitQueriesLeft.n > 0) {
+      const list = candidates();
+      for (let j = 0; j < list.length; j += ctx.opts.splitBatch) queue.push(list.slice(j, j + ctx.opts.splitBatch));
+    }
     let unresolved = false;
     try {
       while (queue.length > 0) {
@@ -313,15 +341,23 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
       if (!(e instanceof FetchError)) throw e;
       unresolved = true;
     }
-    const supportsCount = ctx.nip11?.supported_nips?.includes(45) ?? false;
-    const total = supportsCount && ctx.client.isOpen
-      ? await ctx.client.count([wireFilter({ kinds: [k.kind], since: s, until: u }, ctx.quirks.bounds === 'exclusive')], ctx.opts.idleTimeout)
-      : null;
+    const supportsCount = (ctx.nip11?.supported_nips?.includes(45) ?? false) && !ctx.quirks.noCount;
+    let total: number | null = null;
+    if (supportsCount && ctx.client.isOpen && !ctx.signal.aborted) {
+      total = await ctx.client.count([wireFilter({ kinds: [k.kind], since: s, until: u }, ctx.quirks.bounds === 'exclusive')], ctx.opts.idleTimeout, ctx.signal);
+      if (total === null && !ctx.signal.aborted) {
+        ctx.quirks.noCount = true;
+        ctx.log.info({ url: ctx.client.target.url }, 'spider: COUNT not answered; no more COUNTs to this relay in this run');
+      }
+    }
     if (total !== null) {
-      const missing = Math.max(0, total - inSlice());
+      let inSlice = 0;
+      for (const t of k.seen.values()) if (t >= s && t <= u) inSlice++;
+      const missing = Math.max(0, total - inSlice);
       ctx.counts.truncated += missing;
       if (missing > 0) ctx.log.warn({ url: ctx.client.target.url, kind: k.kind, from: s, to: u, missing }, 'spider: events stuck inside one second could not all be fetched');
-    } else if (unresolved || !supportsCount) {
+    } else {
+      // No COUNT (unsupported, unanswered or aborted): the split cannot be proven complete.
       ctx.counts.truncatedSlices++;
       ctx.log.info({ url: ctx.client.target.url, kind: k.kind, from: s, to: u, unresolved }, 'spider: stuck second split by known authors; completeness unproven');
     }

@@ -63,7 +63,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export function crawlOptions(c: SpiderConfig): CrawlOptions {
   return {
     pageSize: c.pageSize, idleTimeout: c.idleTimeout, maxEventBytes: c.maxEventBytes, maxEventsPerRelay: c.maxEventsPerRelay,
-    rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries,
+    rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries, maxStuckSlices: c.maxStuckSlices,
     lookback: Math.floor(c.lookback / 1000), connectTimeout: c.connectTimeout, relayBudget: c.relayBudget,
     maxRelayTagsPerList: c.maxRelayTagsPerList, subscriptionsPerRelay: c.subscriptionsPerRelay, allowPrivate: c.allowPrivate,
   };

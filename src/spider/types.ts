@@ -20,6 +20,8 @@ export interface Quirks {
   invalid?: number;
   /** sent more events on one subscription than the limit asked for */
   flooded?: boolean;
+  /** advertises NIP-45 but left a COUNT unanswered in the last run (not asked again in that run) */
+  noCount?: boolean;
 }
 
 /** All events of one kind with lo <= created_at <= hi have been fetched from the relay. */
