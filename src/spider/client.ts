@@ -36,6 +36,8 @@ export class RelayClient {
   readonly notices: string[] = [];
   /** frames dropped for being oversized, unparsable or for an unknown subscription */
   dropped = { oversized: 0, malformed: 0, unknownSub: 0 };
+  /** bytes of every message received */
+  bytesIn = 0;
   private noticeListeners = new Set<(text: string) => void>();
   onClose?: (reason: string) => void;
 
@@ -113,8 +115,9 @@ export class RelayClient {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
-    if (isBinary) { this.dropped.malformed++; return; }
     const bytes = data.length;
+    this.bytesIn += bytes;
+    if (isBinary) { this.dropped.malformed++; return; }
     if (bytes > this.opts.maxFrame) {
       // Route the drop to its subscription when the id is readable from the frame's head.
       this.dropped.oversized++;

@@ -7,10 +7,15 @@ import { RelayClient } from './client.js';
 import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './fetch.js';
 import { fetchNip11 } from './nip11.js';
 import type { EventSink } from './sink.js';
+import { Admitter, type KnownCheck } from './admit.js';
+import type { AuthorBook } from './authors.js';
+import { Slots } from './slots.js';
 import { LinkCollector, RELAY_LIST_KIND } from './discovery.js';
 import { resolveTarget, UnsafeUrlError, type Target } from './url.js';
 import { zeroCounts, type WorkItem, type WorkResult } from './types.js';
 import type { EventVerifier } from '../nostr/verify.js';
+import { computeId } from '../nostr/event.js';
+import type { IngestStatus } from '../ingest/types.js';
 
 export interface CrawlOptions extends FetchOptions {
   connectTimeout: number;
@@ -19,19 +24,44 @@ export interface CrawlOptions extends FetchOptions {
   maxRelayTagsPerList: number;
   /** subscriptions open at once on one relay */
   subscriptionsPerRelay: number;
+  /** events handed on and not answered yet (all fetches together) before pages wait */
+  maxPendingEvents: number;
   allowPrivate: boolean;
+}
+
+/** State shared by every fetch of one process (and kept small: see admit.ts, authors.ts). */
+export interface SharedState {
+  /** events handed on and not answered yet, by id */
+  inFlight: Map<string, Promise<IngestStatus>>;
+  /** authors known so far (LMDB) */
+  authors: AuthorBook;
+  /** pages held in memory (received, not yet admitted) by all fetches together */
+  pages: Slots;
+}
+
+/**
+ * Memory bounds of one process, all relays together: pages held (received, not yet admitted; a
+ * page is up to pageSize events) and events handed on but not answered. They keep the spider's
+ * memory flat whatever the crawl's size and `concurrency`, while leaving enough in flight for the
+ * network and the home's writer to stay busy.
+ */
+export const PAGES_IN_FLIGHT = 8;
+export const MAX_PENDING_EVENTS = 1000;
+
+export function sharedState(authors: AuthorBook): SharedState {
+  return { inFlight: new Map(), authors, pages: new Slots(PAGES_IN_FLIGHT) };
 }
 
 export interface CrawlDeps {
   verifier: EventVerifier;
   sink: EventSink;
+  /** what the home already holds, asked before any signature check */
+  known: KnownCheck;
   log: Logger;
   opts: CrawlOptions;
   /** our relay's pubkey: a relay whose NIP-11 `self` equals it is ourselves */
   selfPubkey?: string;
-  /** run-wide sets shared by the fetches of one process (see FetchContext) */
-  handed: Set<string>;
-  knownAuthors: Set<string>;
+  shared: SharedState;
   /** the spider's stop */
   signal?: AbortSignal;
   /** DNS resolver override (tests) */
@@ -91,10 +121,20 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
       return finish();
     }
     const links = new LinkCollector(opts.maxRelayTagsPerList);
+    const { authors, inFlight, pages } = deps.shared;
+    const admitter = new Admitter({
+      verifier: deps.verifier, sink: deps.sink, known: deps.known, inFlight, counts: result.counts, maxPending: opts.maxPendingEvents,
+      // The home's current version of each event: the authors of newly stored ones feed splits (a
+      // copy's were noted when the home stored it), every relay list feeds discovery (a copy's id
+      // is checked first: its content is trusted only when it is the very event the home holds).
+      onCurrent: (ev, copy) => {
+        if (!copy) authors.addFrom(ev);
+        if (item.discover && ev.kind === RELAY_LIST_KIND && (!copy || computeId(ev) === ev.id)) links.add(ev);
+      },
+    });
     const ctx: FetchContext = {
-      client, verifier: deps.verifier, sink: deps.sink, nip11: result.nip11, quirks: result.quirks, counts: result.counts,
-      opts, signal: budget.signal, handed: deps.handed, knownAuthors: deps.knownAuthors, log,
-      onEvent: item.discover ? (ev) => links.add(ev) : undefined,
+      client, nip11: result.nip11, quirks: result.quirks, counts: result.counts,
+      opts, signal: budget.signal, admitter, authors, pages, log,
       splitQueriesLeft: { n: opts.maxSplitQueries },
     };
     const now = Math.floor(Date.now() / 1000);
@@ -108,11 +148,14 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
         const k = await fetchKind(ctx, kind, item.cursors[String(kind)], now);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
-        log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.seen.size, stuck: k.stuck.length }, 'spider: kind fetched');
+        log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');
       }
     }));
     // Stuck seconds last: by now every kind has contributed the authors it knows.
+    if (done.some((k) => k.stuck.length)) await admitter.drain(); // their authors are in the book
     for (const k of done) if (k.stuck.length) await splitSlices(ctx, k);
+    // Every event handed on is answered before the work is reported (a worker acks only then).
+    await admitter.drain();
     result.links = links.links();
     result.ignoredLists = links.ignored;
     const errors = done.filter((k) => k.error).map((k) => `kind ${k.kind}: ${k.error}`);
@@ -125,6 +168,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
   } finally {
     clearTimeout(timer);
     deps.signal?.removeEventListener('abort', onStop);
+    if (client) result.counts.bytes += client.bytesIn;
     client?.close();
   }
 }

@@ -38,7 +38,7 @@ export interface FetchCounts {
   fetched: number;
   /** handed to the ingest path and stored */
   stored: number;
-  /** already stored (or already handed on in this run by another relay's fetch) */
+  /** already held by the home (or being handed on in this run by another relay's fetch) */
   duplicate: number;
   /** refused by the ingest path: an older replaceable version, deleted, policy, or invalid */
   rejected: number;
@@ -48,9 +48,13 @@ export interface FetchCounts {
   truncated: number;
   /** one-second slices that were stuck and could not be proven complete (no NIP-45 COUNT) */
   truncatedSlices: number;
+  /** signatures checked (only events the home did not hold yet; the ingest path does not check them again) */
+  verified: number;
+  /** bytes received from the relays */
+  bytes: number;
 }
 
-export const zeroCounts = (): FetchCounts => ({ fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0 });
+export const zeroCounts = (): FetchCounts => ({ fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0, verified: 0, bytes: 0 });
 
 export function addCounts(a: FetchCounts, b: FetchCounts): void {
   for (const k of Object.keys(a) as Array<keyof FetchCounts>) a[k] += b[k];

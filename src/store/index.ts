@@ -9,11 +9,13 @@ import { decodeEvent } from './codec.js';
 import { migrate } from './migrations.js';
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
+import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
 import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
 import type { EventStore, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { BatchWriter } from './writer.js';
 
 export type { EventStore, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
+export type { Precheck, PrecheckEvent } from './precheck.js';
 
 export interface OpenStoreOptions {
   /** directory of the LMDB environment (created if missing) */
@@ -103,6 +105,10 @@ class LmdbEventStore implements EventStore {
   get(id: string): NostrEvent | undefined {
     const value = getValue(this.dbs, id, nowSeconds());
     return value ? decodeEvent(value) : undefined;
+  }
+
+  precheck(ev: PrecheckEvent): Precheck {
+    return precheck(this.dbs, ev, nowSeconds());
   }
 
   sweepExpired(now: number = nowSeconds()): Promise<number> {
