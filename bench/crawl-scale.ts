@@ -34,6 +34,7 @@ const OPTIONS: OptSpec[] = [
   { name: 'scenarios', type: 'list', default: ['single', 'spread'], help: 'single (one relay with every event) and/or spread' },
   { name: 'concurrency', type: 'list', default: [], help: 'spider.concurrency values to run (default: the spider\'s default)' },
   { name: 'strfry', type: 'string', default: '', help: 'path of a strfry binary: the relays are strfry instead of orbweaver' },
+  { name: 'strfry-config', type: 'string', default: '', help: 'strfry config file (db, port and nofiles are set on the command line); default: a minimal one' },
   { name: 'spider-env', type: 'list', default: [], help: 'extra KEY=VALUE settings for the spider process' },
   { name: 'spider-node-args', type: 'list', default: [], help: 'extra node options for the spider process, e.g. --cpu-prof' },
   { name: 'heap-mb', type: 'list', default: ['0'], help: 'V8 heap caps to run the spider process with (--max-old-space-size; 0: node\'s default)' },
@@ -111,21 +112,29 @@ const orbweaver: Impl = {
   },
 };
 
-function strfry(bin: string): Impl {
-  const conf = (dir: string, port: number) => {
-    const file = join(dir, 'strfry.conf');
-    writeFileSync(file, `db = "${join(dir, 'db')}/"\nrelay {\n  bind = "127.0.0.1"\n  port = ${port}\n  nofiles = 0\n  info { name = "bench" }\n}\n`);
-    return file;
+/**
+ * strfry relays: `strfry import --no-verify` into each store, then `strfry relay`. The config is
+ * --strfry-config (e.g. a peer build's shipped config) with db, port and nofiles set on the
+ * command line, or a minimal one written beside the store.
+ */
+function strfry(bin: string, config: string): Impl {
+  const args = (dir: string, port?: number) => {
+    let conf = config;
+    if (!conf) {
+      conf = join(dir, 'strfry.conf');
+      writeFileSync(conf, 'relay {\n  bind = "127.0.0.1"\n  nofiles = 0\n}\n');
+    }
+    return [`--config=${conf}`, `--set`, `db=${join(dir, 'db')}/`, ...(port ? ['--set', `relay.port=${port}`, '--set', 'relay.nofiles=0'] : [])];
   };
   return {
     name: 'strfry',
     async prepare(d, dirs, pick) {
+      const { createReadStream } = await import('node:fs');
       const outs = dirs.map((dir) => { mkdirSync(join(dir, 'db'), { recursive: true }); return createWriteStream(join(dir, 'share.jsonl')); });
       for await (const { json, ev } of eachEvent(d)) for (let i = 0; i < outs.length; i++) if (pick(ev.id, i)) outs[i]!.write(json + '\n');
       await Promise.all(outs.map((o) => new Promise((r) => o.end(r))));
       for (const dir of dirs) {
-        const proc = spawn(bin, ['--config', conf(dir, 0), 'import', '--no-verify'], { stdio: ['pipe', 'ignore', 'inherit'] });
-        const { createReadStream } = await import('node:fs');
+        const proc = spawn(bin, [...args(dir), 'import', '--no-verify'], { stdio: ['pipe', 'ignore', 'ignore'] });
         createReadStream(join(dir, 'share.jsonl')).pipe(proc.stdin!);
         const code = await new Promise((r) => proc.once('exit', r));
         if (code !== 0) throw new Error(`strfry import exited with ${code}`);
@@ -134,7 +143,7 @@ function strfry(bin: string): Impl {
     },
     async start(dir) {
       const port = await freePort();
-      const proc = spawn(bin, ['--config', conf(dir, port), 'relay'], { stdio: ['ignore', 'ignore', 'ignore'] });
+      const proc = spawn(bin, [...args(dir, port), 'relay'], { stdio: ['ignore', 'ignore', 'ignore'] });
       const url = `ws://127.0.0.1:${port}`;
       await waitReady(url, proc);
       return { url, proc, stop: stopper(proc) };
@@ -233,7 +242,7 @@ async function missing(d: DirectoryData, dir: string, held: (id: string) => bool
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) { console.log(`crawl-scale options:\n${formatHelp(OPTIONS)}`); return 0; }
   const o = parseArgs(argv, OPTIONS);
-  const impl = o.strfry ? strfry(String(o.strfry)) : orbweaver;
+  const impl = o.strfry ? strfry(String(o.strfry), String(o['strfry-config'])) : orbweaver;
   const d = await directoryData({ ...DIRECTORY_DEFAULTS, authors: Number(o.authors), seed: String(o.seed), followMean: Number(o['follow-mean']) }, Boolean(o.regen));
   log(`data set: ${d.events} events, ${(d.bytes / 1e6).toFixed(0)} MB (${d.file})`);
   const extra = Object.fromEntries((o['spider-env'] as string[]).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
