@@ -8,7 +8,7 @@ import { eventFrames, fakeHex, loadDataset, prng, TAG_VALUES, type Dataset } fro
 import { Histogram, round } from './lib/histogram.js';
 import { CpuSampler, emit, log, machine, table, waitForQuiet } from './lib/report.js';
 
-interface Shape {
+export interface Shape {
   name: string;
   describe: string;
   /** builds the frame for subscription id `sid` */
@@ -71,7 +71,7 @@ interface ShapeResult {
 }
 
 /** Runs one shape on `conns` for warmup + duration seconds in a closed loop. */
-async function runShape(conns: WebSocket[], shape: Shape, warmupMs: number, durationMs: number, queryTimeoutMs: number, sendClose: boolean, seed: number): Promise<ShapeResult> {
+export async function runShape(conns: WebSocket[], shape: Shape, warmupMs: number, durationMs: number, queryTimeoutMs: number, sendClose: boolean, seed: number): Promise<ShapeResult> {
   const res: ShapeResult = { queries: 0, events: 0, errors: 0, timeouts: 0, notices: 0, latency: new Histogram(), closedReasons: {} };
   const t0 = performance.now();
   const measureStart = t0 + warmupMs;

@@ -17,7 +17,9 @@
 import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
 import type { EventStore, QueryOptions } from '../store/types.js';
+import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
+import { visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 
@@ -28,17 +30,23 @@ export interface QueryRunner {
   query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
   /** same contract as EventStore.count */
   count(filters: Filter[], opts?: CountOptions): Promise<number>;
-  /** a signal for query/count that also stops the scan past the read budget or deadline */
-  scanGuard(outer: { aborted: boolean }): ScanGuard;
+  /** NIP-77 item set of one filter (EventStore.negentropyItems, with protected kinds hidden as asked) */
+  negentropyItems(filter: Filter, req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems>;
+  /**
+   * A signal for query/count/negentropyItems that also stops the scan past the read budget or
+   * deadline; `scanBudget` (index entries) defaults to read.scanBudget.
+   */
+  scanGuard(outer: { aborted: boolean }, scanBudget?: number): ScanGuard;
   close(): Promise<void>;
 }
 
 /** queryThreads = 0: the store on the main thread, the access layer's guard. */
-export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }) => ScanGuard): QueryRunner {
+export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }, scanBudget?: number) => ScanGuard): QueryRunner {
   return {
     threads: 0,
     query: (filters, opts) => store.query(filters, opts),
     count: (filters, opts) => store.count(filters, opts),
+    negentropyItems: (filter, req, opts) => store.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...opts }),
     scanGuard: guard,
     close: async () => {},
   };
@@ -50,6 +58,8 @@ export interface WorkerInit {
   dir: string;
   mapSize: number;
   queryYieldEvery: number;
+  /** config.search (NIP-50 index settings) */
+  search?: { kinds: number[]; maxPostings: number };
 }
 
 /** Step count so far and the budget rule (Access.scanGuard's); absent limits = unlimited. */
@@ -62,12 +72,15 @@ export interface GuardLimits {
 export type Request =
   | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean }
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
+  | { t: 'n'; id: number; g: number; limits: GuardLimits; filter: Filter; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number };
 
 export interface Reply {
   id: number;
   events?: string[];
   n?: number;
+  /** negentropy items (the records' buffer is transferred, not copied) */
+  neg?: NegentropyItems;
   upTo?: number;
   newer?: string[];
   error?: string;
@@ -147,7 +160,7 @@ interface PoolWorker {
 }
 
 export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): Promise<QueryRunner> {
-  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery };
+  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, search: opts.search };
   const maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
   const workers: PoolWorker[] = [];
   const ops = new Map<number, Op>();
@@ -275,8 +288,16 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       if (!p) return fallback.count(filters, co);
       return (await p).n ?? 0;
     },
-    scanGuard(outer) {
-      return new PoolGuard(outer, maxSteps, Date.now() + opts.queryTimeout);
+    async negentropyItems(filter, req, co) {
+      const signal = co?.signal;
+      const p = submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filter, req, now: co?.now }));
+      if (!p) return fallback.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...co });
+      const r = await p;
+      return r.neg ?? { records: new Uint8Array(0), count: 0, overLimit: false, complete: false };
+    },
+    scanGuard(outer, scanBudget = opts.scanBudget) {
+      const steps = scanBudget === opts.scanBudget ? maxSteps : Math.max(1, Math.ceil(scanBudget / opts.queryYieldEvery));
+      return new PoolGuard(outer, steps, Date.now() + opts.queryTimeout);
     },
     async close() {
       closing = true;

@@ -39,6 +39,8 @@ export interface SpiderDeps {
   verifier?: EventVerifier;
   /** DNS resolution override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  /** told every relay's result as it is recorded (src/app gives the monitor its events per kind) */
+  onRelayResult?: (r: WorkResult) => void;
 }
 
 export interface Spider {
@@ -161,6 +163,7 @@ export function createSpider(deps: SpiderDeps): Spider {
 
         const results = await runHop(queue, spreadHosts(items), signal, opts, verifier, shared, async (r) => {
           await directory.applyResult(r);
+          deps.onRelayResult?.(r);
           status.relaysDone++;
           status.relaysDoneRun++;
           addCounts(h.events, r.counts);

@@ -4,9 +4,12 @@
 import type { NostrEvent } from '../nostr/event.js';
 import { CREATED_PREFIX, EMPTY, expiryKey, kindPrefix, pubkeyPrefix, pubkindPrefix, SERIAL_BYTES, tagPrefix } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
+import { visitSearchEntries } from './search/entries.js';
 
-type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'>;
-type Visit = (db: BinDb, key: Buffer) => void;
+/** content: for the search index (search/entries.ts); events without it are not searchable */
+type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & { content?: string };
+/** value: empty for every index but the search documents */
+type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 
 let scratch = Buffer.allocUnsafe(256);
 
@@ -41,9 +44,10 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
     visit(dbs.tag, suffixed(prefix, ca, serial));
   }
   if (expiration !== null) visit(dbs.expiry, expiryKey(expiration, serial));
+  if (dbs.search) visitSearchEntries(dbs.search, ev, serial, visit);
 }
 
-const put: Visit = (db, key) => db.putSync(key, EMPTY);
+const put: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
 const remove: Visit = (db, key) => void db.removeSync(key);
 
 export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): void =>

@@ -1,13 +1,15 @@
 // Running filters: one plan per filter, a newest-first scan with the tie rule, the OR of several
 // filters with their own limits, count() and the unlimited iterate().
 import { compareNewestFirst, isEmptyFilter, type Filter } from '../nostr/filter.js';
+import { isActiveSearch } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, idHexOf, jsonOf, MAX_CREATED_AT } from './codec.js';
 import { expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, readSerial, serialKey } from './keys.js';
 import { CompiledFilter } from './match.js';
-import { planFilter, type Plan } from './planner.js';
+import { planCost, planFilter, type Plan } from './planner.js';
 import { MergeScan } from './scan.js';
 import type { Dbs } from './schema.js';
-import type { SeenSerials } from './types.js';
+import { SearchScan } from './search/scan.js';
+import type { ScanSignal, SeenSerials } from './types.js';
 
 export interface Item {
   created_at: number;
@@ -20,17 +22,38 @@ export interface ScanEnv {
   dbs: Dbs;
   now: number;
   yieldEvery: number;
-  signal?: { aborted: boolean };
+  signal?: ScanSignal;
 }
 
 /** A filter that can match stored events at all (storage: created_at fits 32 bits). */
 export const canMatch = (f: Filter): boolean => !isEmptyFilter(f) && (f.since ?? 0) <= MAX_CREATED_AT;
 
-interface CountMode {
+/**
+ * Receives each match instead of the result list (negentropy items): the stored value (volatile:
+ * read what is needed before returning) and its created_at. Returning false ends the scan.
+ * Matches come newest first from index plans; the ids plan hands them in no particular order.
+ */
+export type MatchSink = (createdAt: number, value: Buffer) => boolean;
+
+export interface CountMode {
   /** filters counted before this one: an event matching one of them is not counted again */
   exclude: CompiledFilter[];
   /** serials expired but not yet swept (for index-only counting) */
   expired: () => Set<number>;
+}
+
+/** One filter's scan, run in steps of about `budget` index entries. */
+export interface Scan {
+  readonly out: Item[];
+  count: number;
+  done: boolean;
+  step(budget: number): void;
+}
+
+/** The scan of one filter: a NIP-50 search (search/scan.ts, results by relevance) or a time-ordered scan. */
+export function scanFor(env: ScanEnv, f: Filter, limit: number, countMode?: CountMode): Scan {
+  if (!isActiveSearch(f.search) || !env.dbs.search) return new FilterScan(env, f, limit, countMode);
+  return new SearchScan(env, f, limit, countMode, (g, n) => new FilterScan(env, g, n));
 }
 
 /**
@@ -39,7 +62,7 @@ interface CountMode {
  * equal created_at in arrival (serial) order, so each run of equal created_at is collected whole,
  * sorted by id, then emitted; when the limit falls inside a run, the run's lowest ids are kept.
  */
-export class FilterScan {
+export class FilterScan implements Scan {
   /** matches ready to hand out, in final order */
   readonly out: Item[] = [];
   /** matches counted (count mode) */
@@ -63,8 +86,10 @@ export class FilterScan {
     f: Filter,
     private readonly limit: number,
     private readonly countMode?: CountMode,
+    private readonly sink?: MatchSink,
   ) {
     this.plan = planFilter(env.dbs, f);
+    env.signal?.charge?.(planCost(this.plan));
     this.cf = new CompiledFilter(f, this.plan.name === 'ids' ? undefined : this.plan.exactTag);
     if (this.plan.name === 'ids') this.ids = this.plan.ids;
     else this.merge = new MergeScan(this.plan.db, this.plan.ranges, limit === Infinity ? 256 : limit);
@@ -110,6 +135,11 @@ export class FilterScan {
       const value = dbs.events.getBinaryFast(serialKey(keySerial(key)));
       if (value === undefined || value.length === 0) continue; // deleted since the key was read
       if (!this.cf.matches(value, now)) continue;
+      if (this.sink) {
+        if (this.sink(ca, value)) continue;
+        this.done = true;
+        return;
+      }
       if (cm) {
         if (!excluded(cm, value, now)) this.count++;
         continue;
@@ -155,6 +185,10 @@ export class FilterScan {
     for (const serial of this.idSerials) {
       const value = dbs.events.getBinaryFast(serialKey(serial));
       if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
+      if (this.sink) {
+        if (this.sink(createdAtOf(value), value)) continue;
+        break;
+      }
       if (cm) {
         if (!excluded(cm, value, now)) this.count++;
         continue;
@@ -176,7 +210,7 @@ function excluded(cm: CountMode, value: Buffer, now: number): boolean {
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Runs a scan to the end, yielding to the event loop between steps. False when aborted. */
-async function drive(scan: FilterScan, env: ScanEnv): Promise<boolean> {
+export async function drive(scan: Scan, env: ScanEnv): Promise<boolean> {
   for (;;) {
     if (env.signal?.aborted) return false;
     scan.step(env.yieldEvery);
@@ -194,17 +228,20 @@ export function lastSerial(dbs: Dbs): number {
 export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials): Promise<string[]> {
   if (seen) seen.upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   const byId = new Map<string, Item>();
+  // NIP-50: search results keep their rank order (filter by filter, each event once where it first ranks)
+  let ranked = false;
   for (const f of filters) {
     if (!canMatch(f)) continue;
     const limit = Math.min(f.limit ?? defaultLimit, maxLimit);
     if (limit <= 0) continue;
-    const scan = new FilterScan(env, f, limit);
+    const scan = scanFor(env, f, limit);
+    ranked ||= scan instanceof SearchScan;
     const finished = await drive(scan, env);
-    for (const it of scan.out) byId.set(it.id, it);
+    for (const it of scan.out) if (!byId.has(it.id)) byId.set(it.id, it);
     if (!finished) break;
   }
   const all = [...byId.values()];
-  all.sort(compareNewestFirst);
+  if (!ranked) all.sort(compareNewestFirst);
   if (seen) for (const it of all) if (it.serial > seen.upTo) seen.newer.add(it.id);
   return all.map((it) => it.json);
 }
@@ -223,7 +260,7 @@ export async function runCount(env: ScanEnv, filters: Filter[]): Promise<number>
   let total = 0;
   for (const f of filters) {
     if (!canMatch(f)) continue;
-    const scan = new FilterScan(env, f, Infinity, { exclude: [...exclude], expired: expiredSerials });
+    const scan = scanFor(env, f, Infinity, { exclude: [...exclude], expired: expiredSerials });
     const finished = await drive(scan, env);
     total += scan.count;
     if (!finished) break;
@@ -234,7 +271,7 @@ export async function runCount(env: ScanEnv, filters: Filter[]): Promise<number>
 
 export async function* runIterate(env: ScanEnv, f: Filter): AsyncGenerator<string> {
   if (!canMatch(f)) return;
-  const scan = new FilterScan(env, f, Infinity);
+  const scan = scanFor(env, f, Infinity);
   for (;;) {
     if (env.signal?.aborted) return;
     scan.step(env.yieldEvery);
