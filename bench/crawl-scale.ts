@@ -39,6 +39,8 @@ const OPTIONS: OptSpec[] = [
   { name: 'spider-node-args', type: 'list', default: [], help: 'extra node options for the spider process, e.g. --cpu-prof' },
   { name: 'heap-mb', type: 'list', default: ['0'], help: 'V8 heap caps to run the spider process with (--max-old-space-size; 0: node\'s default)' },
   { name: 'repeat', type: 'int', default: 1, help: 'crawls per configuration' },
+  { name: 'home-share', type: 'number', default: 0, help: 'the spider\'s store holds each event with this probability before the crawl (e.g. 0.99: an incremental run where 1% is new)' },
+  { name: 'negentropy', type: 'list', default: [], help: 'spider.negentropy values to run (listed, probe, off; default: the spider\'s default)' },
   { name: 'regen', type: 'bool', default: false, help: 'regenerate the data set and the relay stores' },
   { name: 'keep', type: 'bool', default: false, help: 'keep the spider\'s data directory (printed)' },
   { name: 'label', type: 'string', default: '', help: 'copied into every JSON result' },
@@ -69,7 +71,8 @@ interface Impl {
 
 async function waitReady(url: string, proc: ChildProcess): Promise<void> {
   const http = url.replace(/^ws/, 'http');
-  for (let i = 0; i < 300; i++) {
+  // up to 10 minutes: a relay opening a large store may build an index first (not measured)
+  for (let i = 0; i < 6000; i++) {
     if (proc.exitCode !== null) throw new Error(`relay exited with ${proc.exitCode}`);
     try { if ((await fetch(http, { headers: { accept: 'application/nostr+json' } })).ok) return; } catch { /* not yet */ }
     await sleep(100);
@@ -107,7 +110,7 @@ const orbweaver: Impl = {
       env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'],
     });
     const url = `ws://127.0.0.1:${port}`;
-    await waitReady(url, proc);
+    await waitReady(url, proc).catch((e: unknown) => { proc.kill('SIGKILL'); throw e; });
     return { url, proc, stop: stopper(proc) };
   },
 };
@@ -145,7 +148,7 @@ function strfry(bin: string, config: string): Impl {
       const port = await freePort();
       const proc = spawn(bin, [...args(dir, port), 'relay'], { stdio: ['ignore', 'ignore', 'ignore'] });
       const url = `ws://127.0.0.1:${port}`;
-      await waitReady(url, proc);
+      await waitReady(url, proc).catch((e: unknown) => { proc.kill('SIGKILL'); throw e; });
       return { url, proc, stop: stopper(proc) };
     },
   };
@@ -184,19 +187,37 @@ function sample(pid: number): ProcSample | null {
 
 const cpuTicks = (pid: number) => sample(pid)?.ticks ?? 0;
 
-interface Counts { fetched: number; stored: number; duplicate: number; rejected: number; invalid: number; truncated: number; truncatedSlices: number; verified?: number; bytes?: number }
+interface Counts {
+  fetched: number; stored: number; duplicate: number; rejected: number; invalid: number; truncated: number; truncatedSlices: number; verified?: number; bytes?: number;
+  nip77Relays?: number; nip77Kinds?: number; nip77Fallbacks?: number; nip77Ids?: number; nip77Bytes?: number;
+}
 interface Summary { durationMs: number; relays: { total: number; reached: number; failed: number }; events: Counts }
 
-async function crawl(urls: string[], env: Record<string, string>, nodeArgs: string[]): Promise<{ summary: Summary; wallMs: number; peakAnonMb: number; hwmMb: number; cpuS: number; dir: string }> {
+/** Index of the spider's own store in holds(): it is no relay. */
+const HOME_INDEX = 1_000_000;
+
+async function crawl(urls: string[], env: Record<string, string>, nodeArgs: string[], preload?: { d: DirectoryData; share: number }): Promise<{ summary: Summary; wallMs: number; peakAnonMb: number; hwmMb: number; cpuS: number; dir: string; preloaded: number }> {
   const dir = join(cacheDir(), 'crawl-scale', `spider-${process.pid}-${Date.now()}`);
   mkdirSync(dir, { recursive: true });
+  let preloaded = 0;
   // The seed's relay list names every relay: they are all hop 0.
   const signer = await getSigner();
   const sk = deriveKey('crawl-scale', 'seed', 0);
   const pk = signer.pubkey(sk);
   const list = signer.sign({ kind: 10002, created_at: Math.floor(Date.now() / 1000) - 10, tags: urls.map((u) => ['r', u]), content: '' }, sk, pk);
-  const store = await openStore({ dir });
+  const store = await openStore({ dir, mapSize: 64 * 1024 ** 3 });
   await store.write(list, JSON.stringify(list));
+  if (preload && preload.share > 0) {
+    // Not timed: the home as an earlier run left it (straight into LMDB, as the relays' stores).
+    let pending: Promise<unknown>[] = [];
+    for await (const { json, ev } of eachEvent(preload.d)) {
+      if (!holds(ev.id, HOME_INDEX, preload.share)) continue;
+      pending.push(store.write(ev, json));
+      preloaded++;
+      if (pending.length >= 20_000) { await Promise.all(pending); pending = []; }
+    }
+    await Promise.all(pending);
+  }
   await store.close();
   const t0 = performance.now();
   const proc = spawn(process.execPath, [...nodeArgs, CLI, 'spider', '--once', '--local', '--json', '--data', dir], {
@@ -220,7 +241,7 @@ async function crawl(urls: string[], env: Record<string, string>, nodeArgs: stri
   clearInterval(timer);
   const wallMs = performance.now() - t0;
   if (code !== 0) throw new Error(`spider exited with ${code}: ${out.slice(0, 500)}`);
-  return { summary: JSON.parse(out) as Summary, wallMs, peakAnonMb: peak / 1024, hwmMb: hwm / 1024, cpuS: ticks / 100, dir };
+  return { summary: JSON.parse(out) as Summary, wallMs, peakAnonMb: peak / 1024, hwmMb: hwm / 1024, cpuS: ticks / 100, dir, preloaded };
 }
 
 /** Events held by at least one relay that the spider's store lacks. */
@@ -247,6 +268,8 @@ async function main(argv: string[]): Promise<number> {
   log(`data set: ${d.events} events, ${(d.bytes / 1e6).toFixed(0)} MB (${d.file})`);
   const extra = Object.fromEntries((o['spider-env'] as string[]).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
   const concs = (o.concurrency as string[]).length ? (o.concurrency as string[]) : [''];
+  const negs = (o.negentropy as string[]).length ? (o.negentropy as string[]) : [''];
+  const homeShare = Number(o['home-share']);
   const rows: Record<string, string | number>[] = [];
   for (const scenario of o.scenarios as string[]) {
     if (scenario !== 'single' && scenario !== 'spread') throw new UsageError(`unknown scenario ${scenario}`);
@@ -255,32 +278,39 @@ async function main(argv: string[]): Promise<number> {
     const dirs = await relayDirs(impl, d, n, share, Boolean(o.regen));
     if (o['prepare-only']) continue;
     const held = share === 1 ? () => true : (id: string) => dirs.some((_, i) => holds(id, i, share));
-    for (const c of concs) for (const heap of o['heap-mb'] as string[]) {
+    for (const c of concs) for (const neg of negs) for (const heap of o['heap-mb'] as string[]) {
       const nodeArgs = [...(o['spider-node-args'] as string[]), ...(Number(heap) > 0 ? [`--max-old-space-size=${heap}`] : [])];
       for (let rep = 0; rep < Number(o.repeat); rep++) {
-        const relays = await Promise.all(dirs.map((dir) => impl.start(dir)));
+        const started = await Promise.allSettled(dirs.map((dir) => impl.start(dir)));
+        const relays = started.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
+        const failed = started.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+        if (failed) { await Promise.all(relays.map((x) => x.stop())); throw failed.reason; }
         try {
           const relayTicks0 = relays.map((r) => cpuTicks(r.proc.pid!));
-          const env = { ...extra, ...(c ? { ORBWEAVER_SPIDER_CONCURRENCY: c } : {}) };
-          log(`crawl: ${scenario}, ${n} ${impl.name} relay(s), concurrency ${c || 'default'}, heap ${Number(heap) > 0 ? `${heap} MB` : 'default'}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''}`);
-          const r = await crawl(relays.map((x) => x.url), env, nodeArgs);
+          const env = { ...extra, ...(c ? { ORBWEAVER_SPIDER_CONCURRENCY: c } : {}), ...(neg ? { ORBWEAVER_SPIDER_NEGENTROPY: neg } : {}) };
+          log(`crawl: ${scenario}, ${n} ${impl.name} relay(s), concurrency ${c || 'default'}, negentropy ${neg || 'default'}, heap ${Number(heap) > 0 ? `${heap} MB` : 'default'}${homeShare ? `, home holding ${homeShare * 100}%` : ''}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''}`);
+          const r = await crawl(relays.map((x) => x.url), env, nodeArgs, { d, share: homeShare });
           const relayCpu = relays.reduce((a, x, i) => a + cpuTicks(x.proc.pid!) - relayTicks0[i]!, 0) / 100;
           const check = await missing(d, r.dir, held);
           if (!o.keep) rmSync(r.dir, { recursive: true, force: true }); else log(`  spider data: ${r.dir}`);
           const e = r.summary.events;
           const result = {
             bench: 'crawl-scale', label: o.label, impl: impl.name, scenario, relays: n, share, events: d.events, expected: check.expected,
-            missing: check.missing, concurrency: c || 'default', heap_mb: Number(heap) || 'default', spider_env: extra,
+            missing: check.missing, concurrency: c || 'default', negentropy: neg || 'default', home_share: homeShare, home_preloaded: r.preloaded,
+            heap_mb: Number(heap) || 'default', spider_env: extra,
             wall_s: +(r.wallMs / 1000).toFixed(2), run_s: +(r.summary.durationMs / 1000).toFixed(2),
             fetched: e.fetched, stored: e.stored, duplicate: e.duplicate, rejected: e.rejected, invalid: e.invalid, truncated: e.truncated,
             sig_checks: e.verified ?? null, mb_received: e.bytes !== undefined ? +(e.bytes / 1e6).toFixed(1) : null,
             peak_rss_anon_mb: +r.peakAnonMb.toFixed(1), peak_rss_mb: +r.hwmMb.toFixed(1), spider_cpu_s: +r.cpuS.toFixed(1), relays_cpu_s: +relayCpu.toFixed(1),
-            relays_reached: r.summary.relays.reached, machine: machine(),
+            relays_reached: r.summary.relays.reached,
+            nip77_relays: e.nip77Relays ?? null, nip77_kinds: e.nip77Kinds ?? null, nip77_fallbacks: e.nip77Fallbacks ?? null, nip77_ids: e.nip77Ids ?? null,
+            nip77_mb: e.nip77Bytes !== undefined ? +(e.nip77Bytes / 1e6).toFixed(2) : null, machine: machine(),
           };
           emit(result);
           rows.push({
-            scenario: `${scenario} ${n}x${share}`, conc: c || 'def', heap: Number(heap) || 'def', 'wall s': result.wall_s, stored: e.stored, missing: check.missing, fetched: e.fetched, dup: e.duplicate,
-            'sig checks': e.verified ?? '-', 'MB in': result.mb_received ?? '-', 'RssAnon MB': result.peak_rss_anon_mb, 'spider cpu s': result.spider_cpu_s, 'relays cpu s': result.relays_cpu_s,
+            scenario: `${scenario} ${n}x${share}${homeShare ? ` home ${homeShare}` : ''}`, conc: c || 'def', neg: neg || 'def', heap: Number(heap) || 'def', 'wall s': result.wall_s, stored: e.stored, missing: check.missing, fetched: e.fetched, dup: e.duplicate,
+            'sig checks': e.verified ?? '-', 'MB in': result.mb_received ?? '-', 'nip77 relays/ids': `${e.nip77Relays ?? '-'}/${e.nip77Ids ?? '-'}`,
+            'RssAnon MB': result.peak_rss_anon_mb, 'spider cpu s': result.spider_cpu_s, 'relays cpu s': result.relays_cpu_s,
           });
         } finally {
           await Promise.all(relays.map((r) => r.stop()));

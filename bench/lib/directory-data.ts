@@ -6,7 +6,7 @@
 // parameter set. The events are streamed from the cache, never all held in memory (540k events
 // are ~1.5 GB of JSON).
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, existsSync, readFileSync, renameSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { cacheDir, deriveKey, getSigner, prng, type NostrEvent } from './events.js';
@@ -72,7 +72,12 @@ const WORDS = 'nostr bitcoin relay zaps freedom coffee music art photography cod
 export async function directoryData(p: DirectoryParams = DIRECTORY_DEFAULTS, regen = false): Promise<DirectoryData> {
   const file = join(cacheDir(), `${keyOf(p)}.jsonl`);
   if (!regen && existsSync(file)) {
-    const head = JSON.parse(readFileSync(file, { encoding: 'utf8' }).slice(0, 4096).split('\n')[0]!) as { version: number; generatedAt: number; events: number; bytes: number };
+    // the header line only: the file may be larger than a string can hold (540,000 events: 1.5 GB)
+    const fd = openSync(file, 'r');
+    const buf = Buffer.alloc(4096);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    closeSync(fd);
+    const head = JSON.parse(buf.subarray(0, n).toString('utf8').split('\n')[0]!) as { version: number; generatedAt: number; events: number; bytes: number };
     if (head.version === VERSION) return { params: p, file, events: head.events, bytes: head.bytes, generatedAt: head.generatedAt };
   }
   const started = performance.now();
@@ -126,7 +131,6 @@ export async function directoryData(p: DirectoryParams = DIRECTORY_DEFAULTS, reg
   }
   await flush();
   await new Promise<void>((r, j) => out.end((e?: Error | null) => (e ? j(e) : r())));
-  const { openSync, writeSync, closeSync } = await import('node:fs');
   const fd = openSync(tmp, 'r+');
   writeSync(fd, header(events, bytes), 0, 'utf8');
   closeSync(fd);
