@@ -33,6 +33,7 @@ export const spiderSchema = z
     failureBackoff: duration('1d', 'after two consecutive failures a relay waits this long, doubling per further failure'),
     maxFailureBackoff: duration('30d', 'longest wait for a failing relay'),
     lookback: duration('1h', 'overlap with the last cursor, for events that arrive late'),
+    negentropy: z.enum(['listed', 'probe', 'off']).default('listed').describe('NIP-77 instead of paging, per kind, where the home\'s store is readable by this process: listed = relays whose NIP-11 lists 77 or that answered NEG-OPEN before; probe = also try every other relay once; off = always page'),
     redis: redisUrl('redis:// URL: share the crawl with workers through Redis (empty: in-process queue); a password in it is masked by orbweaver config'),
     queueKey: str('orbweaver:spider', 'Redis key prefix of the spider queue'),
     work: bool(true, 'with Redis: this relay also works queue items itself'),

@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import { RelayClient } from './client.js';
 import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './fetch.js';
+import { syncKind, triesNegentropy, type HomeItems, type NegentropyMode } from './negentropy.js';
 import { fetchNip11 } from './nip11.js';
 import type { EventSink } from './sink.js';
 import { Admitter, type KnownCheck } from './admit.js';
@@ -27,6 +28,8 @@ export interface CrawlOptions extends FetchOptions {
   /** events handed on and not answered yet (all fetches together) before pages wait */
   maxPendingEvents: number;
   allowPrivate: boolean;
+  /** NIP-77 use (negentropy.ts); needs CrawlDeps.home */
+  negentropy: NegentropyMode;
 }
 
 /** State shared by every fetch of one process (and kept small: see admit.ts, authors.ts). */
@@ -66,6 +69,8 @@ export interface CrawlDeps {
   signal?: AbortSignal;
   /** DNS resolver override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  /** the home's item sets for NIP-77, when this process reads the store the home writes into (not a worker) */
+  home?: HomeItems;
 }
 
 /** Kinds that feed discovery and author knowledge first, so stuck seconds can be split well. */
@@ -114,7 +119,8 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
       client = await RelayClient.connect(target, {
         connectTimeout: opts.connectTimeout,
         maxFrame: opts.maxEventBytes + 1024,
-        maxPayload: Math.max(1 << 20, opts.maxEventBytes * 4),
+        // NEG-MSG frames are bounded by maxPayload alone: strfry sends up to 500 KB (1 MB of hex)
+        maxPayload: Math.max(2 << 20, opts.maxEventBytes * 4),
       }, budget.signal);
     } catch (e) {
       result.error = `connect: ${(e as Error).message}`;
@@ -136,7 +142,11 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
       client, nip11: result.nip11, quirks: result.quirks, counts: result.counts,
       opts, signal: budget.signal, admitter, authors, pages, log,
       splitQueriesLeft: { n: opts.maxSplitQueries },
+      home: deps.home && triesNegentropy(opts.negentropy, result.nip11, result.quirks)
+        ? { items: deps.home.items, holds: (id) => inFlight.has(id) || deps.home!.holds(id) }
+        : undefined,
     };
+    const negFailed: { reason?: string } = {};
     const now = Math.floor(Date.now() / 1000);
     const kinds = [...new Set(item.kinds)].sort(byPriority);
     const parallel = Math.max(1, Math.min(opts.subscriptionsPerRelay, result.nip11?.limitation?.max_subscriptions ?? Infinity));
@@ -145,7 +155,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     await Promise.all(Array.from({ length: Math.min(parallel, kinds.length) }, async () => {
       while (next < kinds.length) {
         const kind = kinds[next++];
-        const k = await fetchKind(ctx, kind, item.cursors[String(kind)], now);
+        const k = (await syncKind(ctx, kind, now, negFailed)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
         log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');
@@ -160,7 +170,8 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     result.ignoredLists = links.ignored;
     result.kinds = Object.fromEntries(done.map((k) => [String(k.kind), k.events]));
     const errors = done.filter((k) => k.error).map((k) => `kind ${k.kind}: ${k.error}`);
-    const answered = done.some((k) => k.eose > 0) || result.counts.fetched > 0;
+    const answered = done.some((k) => k.eose > 0 || k.synced) || result.counts.fetched > 0;
+    if (done.some((k) => k.synced)) result.counts.nip77Relays = 1;
     if (errors.length === 0) result.outcome = answered || done.length === 0 ? 'ok' : 'failed';
     else result.outcome = answered || done.some((k) => k.complete) ? 'partial' : 'failed';
     if (!answered && errors.length === 0 && done.length > 0) result.error = 'no answer (no EOSE and no events)';

@@ -21,6 +21,7 @@ import { runPage, wireFilter, type PageResult } from './page.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import { isReplaceable } from '../nostr/kinds.js';
+import type { HomeItems } from './negentropy.js';
 
 export interface FetchOptions {
   pageSize: number;
@@ -60,6 +61,8 @@ export interface FetchContext {
   log: Logger;
   /** mutable split-query budget shared by the kinds of one relay */
   splitQueriesLeft: { n: number };
+  /** NIP-77: the home's item sets, when this process reads the home's store (negentropy.ts) */
+  home?: HomeItems;
 }
 
 /** One second that held more events than the relay returns in one page, with the ids seen in it. */
@@ -87,9 +90,12 @@ export interface KindFetch {
   /** pages that got EOSE; pages that ended on the idle timeout */
   eose: number;
   silent: number;
+  /** reconciled with NIP-77 (negentropy.ts) instead of paged */
+  synced: boolean;
 }
 
-class FetchError extends Error {}
+/** A fetch that cannot go on (refused, silent, cut off): the kind ends with this error. */
+export class FetchError extends Error {}
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -118,7 +124,7 @@ type HeldPage = PageResult & { release(): void };
  * One page, holding a page slot (released by the caller once its events are admitted, or here when
  * the request fails), with the refusal handling: rate-limited -> back off and retry; bad limit -> halve.
  */
-async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<HeldPage> {
+export async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<HeldPage> {
   const release = await ctx.pages.take(ctx.signal);
   if (!release) throw new FetchError('budget exhausted or stopped');
   try {
@@ -182,7 +188,7 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch): Promise<
 }
 
 /** Admits a page's events new to this fetch; returns the valid ones and notes their authors. */
-async function admit(ctx: FetchContext, k: KindFetch, evs: NostrEvent[]): Promise<NostrEvent[]> {
+export async function admit(ctx: FetchContext, k: KindFetch, evs: NostrEvent[]): Promise<NostrEvent[]> {
   if (evs.length === 0) return evs;
   const invalidBefore = ctx.counts.invalid;
   const valid = await ctx.admitter.admit(evs);
@@ -275,11 +281,15 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
 }
 
 /** Fetches one kind from the relay: the part newer than its cursor, then any unfinished backfill. */
-export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number): Promise<KindFetch> {
-  const k: KindFetch = {
-    kind, complete: false, stuck: [], overflow: 0, events: 0, eose: 0, silent: 0, cursor: cur ? { ...cur } : undefined,
+export function newKindFetch(kind: number, cur: KindCursor | undefined): KindFetch {
+  return {
+    kind, complete: false, stuck: [], overflow: 0, events: 0, eose: 0, silent: 0, synced: false, cursor: cur ? { ...cur } : undefined,
     seenAuthors: isReplaceable(kind) ? new HexBloom(22, 4) : null,
   };
+}
+
+export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number): Promise<KindFetch> {
+  const k = newKindFetch(kind, cur);
   let p: Progress = { lowest: Infinity };
   let stage: 'full' | 'new' | 'backfill' = cur ? 'new' : 'full';
   try {

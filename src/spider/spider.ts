@@ -7,6 +7,7 @@ import type { EventStore } from '../store/types.js';
 import type { Ingest } from '../ingest/types.js';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
 import { crawlRelay, sharedState, MAX_PENDING_EVENTS, type CrawlOptions, type SharedState } from './crawl.js';
+import type { HomeItems } from './negentropy.js';
 import { nothingKnown, storeKnown, type KnownCheck } from './admit.js';
 import { AuthorBook } from './authors.js';
 import { RelayDirectory } from './directory.js';
@@ -41,6 +42,12 @@ export interface SpiderDeps {
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
   /** told every relay's result as it is recorded (src/app gives the monitor its events per kind) */
   onRelayResult?: (r: WorkResult) => void;
+  /**
+   * `store` is the home's: the events the sink hands on end up in it (in-process ingest, or the
+   * relay that owns this data directory). Then NIP-77 reconciles against it. Default: true for an
+   * in-process ingest sink, false for a remote one (e.g. `spider --relay URL` to another relay).
+   */
+  storeIsHome?: boolean;
 }
 
 export interface Spider {
@@ -70,7 +77,7 @@ export function crawlOptions(c: SpiderConfig): CrawlOptions {
     rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries, maxStuckSlices: c.maxStuckSlices,
     lookback: Math.floor(c.lookback / 1000), connectTimeout: c.connectTimeout, relayBudget: c.relayBudget,
     maxRelayTagsPerList: c.maxRelayTagsPerList, subscriptionsPerRelay: c.subscriptionsPerRelay, allowPrivate: c.allowPrivate,
-    maxPendingEvents: MAX_PENDING_EVENTS,
+    maxPendingEvents: MAX_PENDING_EVENTS, negentropy: c.negentropy,
   };
 }
 
@@ -88,6 +95,10 @@ export function createSpider(deps: SpiderDeps): Spider {
   const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
   let verifier: EventVerifier | undefined = deps.verifier;
   const known = knownCheckFor(sink, deps.store);
+  // NIP-77 reconciles the remote against the home's own set, so only where this store is the home's
+  const homeItems: HomeItems | undefined = (deps.storeIsHome ?? sink.kind === 'ingest')
+    ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.get(id) !== undefined }
+    : undefined;
   // Known authors persist across runs, in the store's environment.
   const authors = new AuthorBook(deps.store.env);
   const status: SpiderStatus = emptyStatus(cfg.hops);
@@ -230,7 +241,7 @@ export function createSpider(deps: SpiderDeps): Spider {
         let r: WorkResult | null = null;
         try {
           r = await crawlRelay(lease.item, {
-            verifier: v, sink, known, log, opts, selfPubkey: deps.selfPubkey, shared,
+            verifier: v, sink, known, log, opts, selfPubkey: deps.selfPubkey, shared, home: homeItems,
             signal: lease.signal ? AbortSignal.any([signal, lease.signal]) : signal, resolve: deps.resolve,
           });
         } catch (e) {
