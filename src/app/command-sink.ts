@@ -28,6 +28,8 @@ export interface CommandSink {
   pipeline?: Pipeline;
   /** the relay the events are published to */
   relayUrl?: string;
+  /** the events end up in `store` (ingested here, or published to the relay that owns the data directory) */
+  storeIsHome: boolean;
   close(): Promise<void>;
 }
 
@@ -67,7 +69,7 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
     try {
       checkDataDir(config.dataDir, 'create');
       const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger, readOnly: !o.writable });
-      return { sink: home, store, relayUrl: target.url, close: async () => { await home.close(); await store.close(); } };
+      return { sink: home, store, relayUrl: target.url, storeIsHome: target.owner !== null, close: async () => { await home.close(); await store.close(); } };
     } catch (e) {
       await home.close();
       throw e;
@@ -78,5 +80,5 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
   else logger.info({ dataDir: config.dataDir }, `${o.label}: no relay owns the data directory; ingesting in this process`);
   // the relay's own pipeline (policies, ingest), so a standalone run meets the same rules as the relay
   const pipeline = await openPipeline(config, logger, { verifyThreads: 0 });
-  return { sink: ingestSink(pipeline.ingest), store: pipeline.store, pipeline, close: () => pipeline.close() };
+  return { sink: ingestSink(pipeline.ingest), store: pipeline.store, pipeline, storeIsHome: true, close: () => pipeline.close() };
 }

@@ -39,7 +39,8 @@ export function createIngest(deps: IngestDeps): Ingest {
     const info = { event, json };
     const refused = firstRefusal(policies.rejectEvent, info, ctx);
     if (refused) return reject(id, refused);
-    const bad = await verifier.check(event);
+    // ctx.verified: the in-process spider checked this event's id and signature already (once).
+    const bad = ctx.verified ? null : await verifier.check(event);
     if (bad) return reject(id, bad);
 
     if (isEphemeral(event.kind)) {

@@ -27,6 +27,12 @@ export interface IngestContext {
   ip?: string;
   /** pubkeys authenticated on the connection (NIP-42) */
   authed?: ReadonlySet<string>;
+  /**
+   * In-process only: the caller already checked this event's id and signature (the spider does,
+   * before it hands an event on), so the ingest path does not check it again. Never set from
+   * anything a client sends: the relay's handlers build their context without it.
+   */
+  verified?: boolean;
 }
 
 export type Ingest = (raw: unknown, ctx: IngestContext) => Promise<IngestResult>;

@@ -86,6 +86,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     selfPubkey: config.info.pubkey || undefined,
     selfUrls,
     onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
+    storeIsHome: opened.storeIsHome,
   });
   let code = 0;
   try {

@@ -39,6 +39,8 @@ export class RelayClient implements NegTransport {
   readonly notices: string[] = [];
   /** frames dropped for being oversized, unparsable or for an unknown subscription */
   dropped = { oversized: 0, malformed: 0, unknownSub: 0 };
+  /** bytes of every message received */
+  bytesIn = 0;
   private noticeListeners = new Set<(text: string) => void>();
   onClose?: (reason: string) => void;
 
@@ -118,8 +120,9 @@ export class RelayClient implements NegTransport {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
-    if (isBinary) { this.dropped.malformed++; return; }
     const bytes = data.length;
+    this.bytesIn += bytes;
+    if (isBinary) { this.dropped.malformed++; return; }
     // NIP-77 messages are bounded by maxPayload alone: relays send up to ~1 MB of hex per NEG-MSG
     if (bytes > this.opts.maxFrame && !(this.negs.size > 0 && /^\s*\[\s*"NEG-/.test(data.subarray(0, 16).toString('latin1')))) {
       // Route the drop to its subscription when the id is readable from the frame's head.
@@ -228,17 +231,25 @@ export class RelayClient implements NegTransport {
     if (this.isOpen) this.send(JSON.stringify(['NEG-CLOSE', id]));
   }
 
-  /** NIP-45 COUNT; null when unsupported, refused, or no answer within timeoutMs. */
-  count(filters: WireFilter[], timeoutMs: number): Promise<number | null> {
-    if (!this.isOpen) return Promise.resolve(null);
+  /** NIP-45 COUNT; null when unsupported, refused, aborted, or no answer within timeoutMs. */
+  count(filters: WireFilter[], timeoutMs: number, signal?: AbortSignal): Promise<number | null> {
+    if (!this.isOpen || signal?.aborted) return Promise.resolve(null);
     const id = `owc${(++subCounter).toString(36)}`;
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => { this.countWaiters.delete(id); resolve(null); }, timeoutMs);
-      this.countWaiters.set(id, (n) => { clearTimeout(timer); resolve(n); });
+    return new Promise<number | null>((resolve) => {
+      const done = (n: number | null) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.countWaiters.delete(id);
+        resolve(n);
+      };
+      const onAbort = () => done(null);
+      const timer = setTimeout(() => done(null), timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.countWaiters.set(id, done);
       // A relay that answers COUNT with CLOSED: route it like a subscription.
-      this.subs.set(id, { event() {}, eose() {}, closed: () => { this.countWaiters.get(id)?.(null); this.countWaiters.delete(id); } });
+      this.subs.set(id, { event() {}, eose() {}, closed: () => done(null) });
       this.send(JSON.stringify(['COUNT', id, ...filters]));
-    }).finally(() => { this.subs.delete(id); }) as Promise<number | null>;
+    }).finally(() => { this.subs.delete(id); });
   }
 
   private send(text: string): void {

@@ -5,12 +5,18 @@
 import type { Logger } from 'pino';
 import { RelayClient } from './client.js';
 import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './fetch.js';
+import { syncKind, triesNegentropy, type HomeItems, type NegentropyMode } from './negentropy.js';
 import { fetchNip11 } from './nip11.js';
 import type { EventSink } from './sink.js';
+import { Admitter, type KnownCheck } from './admit.js';
+import type { AuthorBook } from './authors.js';
+import { Slots } from './slots.js';
 import { LinkCollector, RELAY_LIST_KIND } from './discovery.js';
 import { resolveTarget, UnsafeUrlError, type Target } from './url.js';
 import { zeroCounts, type WorkItem, type WorkResult } from './types.js';
 import type { EventVerifier } from '../nostr/verify.js';
+import { computeId } from '../nostr/event.js';
+import type { IngestStatus } from '../ingest/types.js';
 
 export interface CrawlOptions extends FetchOptions {
   connectTimeout: number;
@@ -19,23 +25,52 @@ export interface CrawlOptions extends FetchOptions {
   maxRelayTagsPerList: number;
   /** subscriptions open at once on one relay */
   subscriptionsPerRelay: number;
+  /** events handed on and not answered yet (all fetches together) before pages wait */
+  maxPendingEvents: number;
   allowPrivate: boolean;
+  /** NIP-77 use (negentropy.ts); needs CrawlDeps.home */
+  negentropy: NegentropyMode;
+}
+
+/** State shared by every fetch of one process (and kept small: see admit.ts, authors.ts). */
+export interface SharedState {
+  /** events handed on and not answered yet, by id */
+  inFlight: Map<string, Promise<IngestStatus>>;
+  /** authors known so far (LMDB) */
+  authors: AuthorBook;
+  /** pages held in memory (received, not yet admitted) by all fetches together */
+  pages: Slots;
+}
+
+/**
+ * Memory bounds of one process, all relays together: pages held (received, not yet admitted; a
+ * page is up to pageSize events) and events handed on but not answered. They keep the spider's
+ * memory flat whatever the crawl's size and `concurrency`, while leaving enough in flight for the
+ * network and the home's writer to stay busy.
+ */
+export const PAGES_IN_FLIGHT = 8;
+export const MAX_PENDING_EVENTS = 1000;
+
+export function sharedState(authors: AuthorBook): SharedState {
+  return { inFlight: new Map(), authors, pages: new Slots(PAGES_IN_FLIGHT) };
 }
 
 export interface CrawlDeps {
   verifier: EventVerifier;
   sink: EventSink;
+  /** what the home already holds, asked before any signature check */
+  known: KnownCheck;
   log: Logger;
   opts: CrawlOptions;
   /** our relay's pubkey: a relay whose NIP-11 `self` equals it is ourselves */
   selfPubkey?: string;
-  /** run-wide sets shared by the fetches of one process (see FetchContext) */
-  handed: Set<string>;
-  knownAuthors: Set<string>;
+  shared: SharedState;
   /** the spider's stop */
   signal?: AbortSignal;
   /** DNS resolver override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  /** the home's item sets for NIP-77, when this process reads the store the home writes into (not a worker) */
+  home?: HomeItems;
 }
 
 /** Kinds that feed discovery and author knowledge first, so stuck seconds can be split well. */
@@ -57,6 +92,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
   delete result.quirks.rateLimited;
   delete result.quirks.invalid;
   delete result.quirks.flooded;
+  delete result.quirks.noCount;
 
   let target: Target;
   try {
@@ -83,19 +119,34 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
       client = await RelayClient.connect(target, {
         connectTimeout: opts.connectTimeout,
         maxFrame: opts.maxEventBytes + 1024,
-        maxPayload: Math.max(1 << 20, opts.maxEventBytes * 4),
+        // NEG-MSG frames are bounded by maxPayload alone: strfry sends up to 500 KB (1 MB of hex)
+        maxPayload: Math.max(2 << 20, opts.maxEventBytes * 4),
       }, budget.signal);
     } catch (e) {
       result.error = `connect: ${(e as Error).message}`;
       return finish();
     }
     const links = new LinkCollector(opts.maxRelayTagsPerList);
+    const { authors, inFlight, pages } = deps.shared;
+    const admitter = new Admitter({
+      verifier: deps.verifier, sink: deps.sink, known: deps.known, inFlight, counts: result.counts, maxPending: opts.maxPendingEvents,
+      // The home's current version of each event: the authors of newly stored ones feed splits (a
+      // copy's were noted when the home stored it), every relay list feeds discovery (a copy's id
+      // is checked first: its content is trusted only when it is the very event the home holds).
+      onCurrent: (ev, copy) => {
+        if (!copy) authors.addFrom(ev);
+        if (item.discover && ev.kind === RELAY_LIST_KIND && (!copy || computeId(ev) === ev.id)) links.add(ev);
+      },
+    });
     const ctx: FetchContext = {
-      client, verifier: deps.verifier, sink: deps.sink, nip11: result.nip11, quirks: result.quirks, counts: result.counts,
-      opts, signal: budget.signal, handed: deps.handed, knownAuthors: deps.knownAuthors, log,
-      onEvent: item.discover ? (ev) => links.add(ev) : undefined,
+      client, nip11: result.nip11, quirks: result.quirks, counts: result.counts,
+      opts, signal: budget.signal, admitter, authors, pages, log,
       splitQueriesLeft: { n: opts.maxSplitQueries },
+      home: deps.home && triesNegentropy(opts.negentropy, result.nip11, result.quirks)
+        ? { items: deps.home.items, holds: (id) => inFlight.has(id) || deps.home!.holds(id) }
+        : undefined,
     };
+    const negFailed: { reason?: string } = {};
     const now = Math.floor(Date.now() / 1000);
     const kinds = [...new Set(item.kinds)].sort(byPriority);
     const parallel = Math.max(1, Math.min(opts.subscriptionsPerRelay, result.nip11?.limitation?.max_subscriptions ?? Infinity));
@@ -104,19 +155,23 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     await Promise.all(Array.from({ length: Math.min(parallel, kinds.length) }, async () => {
       while (next < kinds.length) {
         const kind = kinds[next++];
-        const k = await fetchKind(ctx, kind, item.cursors[String(kind)], now);
+        const k = (await syncKind(ctx, kind, now, negFailed)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
-        log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.seen.size, stuck: k.stuck.length }, 'spider: kind fetched');
+        log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');
       }
     }));
     // Stuck seconds last: by now every kind has contributed the authors it knows.
+    if (done.some((k) => k.stuck.length)) await admitter.drain(); // their authors are in the book
     for (const k of done) if (k.stuck.length) await splitSlices(ctx, k);
+    // Every event handed on is answered before the work is reported (a worker acks only then).
+    await admitter.drain();
     result.links = links.links();
     result.ignoredLists = links.ignored;
-    result.kinds = Object.fromEntries(done.map((k) => [String(k.kind), k.seen.size]));
+    result.kinds = Object.fromEntries(done.map((k) => [String(k.kind), k.events]));
     const errors = done.filter((k) => k.error).map((k) => `kind ${k.kind}: ${k.error}`);
-    const answered = done.some((k) => k.eose > 0) || result.counts.fetched > 0;
+    const answered = done.some((k) => k.eose > 0 || k.synced) || result.counts.fetched > 0;
+    if (done.some((k) => k.synced)) result.counts.nip77Relays = 1;
     if (errors.length === 0) result.outcome = answered || done.length === 0 ? 'ok' : 'failed';
     else result.outcome = answered || done.some((k) => k.complete) ? 'partial' : 'failed';
     if (!answered && errors.length === 0 && done.length > 0) result.error = 'no answer (no EOSE and no events)';
@@ -125,6 +180,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
   } finally {
     clearTimeout(timer);
     deps.signal?.removeEventListener('abort', onStop);
+    if (client) result.counts.bytes += client.bytesIn;
     client?.close();
   }
 }

@@ -13,6 +13,8 @@ import type { Logger } from 'pino';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
 import { statusFromOk, type EventSink } from './sink.js';
+import { isReplaceable } from '../nostr/kinds.js';
+import { incomingWins } from '../store/rules.js';
 
 export class DeliveryError extends Error {}
 
@@ -36,9 +38,14 @@ export const pubkeyOf = (sk: Uint8Array): string => getPublicKey(sk);
 type Ok = { ok: boolean; message: string };
 
 /** One connection to the home relay, authenticated when we have a key. */
+/** A REQ on the home connection: the events it returns, until EOSE. */
+interface Query { events: unknown[]; done(ok: boolean): void }
+
 class Conn {
   readonly ws: WebSocket;
   private waiters = new Map<string, Array<(r: Ok | null) => void>>();
+  private queries = new Map<string, Query>();
+  private nextSub = 0;
   private challengeWaiter: ((c: string) => void) | null = null;
   challenge: string | null = null;
   closed = false;
@@ -50,6 +57,13 @@ class Conn {
       try { m = JSON.parse(data.toString()); } catch { return; }
       if (!Array.isArray(m)) return;
       if (m[0] === 'AUTH' && typeof m[1] === 'string') { this.challenge = m[1]; this.challengeWaiter?.(m[1]); return; }
+      if ((m[0] === 'EVENT' || m[0] === 'EOSE' || m[0] === 'CLOSED') && typeof m[1] === 'string') {
+        const q = this.queries.get(m[1]);
+        if (!q) return;
+        if (m[0] === 'EVENT') q.events.push(m[2]);
+        else q.done(m[0] === 'EOSE');
+        return;
+      }
       if (m[0] !== 'OK' || typeof m[1] !== 'string') return;
       const list = this.waiters.get(m[1]);
       const w = list?.shift();
@@ -60,6 +74,7 @@ class Conn {
       this.closed = true;
       for (const list of this.waiters.values()) for (const w of list) w(null);
       this.waiters.clear();
+      for (const q of [...this.queries.values()]) q.done(false);
     };
     this.ws.on('close', down);
     this.ws.on('error', down);
@@ -99,9 +114,82 @@ class Conn {
     });
   }
 
+  /** The stored events matching `filters` (until EOSE); null when refused, lost or not answered in time. */
+  query(filters: object[], timeout: number): Promise<unknown[] | null> {
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(null);
+    const id = `known${++this.nextSub}`;
+    return new Promise((resolve) => {
+      const q: Query = {
+        events: [],
+        done: (ok) => {
+          clearTimeout(timer);
+          this.queries.delete(id);
+          if (ok && !this.closed) this.ws.send(JSON.stringify(['CLOSE', id]));
+          resolve(ok ? q.events : null);
+        },
+      };
+      const timer = setTimeout(() => q.done(false), timeout);
+      this.queries.set(id, q);
+      this.ws.send(JSON.stringify(['REQ', id, ...filters]), (err) => { if (err) q.done(false); });
+    });
+  }
+
   close(): void {
     try { this.ws.close(1000); } catch { /* already gone */ }
   }
+}
+
+/** Values per filter list in one lookup: well under the relay's maxFilterValues and maxLimit. */
+const LOOKUP_BATCH = 250;
+
+/**
+ * Which of `evs` the home relay already holds, asked with REQs before anything is sent: by author
+ * and kind for replaceable kinds (the answer is the home's version: the same id is a duplicate, a
+ * newer one makes ours 'replaced'), by id for the rest. Deletions are not looked up (rare; the relay
+ * refuses those events itself). Any failure answers "unknown": the events are then sent as before.
+ */
+async function lookup(c: Conn, evs: NostrEvent[], timeout: number): Promise<Array<IngestStatus | null>> {
+  const out: Array<IngestStatus | null> = evs.map(() => null);
+  const byAddr = new Map<string, number[]>(); // kind:pubkey -> indexes
+  const byId: number[] = [];
+  evs.forEach((e, i) => {
+    if (!isReplaceable(e.kind)) { byId.push(i); return; }
+    const a = `${e.kind}:${e.pubkey}`;
+    const l = byAddr.get(a);
+    if (l) l.push(i); else byAddr.set(a, [i]);
+  });
+  const jobs: Array<Promise<void>> = [];
+  for (let j = 0; j < byId.length; j += LOOKUP_BATCH) {
+    const idx = byId.slice(j, j + LOOKUP_BATCH);
+    jobs.push(c.query([{ ids: idx.map((i) => evs[i]!.id), limit: idx.length }], timeout).then((got) => {
+      const have = new Set((got ?? []).map((e) => (e as NostrEvent)?.id));
+      for (const i of idx) if (have.has(evs[i]!.id)) out[i] = 'duplicate';
+    }));
+  }
+  const kinds = new Map<number, string[]>();
+  for (const a of byAddr.keys()) {
+    const [k, pk] = a.split(':') as [string, string];
+    const l = kinds.get(Number(k));
+    if (l) l.push(pk); else kinds.set(Number(k), [pk]);
+  }
+  for (const [kind, pks] of kinds) {
+    for (let j = 0; j < pks.length; j += LOOKUP_BATCH) {
+      const batch = pks.slice(j, j + LOOKUP_BATCH);
+      jobs.push(c.query([{ kinds: [kind], authors: batch, limit: batch.length }], timeout).then((got) => {
+        for (const raw of got ?? []) {
+          const h = raw as NostrEvent;
+          if (typeof h?.id !== 'string' || typeof h.pubkey !== 'string' || h.kind !== kind || !Number.isSafeInteger(h.created_at)) continue;
+          for (const i of byAddr.get(`${kind}:${h.pubkey}`) ?? []) {
+            const e = evs[i]!;
+            if (e.id === h.id) out[i] = 'duplicate';
+            else if (!incomingWins(h, e)) out[i] = 'replaced';
+          }
+        }
+      }));
+    }
+  }
+  await Promise.all(jobs);
+  return out;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -174,6 +262,12 @@ export function homeSink(o: HomeSinkOptions): HomeSink {
     get delivered() { return delivered; },
     async ready() {
       await get(Date.now());
+    },
+    async known(evs) {
+      // Asked on the delivery connection; when it is down, nothing is known and put() retries.
+      let c: Conn;
+      try { c = await get(Date.now() + o.connectTimeout); } catch { return evs.map(() => null); }
+      return lookup(c, evs, o.okTimeout);
     },
     async put(ev): Promise<IngestStatus> {
       while (inFlight >= o.window && !closed) await new Promise<void>((r) => slots.push(r));

@@ -21,27 +21,34 @@ export function relaysInList(ev: Pick<NostrEvent, 'tags'>, maxTags: number): str
   return [...out];
 }
 
-/** Collects the relays named by relay lists, one list per author (the newest seen). */
+/** Most distinct relay URLs counted per relay fetched (the directory keeps the top 10,000). */
+const MAX_URLS = 50_000;
+
+/**
+ * Counts the relays named by relay lists. It is given only the home's current version of each list
+ * (stored, or a copy of what the home holds), so one relay counts each author's list once without
+ * remembering authors: memory grows with distinct URLs (capped), not with lists.
+ */
 export class LinkCollector {
-  private lists = new Map<string, { at: number; urls: string[] }>();
+  private counts = new Map<string, number>();
   ignored = 0;
 
   constructor(private readonly maxTags: number) {}
 
   add(ev: NostrEvent): void {
     if (ev.kind !== RELAY_LIST_KIND) return;
-    const prev = this.lists.get(ev.pubkey);
-    if (prev && prev.at >= ev.created_at) return;
     const urls = relaysInList(ev, this.maxTags);
     if (urls === null) { this.ignored++; return; }
-    this.lists.set(ev.pubkey, { at: ev.created_at, urls });
+    for (const u of urls) {
+      const n = this.counts.get(u);
+      if (n !== undefined) this.counts.set(u, n + 1);
+      else if (this.counts.size < MAX_URLS) this.counts.set(u, 1);
+    }
   }
 
   /** relay URL -> number of lists naming it */
   links(): Record<string, number> {
-    const out: Record<string, number> = {};
-    for (const { urls } of this.lists.values()) for (const u of urls) out[u] = (out[u] ?? 0) + 1;
-    return out;
+    return Object.fromEntries(this.counts);
   }
 }
 

@@ -2,18 +2,26 @@
 // id, stop when a page brings nothing new. Handles relays that cap pages (learned cap), compare
 // since/until exclusively (detected, then widened on the wire), never send EOSE (idle timeout),
 // refuse with CLOSED/NOTICE (rate-limited: back off; bad limit: halve), and pages stuck inside one
-// second (more events at one created_at than the relay returns): those slices are split by batches
-// of authors already known, and what cannot be recovered is counted as truncated.
+// second (more events at one created_at than the relay returns): those seconds are split by batches
+// of known authors, and what cannot be recovered is counted as truncated.
+//
+// Memory does not grow with the events fetched: paging newest to oldest, an event already seen can
+// only come back at the current `until` second, so a window remembers the ids of that one second
+// (its "edge"), not every id; stuck seconds keep their own ids until split, at most maxStuckSlices
+// per kind; authors live in LMDB (authors.ts) and per-kind "seen" authors in a Bloom filter.
 import type { Logger } from 'pino';
 import type { RelayClient } from './client.js';
-import type { EventSink } from './sink.js';
 import type { Nip11Info } from './nip11.js';
 import type { FetchCounts, KindCursor, Quirks } from './types.js';
+import type { Admitter } from './admit.js';
+import type { AuthorBook } from './authors.js';
+import { HexBloom } from './bloom.js';
+import type { Slots } from './slots.js';
 import { runPage, wireFilter, type PageResult } from './page.js';
-import type { EventVerifier } from '../nostr/verify.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import { isReplaceable } from '../nostr/kinds.js';
+import type { HomeItems } from './negentropy.js';
 
 export interface FetchOptions {
   pageSize: number;
@@ -28,14 +36,14 @@ export interface FetchOptions {
   splitBatch: number;
   /** most queries spent on splitting stuck seconds, per relay */
   maxSplitQueries: number;
+  /** most stuck slices split per kind and relay; more are counted in truncatedSlices unsplit */
+  maxStuckSlices: number;
   /** lookback before a cursor's upper end, seconds */
   lookback: number;
 }
 
 export interface FetchContext {
   client: RelayClient;
-  verifier: EventVerifier;
-  sink: EventSink;
   nip11: Nip11Info | null;
   /** learned behaviour; updated in place */
   quirks: Quirks;
@@ -44,36 +52,50 @@ export interface FetchContext {
   opts: FetchOptions;
   /** the relay's budget and the spider's stop */
   signal: AbortSignal;
-  /** run-wide: ids already handed to the sink by any relay's fetch (skips repeated ingest work) */
-  handed: Set<string>;
-  /** pubkeys known so far (authors seen, follows), for splitting stuck seconds; grows */
-  knownAuthors: Set<string>;
-  /** every valid event fetched that this fetch had not seen, after it was handed on */
-  onEvent?: (ev: NostrEvent) => void;
+  /** checks the events pages bring and hands them on (admit.ts) */
+  admitter: Admitter;
+  /** authors known so far, for splitting stuck seconds */
+  authors: AuthorBook;
+  /** process-wide bound on pages held in memory: a page takes a slot from its REQ until it is admitted */
+  pages: Slots;
   log: Logger;
   /** mutable split-query budget shared by the kinds of one relay */
   splitQueriesLeft: { n: number };
+  /** NIP-77: the home's item sets, when this process reads the home's store (negentropy.ts) */
+  home?: HomeItems;
 }
 
-/** A range of seconds [from, to] that held more events than the relay returns in one page. */
-export type Slice = [number, number];
+/** One second that held more events than the relay returns in one page, with the ids seen in it. */
+export interface StuckSecond {
+  at: number;
+  ids: Set<string>;
+}
 
 export interface KindFetch {
   kind: number;
   cursor?: KindCursor;
   complete: boolean;
   error?: string;
-  stuck: Slice[];
-  /** id -> created_at of every valid event seen for this kind */
-  seen: Map<string, number>;
-  /** authors seen for this kind (replaceable kinds: a relay holds one event per author) */
-  authors: Set<string>;
+  stuck: StuckSecond[];
+  /** stuck seconds beyond maxStuckSlices (counted, not split) */
+  overflow: number;
+  /** valid events this fetch received for the kind */
+  events: number;
+  /**
+   * Replaceable kinds: authors seen for the kind (a relay holds one event per author, so a split
+   * need not ask them again). A Bloom filter: a false "seen" leaves an author out of a split, which
+   * COUNT then reports as missing; it never drops a fetched event.
+   */
+  seenAuthors: HexBloom | null;
   /** pages that got EOSE; pages that ended on the idle timeout */
   eose: number;
   silent: number;
+  /** reconciled with NIP-77 (negentropy.ts) instead of paged */
+  synced: boolean;
 }
 
-class FetchError extends Error {}
+/** A fetch that cannot go on (refused, silent, cut off): the kind ends with this error. */
+export class FetchError extends Error {}
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -95,20 +117,37 @@ export function pageLimit(ctx: FetchContext): number {
 const isFull = (ctx: FetchContext, n: number, limit: number, page: PageResult) =>
   page.flooded || n >= limit || (ctx.quirks.cap !== undefined && n >= ctx.quirks.cap);
 
-/** One page with the refusal handling: rate-limited -> back off and retry; bad limit -> halve. */
-async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<PageResult> {
+/** A page and the memory slot it holds until its events are admitted. */
+type HeldPage = PageResult & { release(): void };
+
+/**
+ * One page, holding a page slot (released by the caller once its events are admitted, or here when
+ * the request fails), with the refusal handling: rate-limited -> back off and retry; bad limit -> halve.
+ */
+export async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<HeldPage> {
+  const release = await ctx.pages.take(ctx.signal);
+  if (!release) throw new FetchError('budget exhausted or stopped');
+  try {
+    return Object.assign(await requestPage(ctx, f, k), { release });
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch): Promise<PageResult> {
   let backoff = ctx.opts.rateLimitBackoff;
   let rateTries = 0;
   for (let guard = 0; guard < 64; guard++) {
     if (ctx.signal.aborted) throw new FetchError('budget exhausted or stopped');
-    const page = await runPage(ctx.client, ctx.verifier, {
+    const page = await runPage(ctx.client, {
       filter: f,
       exclusive: ctx.quirks.bounds === 'exclusive',
       idleTimeout: ctx.opts.idleTimeout,
       maxEventBytes: ctx.opts.maxEventBytes,
       signal: ctx.signal,
     });
-    const bad = page.invalid.shape + page.invalid.mismatch + page.invalid.signature + page.invalid.oversized + page.invalid.flood;
+    const bad = page.invalid.shape + page.invalid.mismatch + page.invalid.oversized + page.invalid.flood;
     if (bad) {
       ctx.counts.invalid += bad;
       ctx.quirks.invalid = (ctx.quirks.invalid ?? 0) + bad;
@@ -148,42 +187,31 @@ async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<Page
   throw new FetchError('too many refusals');
 }
 
-/** Hands the page's new events to the sink, in parallel (the ingest path batches its writes). */
-async function handOn(ctx: FetchContext, fresh: NostrEvent[]): Promise<void> {
-  const c = ctx.counts;
-  await Promise.all(fresh.map(async (ev) => {
-    c.fetched++;
-    ctx.knownAuthors.add(ev.pubkey);
-    if ((ev.kind === 3 || ev.kind === 10000) && ctx.knownAuthors.size < 5_000_000) {
-      let n = 0;
-      for (const t of ev.tags) if (t[0] === 'p' && typeof t[1] === 'string' && /^[0-9a-f]{64}$/.test(t[1]) && n++ < 10_000) ctx.knownAuthors.add(t[1]);
-    }
-    if (ctx.handed.has(ev.id)) { c.duplicate++; ctx.onEvent?.(ev); return; }
-    if (ctx.handed.size > 5_000_000) ctx.handed.clear();
-    ctx.handed.add(ev.id);
-    const status = await ctx.sink.put(ev);
-    if (status === 'stored' || status === 'ephemeral') c.stored++;
-    else if (status === 'duplicate') c.duplicate++;
-    else c.rejected++;
-    ctx.onEvent?.(ev);
-  }));
+/** Admits a page's events new to this fetch; returns the valid ones and notes their authors. */
+export async function admit(ctx: FetchContext, k: KindFetch, evs: NostrEvent[]): Promise<NostrEvent[]> {
+  if (evs.length === 0) return evs;
+  const invalidBefore = ctx.counts.invalid;
+  const valid = await ctx.admitter.admit(evs);
+  const bad = ctx.counts.invalid - invalidBefore;
+  if (bad) ctx.quirks.invalid = (ctx.quirks.invalid ?? 0) + bad;
+  k.events += valid.length;
+  if (k.seenAuthors) for (const ev of valid) k.seenAuthors.add(ev.pubkey);
+  return valid;
 }
 
-/** Keeps the page's events this fetch has not seen yet, and records them as seen. */
-function freshOf(k: KindFetch, events: NostrEvent[]): NostrEvent[] {
-  const out: NostrEvent[] = [];
-  for (const ev of events) {
-    if (k.seen.has(ev.id)) continue;
-    k.seen.set(ev.id, ev.created_at);
-    if (isReplaceable(ev.kind)) k.authors.add(ev.pubkey);
-    out.push(ev);
+/**
+ * Records a stuck second for splitting, keeping the ids seen in it. At most maxStuckSlices per
+ * kind are kept; beyond that a second is counted in truncatedSlices at once and its ids dropped (a
+ * relay that makes every second stuck, e.g. max_limit 1, cannot make us spend a query budget or
+ * memory per second). A window finds its stuck seconds newest first, one at a time: no scan.
+ */
+function addStuck(ctx: FetchContext, k: KindFetch, at: number, ids: Set<string>): void {
+  if (k.stuck.length >= ctx.opts.maxStuckSlices) {
+    if (k.overflow++ === 0) ctx.log.info({ url: ctx.client.target.url, kind: k.kind, max: ctx.opts.maxStuckSlices }, 'spider: too many stuck seconds; the rest are counted as unproven');
+    ctx.counts.truncatedSlices++;
+    return;
   }
-  return out;
-}
-
-function addSlice(k: KindFetch, s: Slice): void {
-  if (k.stuck.some(([a, b]) => a <= s[0] && s[1] <= b)) return;
-  k.stuck.push(s);
+  k.stuck.push({ at, ids });
 }
 
 /** Progress of one window: the lowest created_at reached; everything above it is complete. */
@@ -192,8 +220,10 @@ interface Progress { lowest: number }
 /** Pages one window [since, until] (inclusive) newest to oldest until a page brings nothing new. */
 async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undefined, until: number, p: Progress): Promise<void> {
   let U = until;
+  // Every event this window has seen is at or above U, so a page (created_at <= U) can only repeat
+  // the ones at U: their ids are all the window needs to tell new events from repeats.
+  let edge = new Set<string>();
   let prevShort: number | null = null;
-  let knownAtU = false; // an event at second U was seen (to detect exclusive bounds)
   let silentRetries = 0;
   for (;;) {
     if (since !== undefined && U < since) return;
@@ -202,53 +232,64 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
     const f: Filter = { kinds: [k.kind], until: U, limit };
     if (since !== undefined) f.since = since;
     const page = await request(ctx, f, k);
-    const events = page.events;
-    if (page.timedOut && events.length === 0 && !ctx.quirks.noEose) {
-      // Silence from a relay that sends EOSE is not "nothing older": ask again, then give up.
-      if (++silentRetries > 2) throw new FetchError(`no answer within ${ctx.opts.idleTimeout} ms`);
-      continue;
-    }
-    silentRetries = 0;
-    if (events.some((e) => e.created_at === U)) ctx.quirks.bounds ??= 'inclusive';
-    else if (knownAtU && !page.exclusive && ctx.quirks.bounds !== 'inclusive' && !page.timedOut) {
-      // An inclusive relay would have returned the event we know at second U first. (The page may
-      // also have been sent just before another kind's subscription learned it: ask again, widened.)
-      if (ctx.quirks.bounds === undefined) ctx.log.debug({ url: ctx.client.target.url }, 'spider: relay treats since/until as exclusive');
-      ctx.quirks.bounds = 'exclusive';
-      continue;
-    }
-    const fresh = freshOf(k, events);
-    await handOn(ctx, fresh);
-    if (prevShort !== null && fresh.length > 0) {
-      // The previous page was shorter than asked although more events existed: the relay caps pages.
-      if (!ctx.quirks.cap || prevShort > ctx.quirks.cap) ctx.quirks.cap = prevShort;
-    }
-    if (fresh.length === 0) {
-      if (events.length > 0 && isFull(ctx, events.length, limit, page)) {
-        // A full page of events already seen: more events in [s, U] than one page holds.
-        let s = U;
-        for (const e of events) if (e.created_at < s) s = e.created_at;
-        addSlice(k, [s, U]);
-        p.lowest = Math.min(p.lowest, s);
-        U = s - 1;
-        prevShort = null;
-        knownAtU = false;
+    try {
+      const events = page.events;
+      if (page.timedOut && events.length === 0 && !ctx.quirks.noEose) {
+        // Silence from a relay that sends EOSE is not "nothing older": ask again, then give up.
+        if (++silentRetries > 2) throw new FetchError(`no answer within ${ctx.opts.idleTimeout} ms`);
         continue;
       }
-      return;
+      silentRetries = 0;
+      if (events.some((e) => e.created_at === U)) ctx.quirks.bounds ??= 'inclusive';
+      else if (edge.size > 0 && !page.exclusive && ctx.quirks.bounds !== 'inclusive' && !page.timedOut) {
+        // An inclusive relay would have returned the events we know at second U first. (The page may
+        // also have been sent just before another kind's subscription learned it: ask again, widened.)
+        if (ctx.quirks.bounds === undefined) ctx.log.debug({ url: ctx.client.target.url }, 'spider: relay treats since/until as exclusive');
+        ctx.quirks.bounds = 'exclusive';
+        continue;
+      }
+      const unseen = events.filter((e) => !edge.has(e.id));
+      const fresh = await admit(ctx, k, unseen);
+      const valid = events.length - unseen.length + fresh.length;
+      if (prevShort !== null && fresh.length > 0) {
+        // The previous page was shorter than asked although more events existed: the relay caps pages.
+        if (!ctx.quirks.cap || prevShort > ctx.quirks.cap) ctx.quirks.cap = prevShort;
+      }
+      if (fresh.length === 0) {
+        if (valid > 0 && isFull(ctx, valid, limit, page)) {
+          // A full page of events already seen, all at second U: more events at U than a page holds.
+          addStuck(ctx, k, U, edge);
+          p.lowest = Math.min(p.lowest, U);
+          U -= 1;
+          edge = new Set();
+          prevShort = null;
+          continue;
+        }
+        return;
+      }
+      let m = Infinity;
+      for (const e of fresh) if (e.created_at < m) m = e.created_at;
+      p.lowest = Math.min(p.lowest, m);
+      prevShort = valid < limit && !page.flooded ? valid : null;
+      if (m < U) edge = new Set();
+      for (const e of fresh) if (e.created_at === m) edge.add(e.id);
+      U = m;
+    } finally {
+      page.release(); // its events are admitted (or dropped): the next page may come
     }
-    let m = Infinity;
-    for (const e of fresh) if (e.created_at < m) m = e.created_at;
-    p.lowest = Math.min(p.lowest, m);
-    prevShort = events.length < limit && !page.flooded ? events.length : null;
-    U = m;
-    knownAtU = true;
   }
 }
 
 /** Fetches one kind from the relay: the part newer than its cursor, then any unfinished backfill. */
+export function newKindFetch(kind: number, cur: KindCursor | undefined): KindFetch {
+  return {
+    kind, complete: false, stuck: [], overflow: 0, events: 0, eose: 0, silent: 0, synced: false, cursor: cur ? { ...cur } : undefined,
+    seenAuthors: isReplaceable(kind) ? new HexBloom(22, 4) : null,
+  };
+}
+
 export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number): Promise<KindFetch> {
-  const k: KindFetch = { kind, complete: false, stuck: [], seen: new Map(), authors: new Set(), eose: 0, silent: 0, cursor: cur ? { ...cur } : undefined };
+  const k = newKindFetch(kind, cur);
   let p: Progress = { lowest: Infinity };
   let stage: 'full' | 'new' | 'backfill' = cur ? 'new' : 'full';
   try {
@@ -281,18 +322,31 @@ export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor
 }
 
 /**
- * Recovers the events of stuck slices by asking per batch of known authors (halving a batch whose
+ * Recovers the events of stuck seconds by asking per batch of known authors (halving a batch whose
  * answer is full), then counts what may still be missing: exactly with NIP-45 COUNT when the relay
- * supports it, else as one truncated slice.
+ * supports it, else as one truncated slice. Honours the relay's budget and the spider's stop at every
+ * step: once aborted, the seconds not done are counted as truncated without another query, and a
+ * COUNT is never awaited past the abort. A relay that advertises NIP-45 but leaves one COUNT
+ * unanswered is asked no more COUNTs in this run (quirks.noCount).
  */
 export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void> {
-  for (const [s, u] of k.stuck) {
-    const inSlice = () => { let n = 0; for (const t of k.seen.values()) if (t >= s && t <= u) n++; return n; };
-    let authors = [...ctx.knownAuthors];
-    // A relay keeps one event per author of a replaceable kind: authors already seen are done.
-    if (isReplaceable(k.kind)) authors = authors.filter((a) => !k.authors.has(a));
+  // Candidates once per kind (not per second), no more than the split budget can ask: a relay keeps
+  // one event per author of a replaceable kind, so authors already seen for the kind are left out.
+  let authors: string[] | null = null;
+  const seen = k.seenAuthors;
+  for (let i = 0; i < k.stuck.length; i++) {
+    const slice = k.stuck[i]!;
+    if (ctx.signal.aborted) {
+      ctx.counts.truncatedSlices += k.stuck.length - i;
+      ctx.log.info({ url: ctx.client.target.url, kind: k.kind, seconds: k.stuck.length - i }, 'spider: budget exhausted or stopped; stuck seconds left unsplit');
+      break;
+    }
+    const { at, ids } = slice;
     const queue: string[][] = [];
-    for (let i = 0; i < authors.length; i += ctx.opts.splitBatch) queue.push(authors.slice(i, i + ctx.opts.splitBatch));
+    if (ctx.splitQueriesLeft.n > 0) {
+      authors ??= await ctx.authors.candidates(ctx.splitQueriesLeft.n * ctx.opts.splitBatch, seen ? (a) => seen.has(a) : undefined);
+      for (let j = 0; j < authors.length; j += ctx.opts.splitBatch) queue.push(authors.slice(j, j + ctx.opts.splitBatch));
+    }
     let unresolved = false;
     try {
       while (queue.length > 0) {
@@ -300,30 +354,42 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
         ctx.splitQueriesLeft.n--;
         const batch = queue.shift() as string[];
         const limit = pageLimit(ctx);
-        const page = await request(ctx, { kinds: [k.kind], authors: batch, since: s, until: u, limit }, k);
-        await handOn(ctx, freshOf(k, page.events));
+        const page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: at, limit }, k);
+        try {
+          const fresh = await admit(ctx, k, page.events.filter((e) => !ids.has(e.id)));
+          for (const e of fresh) ids.add(e.id);
+        } finally {
+          page.release();
+        }
         if (isFull(ctx, page.events.length, limit, page)) {
           if (batch.length > 1) {
             const h = Math.ceil(batch.length / 2);
             queue.push(batch.slice(0, h), batch.slice(h));
-          } else unresolved = true; // one author with more events in the slice than a page holds
+          } else unresolved = true; // one author with more events in the second than a page holds
         }
       }
     } catch (e) {
       if (!(e instanceof FetchError)) throw e;
       unresolved = true;
     }
-    const supportsCount = ctx.nip11?.supported_nips?.includes(45) ?? false;
-    const total = supportsCount && ctx.client.isOpen
-      ? await ctx.client.count([wireFilter({ kinds: [k.kind], since: s, until: u }, ctx.quirks.bounds === 'exclusive')], ctx.opts.idleTimeout)
-      : null;
-    if (total !== null) {
-      const missing = Math.max(0, total - inSlice());
-      ctx.counts.truncated += missing;
-      if (missing > 0) ctx.log.warn({ url: ctx.client.target.url, kind: k.kind, from: s, to: u, missing }, 'spider: events stuck inside one second could not all be fetched');
-    } else if (unresolved || !supportsCount) {
-      ctx.counts.truncatedSlices++;
-      ctx.log.info({ url: ctx.client.target.url, kind: k.kind, from: s, to: u, unresolved }, 'spider: stuck second split by known authors; completeness unproven');
+    const supportsCount = (ctx.nip11?.supported_nips?.includes(45) ?? false) && !ctx.quirks.noCount;
+    let total: number | null = null;
+    if (supportsCount && ctx.client.isOpen && !ctx.signal.aborted) {
+      total = await ctx.client.count([wireFilter({ kinds: [k.kind], since: at, until: at }, ctx.quirks.bounds === 'exclusive')], ctx.opts.idleTimeout, ctx.signal);
+      if (total === null && !ctx.signal.aborted) {
+        ctx.quirks.noCount = true;
+        ctx.log.info({ url: ctx.client.target.url }, 'spider: COUNT not answered; no more COUNTs to this relay in this run');
+      }
     }
+    if (total !== null) {
+      const missing = Math.max(0, total - ids.size);
+      ctx.counts.truncated += missing;
+      if (missing > 0) ctx.log.warn({ url: ctx.client.target.url, kind: k.kind, second: at, missing }, 'spider: events stuck inside one second could not all be fetched');
+    } else {
+      // No COUNT (unsupported, unanswered or aborted): the split cannot be proven complete.
+      ctx.counts.truncatedSlices++;
+      ctx.log.info({ url: ctx.client.target.url, kind: k.kind, second: at, unresolved }, 'spider: stuck second split by known authors; completeness unproven');
+    }
+    slice.ids = new Set(); // done with it
   }
 }

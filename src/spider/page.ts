@@ -1,10 +1,10 @@
 // One page: a REQ sent on an open connection, read until EOSE, CLOSED, the idle timeout, or more
-// events than asked for. Every event is checked here before anyone sees it: shape, size, the filter
-// we asked for (with our own inclusive bounds), and the signature.
+// events than asked for. Every event is checked here before anyone sees it: shape, size and the
+// filter we asked for (with our own inclusive bounds). Its id and signature are checked later, and
+// only when the home does not hold it yet (admit.ts): most copies on the network are duplicates.
 import type { RelayClient } from './client.js';
 import { structureError, canonical, type NostrEvent } from '../nostr/event.js';
 import { matchFilter, toWire, type Filter, type WireFilter } from '../nostr/filter.js';
-import type { EventVerifier } from '../nostr/verify.js';
 
 export interface PageRequest {
   /** the filter as we mean it: since/until inclusive */
@@ -19,7 +19,7 @@ export interface PageRequest {
 export interface PageResult {
   /** the request was widened for exclusive bounds */
   exclusive: boolean;
-  /** valid, matching events, in arrival order (duplicates within the page removed) */
+  /** well-formed, matching events, in arrival order (duplicates within the page removed); id and signature not checked yet */
   events: NostrEvent[];
   eose: boolean;
   /** the relay's CLOSED reason (or 'connection: ...' when the connection went away) */
@@ -28,7 +28,7 @@ export interface PageResult {
   timedOut: boolean;
   /** more events than `limit` arrived; the excess was dropped and the subscription closed */
   flooded: boolean;
-  invalid: { shape: number; mismatch: number; signature: number; oversized: number; flood: number };
+  invalid: { shape: number; mismatch: number; oversized: number; flood: number };
 }
 
 /** The wire filter for an inclusive filter, widened for relays with exclusive bounds. */
@@ -41,9 +41,9 @@ export function wireFilter(f: Filter, exclusive: boolean): WireFilter {
   return w;
 }
 
-export function runPage(client: RelayClient, verifier: EventVerifier, req: PageRequest): Promise<PageResult> {
+export function runPage(client: RelayClient, req: PageRequest): Promise<PageResult> {
   const limit = req.filter.limit ?? Infinity;
-  const result: PageResult = { exclusive: req.exclusive, events: [], eose: false, timedOut: false, flooded: false, invalid: { shape: 0, mismatch: 0, signature: 0, oversized: 0, flood: 0 } };
+  const result: PageResult = { exclusive: req.exclusive, events: [], eose: false, timedOut: false, flooded: false, invalid: { shape: 0, mismatch: 0, oversized: 0, flood: 0 } };
   const ids = new Set<string>();
   let received = 0;
   return new Promise((resolve) => {
@@ -89,7 +89,6 @@ export function runPage(client: RelayClient, verifier: EventVerifier, req: PageR
         const ev = canonical(raw as NostrEvent);
         if (!matchFilter(req.filter, ev)) { result.invalid.mismatch++; return; }
         if (ids.has(ev.id)) return;
-        if (verifier.check(ev) !== null) { result.invalid.signature++; return; }
         ids.add(ev.id);
         result.events.push(ev);
       },

@@ -9,6 +9,9 @@ import type { EventVerifier } from '../nostr/verify.js';
 import { RelayClient } from './client.js';
 import { runPage } from './page.js';
 import type { EventSink } from './sink.js';
+import { Admitter, type KnownCheck } from './admit.js';
+import { MAX_PENDING_EVENTS } from './crawl.js';
+import type { IngestStatus } from '../ingest/types.js';
 import { relaysInList, RELAY_LIST_KIND } from './discovery.js';
 import { resolveTarget, type Target } from './url.js';
 import type { FetchCounts } from './types.js';
@@ -27,7 +30,8 @@ export interface SeedDeps {
   idleTimeout: number;
   maxEventBytes: number;
   counts: FetchCounts;
-  handed: Set<string>;
+  known: KnownCheck;
+  inFlight: Map<string, Promise<IngestStatus>>;
   signal?: AbortSignal;
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
@@ -57,28 +61,25 @@ async function fromBootstrap(d: SeedDeps, kind: number, authors: string[], found
     try {
       const target = await (d.resolve ?? resolveTarget)(url, d.allowPrivate);
       client = await RelayClient.connect(target, { connectTimeout: d.connectTimeout, maxFrame: d.maxEventBytes + 1024, maxPayload: Math.max(1 << 20, d.maxEventBytes * 4) }, d.signal);
+      // The same checks and hand-on as a crawl's pages (admit.ts).
+      const admitter = new Admitter({ verifier: d.verifier, sink: d.sink, known: d.known, inFlight: d.inFlight, counts: d.counts, maxPending: MAX_PENDING_EVENTS });
       for (let i = 0; i < missing.length; i += 200) {
         const batch = missing.slice(i, i + 200);
-        const page = await runPage(client, d.verifier, {
+        const page = await runPage(client, {
           filter: { kinds: [kind], authors: batch, limit: batch.length * 2 },
           exclusive: false, idleTimeout: d.idleTimeout, maxEventBytes: d.maxEventBytes, signal: d.signal,
         });
         const bad = Object.values(page.invalid).reduce((a, b) => a + b, 0);
         d.counts.invalid += bad;
-        for (const ev of page.events) {
-          d.counts.fetched++;
-          keepNewest(found, ev);
-          if (d.handed.has(ev.id)) { d.counts.duplicate++; continue; }
-          d.handed.add(ev.id);
-          const st = await d.sink.put(ev);
-          if (st === 'stored') d.counts.stored++; else if (st === 'duplicate') d.counts.duplicate++; else d.counts.rejected++;
-        }
+        for (const ev of await admitter.admit(page.events)) keepNewest(found, ev);
         if (page.closed) break;
       }
+      await admitter.drain();
       d.log.info({ url, kind, asked: missing.length, found: missing.filter((a) => found.has(a)).length }, 'spider: bootstrap relay asked');
     } catch (e) {
       d.log.warn({ url, err: (e as Error).message }, 'spider: bootstrap relay failed');
     } finally {
+      if (client) d.counts.bytes += client.bytesIn;
       client?.close();
     }
   }

@@ -10,6 +10,12 @@ export interface EventSink {
   readonly kind: 'ingest' | 'remote';
   /** Hands one verified event on; resolves with what the ingest path decided. */
   put(ev: NostrEvent): Promise<IngestStatus>;
+  /**
+   * What the home already holds, for each event: 'duplicate', 'replaced' (a newer version is held),
+   * 'deleted', or null (send it). Remote sinks ask the home relay; an in-process sink has none:
+   * the spider asks the store it writes into (admit.ts storeKnown).
+   */
+  known?(evs: NostrEvent[]): Promise<Array<IngestStatus | null>>;
   close(): Promise<void>;
 }
 
@@ -17,7 +23,8 @@ export function ingestSink(ingest: Ingest): EventSink {
   return {
     kind: 'ingest',
     async put(ev) {
-      try { return (await ingest(ev, { source: 'spider' })).status; } catch { return 'rejected'; }
+      // The spider checked the signature before handing it on: the ingest path does not again.
+      try { return (await ingest(ev, { source: 'spider', verified: true })).status; } catch { return 'rejected'; }
     },
     async close() {},
   };

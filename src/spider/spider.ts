@@ -6,7 +6,10 @@ import type { Config } from '../config/schema.js';
 import type { EventStore } from '../store/types.js';
 import type { Ingest } from '../ingest/types.js';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
-import { crawlRelay, type CrawlOptions } from './crawl.js';
+import { crawlRelay, sharedState, MAX_PENDING_EVENTS, type CrawlOptions, type SharedState } from './crawl.js';
+import type { HomeItems } from './negentropy.js';
+import { nothingKnown, storeKnown, type KnownCheck } from './admit.js';
+import { AuthorBook } from './authors.js';
 import { RelayDirectory } from './directory.js';
 import { nextHop, type Candidate } from './discovery.js';
 import { MemoryQueue, type WorkQueue } from './queue.js';
@@ -16,7 +19,7 @@ import { resolveSeeds } from './seeds.js';
 import { ingestSink, type EventSink } from './sink.js';
 import { emptyStatus, formatSummary, metricsText, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
 import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from './types.js';
-import { normalizeRelayUrl, syntacticRefusal, type Target } from './url.js';
+import { normalizeRelayUrl, parseTarget, syntacticRefusal, type Target } from './url.js';
 
 export type SpiderConfig = Config['spider'];
 
@@ -39,6 +42,12 @@ export interface SpiderDeps {
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
   /** told every relay's result as it is recorded (src/app gives the monitor its events per kind) */
   onRelayResult?: (r: WorkResult) => void;
+  /**
+   * `store` is the home's: the events the sink hands on end up in it (in-process ingest, or the
+   * relay that owns this data directory). Then NIP-77 reconciles against it. Default: true for an
+   * in-process ingest sink, false for a remote one (e.g. `spider --relay URL` to another relay).
+   */
+  storeIsHome?: boolean;
 }
 
 export interface Spider {
@@ -65,10 +74,17 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export function crawlOptions(c: SpiderConfig): CrawlOptions {
   return {
     pageSize: c.pageSize, idleTimeout: c.idleTimeout, maxEventBytes: c.maxEventBytes, maxEventsPerRelay: c.maxEventsPerRelay,
-    rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries,
+    rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries, maxStuckSlices: c.maxStuckSlices,
     lookback: Math.floor(c.lookback / 1000), connectTimeout: c.connectTimeout, relayBudget: c.relayBudget,
     maxRelayTagsPerList: c.maxRelayTagsPerList, subscriptionsPerRelay: c.subscriptionsPerRelay, allowPrivate: c.allowPrivate,
+    maxPendingEvents: MAX_PENDING_EVENTS, negentropy: c.negentropy,
   };
+}
+
+/** What the home already holds: the remote sink's answer, or the store an in-process sink writes into. */
+export function knownCheckFor(sink: EventSink, store: Pick<EventStore, 'precheck'> | undefined): KnownCheck {
+  if (sink.known) return (evs) => sink.known!(evs);
+  return sink.kind === 'ingest' && store ? storeKnown(store) : nothingKnown;
 }
 
 export function createSpider(deps: SpiderDeps): Spider {
@@ -78,6 +94,13 @@ export function createSpider(deps: SpiderDeps): Spider {
   const sink: EventSink = deps.sink ?? (deps.ingest ? ingestSink(deps.ingest) : (() => { throw new Error('createSpider needs an ingest or a sink'); })());
   const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
   let verifier: EventVerifier | undefined = deps.verifier;
+  const known = knownCheckFor(sink, deps.store);
+  // NIP-77 reconciles the remote against the home's own set, so only where this store is the home's
+  const homeItems: HomeItems | undefined = (deps.storeIsHome ?? sink.kind === 'ingest')
+    ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.get(id) !== undefined }
+    : undefined;
+  // Known authors persist across runs, in the store's environment.
+  const authors = new AuthorBook(deps.store.env);
   const status: SpiderStatus = emptyStatus(cfg.hops);
   const totals = { ...zeroCounts(), relaysReached: 0, relaysFailed: 0 };
   let stopCtl = new AbortController();
@@ -93,8 +116,7 @@ export function createSpider(deps: SpiderDeps): Spider {
       relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], aborted: false,
     };
     Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events, current: [] });
-    const handed = new Set<string>();
-    const knownAuthors = new Set<string>();
+    const shared = sharedState(authors);
     const queue = deps.queue ?? (cfg.redis
       ? new RedisQueue({
         url: cfg.redis, prefix: cfg.queueKey, leaseTtl: cfg.leaseTtl, maxAttempts: cfg.maxAttempts, log, self: deps.selfPubkey,
@@ -108,11 +130,11 @@ export function createSpider(deps: SpiderDeps): Spider {
       const seeds = await resolveSeeds({
         store: deps.store, sink, verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
         allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
-        counts: events, handed, signal, resolve: deps.resolve,
+        counts: events, known, inFlight: shared.inFlight, signal, resolve: deps.resolve,
       }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
       summary.seeds = seeds.pubkeys.length;
       summary.seedsWithoutList = seeds.withoutList;
-      for (const p of seeds.pubkeys) knownAuthors.add(p);
+      for (const p of seeds.pubkeys) authors.add(p);
       log.info({ seeds: seeds.pubkeys.length, withoutList: seeds.withoutList, relays: seeds.relays.size }, 'spider: seeds resolved');
 
       const seen = new Set<string>();
@@ -150,7 +172,7 @@ export function createSpider(deps: SpiderDeps): Spider {
         Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
         log.info({ hop, relays: candidates.length, fetching: items.length, refused: h.refused, skipped: h.skipped }, `spider: hop ${hop} started`);
 
-        const results = await runHop(queue, items, signal, opts, verifier, handed, knownAuthors, async (r) => {
+        const results = await runHop(queue, spreadHosts(items), signal, opts, verifier, shared, async (r) => {
           await directory.applyResult(r);
           deps.onRelayResult?.(r);
           status.relaysDone++;
@@ -194,34 +216,43 @@ export function createSpider(deps: SpiderDeps): Spider {
     return summary;
   }
 
-  /** Puts a hop's items through the queue, works them with `concurrency` local workers, collects results. */
+  /**
+   * Puts a hop's items through the queue, works them with `concurrency` local workers, collects
+   * results. Politeness per server (host and port), not per worker: one fetch at a time from a
+   * server (one connection, whatever the URL's path) and `pause` between two fetches from it; a
+   * worker goes on with other servers meanwhile.
+   */
   async function runHop(
     queue: WorkQueue, items: WorkItem[], signal: AbortSignal, opts: CrawlOptions, v: EventVerifier,
-    handed: Set<string>, knownAuthors: Set<string>, onResult: (r: WorkResult) => Promise<void>,
+    shared: SharedState, onResult: (r: WorkResult) => Promise<void>,
   ): Promise<number> {
     if (items.length === 0) return 0;
     await queue.enqueue(items);
     const workers = cfg.redis && !cfg.work ? 0 : cfg.concurrency;
+    const hosts = new HostGate(cfg.pause);
     let remaining = items.length;
     const worker = async () => {
       while (remaining > 0 && !signal.aborted) {
         const lease = await queue.lease(50);
         if (!lease) { if (queue.pending() === 0) return; continue; }
+        const host = hostOf(lease.item.url);
+        await hosts.acquire(host, signal);
         status.current.push(lease.item.url);
         let r: WorkResult | null = null;
         try {
           r = await crawlRelay(lease.item, {
-            verifier: v, sink, log, opts, selfPubkey: deps.selfPubkey, handed, knownAuthors,
+            verifier: v, sink, known, log, opts, selfPubkey: deps.selfPubkey, shared, home: homeItems,
             signal: lease.signal ? AbortSignal.any([signal, lease.signal]) : signal, resolve: deps.resolve,
           });
         } catch (e) {
           // Another attempt (or, after the last, a dead letter and a 'failed' result).
           log.error({ url: lease.item.url, attempt: lease.attempt, err: e }, 'spider: relay fetch crashed');
           await lease.fail(`crash: ${(e as Error).message}`);
+        } finally {
+          hosts.release(host);
         }
         status.current = status.current.filter((u) => u !== lease.item.url);
         if (r && !lease.signal?.aborted) await lease.ack(r);
-        await sleep(cfg.pause, signal);
       }
     };
     const running = Array.from({ length: workers }, worker);
@@ -273,4 +304,54 @@ function sumWithRun(totals: FetchCounts, run: FetchCounts): FetchCounts {
 
 function blankResult(url: string, hop: number, now: number): WorkResult {
   return { url, hop, outcome: 'failed', nip11: null, quirks: {}, cursors: {}, counts: zeroCounts(), links: {}, ignoredLists: 0, startedAt: now, durationMs: 0 };
+}
+
+/**
+ * The server a relay URL connects to: host and port. URLs that differ only in their path (one relay
+ * under several spellings, or several relays behind one server) share its politeness; another port
+ * is another server.
+ */
+export function hostOf(url: string): string {
+  try { const t = parseTarget(url); return `${t.hostname}:${t.port}`; } catch { return url; }
+}
+
+/** Orders a hop's items so that relays of one host are as far apart as possible (round robin by host). */
+export function spreadHosts(items: WorkItem[]): WorkItem[] {
+  const byHost = new Map<string, WorkItem[]>();
+  for (const it of items) {
+    const h = hostOf(it.url);
+    const list = byHost.get(h);
+    if (list) list.push(it); else byHost.set(h, [it]);
+  }
+  const lists = [...byHost.values()];
+  const out: WorkItem[] = [];
+  for (let i = 0; out.length < items.length; i++) for (const l of lists) if (i < l.length) out.push(l[i]!);
+  return out;
+}
+
+/** One fetch at a time per host, and `pause` ms between two fetches from the same host. */
+class HostGate {
+  private busy = new Set<string>();
+  private freeAt = new Map<string, number>();
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly pause: number) {}
+
+  async acquire(host: string, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      if (signal.aborted) return;
+      const wait = (this.freeAt.get(host) ?? 0) - Date.now();
+      if (!this.busy.has(host) && wait <= 0) break;
+      if (!this.busy.has(host)) await sleep(wait, signal);
+      else await new Promise<void>((r) => this.waiters.push(r));
+    }
+    this.busy.add(host);
+    this.freeAt.delete(host);
+  }
+
+  release(host: string): void {
+    this.busy.delete(host);
+    if (this.pause > 0) this.freeAt.set(host, Date.now() + this.pause);
+    for (const w of this.waiters.splice(0)) w();
+  }
 }

@@ -70,7 +70,11 @@ export function formatSummary(s: SpiderSummary): string {
     `relays: ${s.relays.total} total, ${s.relays.reached} reached, ${s.relays.failed} failed, ${s.relays.refused} refused, ${s.relays.skipped} skipped`,
     `events: ${e.fetched} fetched, ${e.stored} stored, ${e.duplicate} duplicate, ${e.rejected} rejected, ${e.invalid} invalid (dropped), ${e.truncated} truncated` +
       (e.truncatedSlices ? `, ${e.truncatedSlices} stuck second(s) unproven` : ''),
+    `work: ${e.verified} signatures checked, ${(e.bytes / 1e6).toFixed(1)} MB received`,
   ];
+  if (e.nip77Kinds || e.nip77Fallbacks) {
+    lines.push(`NIP-77: ${e.nip77Relays} relays reconciled (${e.nip77Kinds} kinds, ${e.nip77Fallbacks} paged after a failed attempt), ${e.nip77Ids} ids the home lacked, ${(e.nip77Bytes / 1e6).toFixed(2)} MB of negentropy messages`);
+  }
   for (const f of s.failures.slice(0, 10)) lines.push(`  failed ${f.url}: ${f.error}`);
   return lines.join('\n');
 }
@@ -89,9 +93,13 @@ export function metricsText(st: SpiderStatus, totals: FetchCounts & { relaysReac
   m('directory_relays', 'gauge', 'Relays in the spider directory', st.directorySize);
   m('relays_reached_total', 'counter', 'Relays fetched successfully (ok or partial)', totals.relaysReached);
   m('relays_failed_total', 'counter', 'Relays that could not be fetched', totals.relaysFailed);
-  for (const k of ['fetched', 'stored', 'duplicate', 'rejected', 'invalid', 'truncated'] as const) {
+  for (const k of ['fetched', 'stored', 'duplicate', 'rejected', 'invalid', 'truncated', 'verified'] as const) {
     m(`events_${k}_total`, 'counter', `Events ${k} by the spider`, totals[k]);
   }
+  m('received_bytes_total', 'counter', 'Bytes received from remote relays', totals.bytes);
+  m('nip77_kinds_total', 'counter', 'Kinds of a relay reconciled with NIP-77 instead of paged', totals.nip77Kinds);
+  m('nip77_fallbacks_total', 'counter', 'Kinds paged after a failed NIP-77 attempt', totals.nip77Fallbacks);
+  m('nip77_ids_total', 'counter', 'Ids a relay had and the home lacked, learnt by NIP-77', totals.nip77Ids);
   if (st.lastRun) {
     m('last_run_timestamp_seconds', 'gauge', 'End of the last run', Math.floor(st.lastRun.finishedAt / 1000));
     m('last_run_duration_seconds', 'gauge', 'Duration of the last run', st.lastRun.durationMs / 1000);

@@ -20,6 +20,10 @@ export interface Quirks {
   invalid?: number;
   /** sent more events on one subscription than the limit asked for */
   flooded?: boolean;
+  /** advertises NIP-45 but left a COUNT unanswered in the last run (not asked again in that run) */
+  noCount?: boolean;
+  /** NIP-77: true once a kind was reconciled with it, false when it failed (then paged instead) */
+  negentropy?: boolean;
 }
 
 /** All events of one kind with lo <= created_at <= hi have been fetched from the relay. */
@@ -36,7 +40,7 @@ export interface FetchCounts {
   fetched: number;
   /** handed to the ingest path and stored */
   stored: number;
-  /** already stored (or already handed on in this run by another relay's fetch) */
+  /** already held by the home (or being handed on in this run by another relay's fetch) */
   duplicate: number;
   /** refused by the ingest path: an older replaceable version, deleted, policy, or invalid */
   rejected: number;
@@ -46,12 +50,28 @@ export interface FetchCounts {
   truncated: number;
   /** one-second slices that were stuck and could not be proven complete (no NIP-45 COUNT) */
   truncatedSlices: number;
+  /** signatures checked (only events the home did not hold yet; the ingest path does not check them again) */
+  verified: number;
+  /** bytes received from the relays */
+  bytes: number;
+  /** NIP-77 (negentropy.ts): relays with at least one kind reconciled, kinds reconciled, kinds that fell back to paging */
+  nip77Relays: number;
+  nip77Kinds: number;
+  nip77Fallbacks: number;
+  /** ids the remote had and the home lacked (fetched by id) */
+  nip77Ids: number;
+  /** negentropy payload bytes, both ways */
+  nip77Bytes: number;
 }
 
-export const zeroCounts = (): FetchCounts => ({ fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0 });
+export const zeroCounts = (): FetchCounts => ({
+  fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0, verified: 0, bytes: 0,
+  nip77Relays: 0, nip77Kinds: 0, nip77Fallbacks: 0, nip77Ids: 0, nip77Bytes: 0,
+});
 
 export function addCounts(a: FetchCounts, b: FetchCounts): void {
-  for (const k of Object.keys(a) as Array<keyof FetchCounts>) a[k] += b[k];
+  // `?? 0`: a worker of an older version reports fewer figures
+  for (const k of Object.keys(a) as Array<keyof FetchCounts>) a[k] += b[k] ?? 0;
 }
 
 /** The unit of work: fetch relay `url` completely for `kinds`, and report the relays its lists name. */

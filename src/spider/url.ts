@@ -33,57 +33,33 @@ export function normalizeRelayUrl(raw: unknown): string | null {
 }
 
 // Special-purpose address blocks (IANA registries), checked with node's BlockList.
-const special = new BlockList();
+const special4 = new BlockList();
 for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
   ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16],
   ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) special.addSubnet(net, bits, 'ipv4');
+] as const) special4.addSubnet(net, bits, 'ipv4');
+
+// IPv6: only global unicast (2000::/3) is public, minus the special blocks inside it. Every form that
+// embeds an IPv4 address lies outside 2000::/3 (::/96 IPv4-compatible, ::ffff:0:0/96 mapped,
+// ::ffff:0:0:0/96 SIIT, 64:ff9b::/96 and 64:ff9b:1::/48 NAT64) or is refused inside it (2002::/16
+// 6to4, 2001::/32 Teredo), so `[::127.0.0.1]` and friends never reach a loopback or private host.
+// An allow-list rather than a deny-list: a form nobody thought of is refused, not let through.
+const global6 = new BlockList();
+global6.addSubnet('2000::', 3, 'ipv6');
+const special6 = new BlockList();
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) special.addSubnet(net, bits, 'ipv6');
-
-/** IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96) or 6to4 (2002::/16) IPv6 address. */
-function embeddedV4(ip6: string): string | null {
-  const lower = ip6.toLowerCase();
-  const dotted = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/.exec(lower);
-  if (dotted) return dotted[1];
-  const groups = expandV6(lower);
-  if (!groups) return null;
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0)) return v4(groups[6], groups[7]);
-  if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
-  return null;
-}
-
-function expandV6(ip: string): number[] | null {
-  let s = ip;
-  const dot = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (dot) {
-    const p = dot[1].split('.').map(Number);
-    s = s.slice(0, -dot[1].length) + `${((p[0] << 8) | p[1]).toString(16)}:${((p[2] << 8) | p[3]).toString(16)}`;
-  }
-  const [head, tail] = s.split('::');
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined ? (tail ? tail.split(':') : []) : [];
-  const missing = 8 - h.length - t.length;
-  if (tail === undefined && h.length !== 8) return null;
-  if (missing < 0) return null;
-  const all = [...h, ...Array(tail !== undefined ? missing : 0).fill('0'), ...t].map((g) => parseInt(g, 16));
-  return all.length === 8 && all.every((n) => Number.isInteger(n) && n >= 0 && n <= 0xffff) ? all : null;
-}
+  ['2001::', 23], // IETF protocol assignments: Teredo 2001::/32, benchmarking, ORCHID, AS112 ...
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: an IPv4 address inside
+  ['3fff::', 20], // documentation (RFC 9637)
+] as const) special6.addSubnet(net, bits, 'ipv6');
 
 /** True for loopback, private, link-local, multicast, documentation and other non-public addresses. */
 export function isSpecialAddress(ip: string): boolean {
   const fam = isIP(ip);
-  if (fam === 4) return special.check(ip, 'ipv4');
-  if (fam === 6) {
-    const v4 = embeddedV4(ip);
-    if (v4 !== null) return special.check(v4, 'ipv4');
-    return special.check(ip, 'ipv6');
-  }
+  if (fam === 4) return special4.check(ip, 'ipv4');
+  if (fam === 6) return !global6.check(ip, 'ipv6') || special6.check(ip, 'ipv6');
   return true; // not an address at all: refuse
 }
 

@@ -6,8 +6,10 @@
 import type { Logger } from 'pino';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
 import type { Config } from '../config/schema.js';
-import { crawlRelay } from './crawl.js';
-import { crawlOptions } from './spider.js';
+import { crawlRelay, sharedState } from './crawl.js';
+import { crawlOptions, knownCheckFor } from './spider.js';
+import { AuthorBook } from './authors.js';
+import { scratchEnv } from './scratch.js';
 import type { EventSink } from './sink.js';
 import type { WorkQueue } from './queue.js';
 import type { Target } from './url.js';
@@ -26,17 +28,6 @@ export interface WorkerDeps {
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
 
-/**
- * The run-wide "already handed on" set as one attempt sees it: what acked attempts delivered, plus
- * what this attempt hands on. A failed attempt's additions are dropped with it, so the next attempt
- * delivers those events again instead of taking them for done.
- */
-class AttemptSet extends Set<string> {
-  constructor(private readonly base: Set<string>) { super(); }
-  override has(id: string): boolean { return super.has(id) || this.base.has(id); }
-  commit(): void { if (this.base.size < 5_000_000) for (const id of this) this.base.add(id); }
-}
-
 export interface WorkerStats { leased: number; acked: number; failed: number; lost: number }
 
 /** Runs until `signal` aborts; resolves when every lease in progress is settled. */
@@ -44,10 +35,12 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
   const verifier = d.verifier ?? await loadVerifier('auto');
   const opts = crawlOptions(d.config);
   const stats: WorkerStats = { leased: 0, acked: 0, failed: 0, lost: 0 };
-  // Run-wide sets of the in-process spider, per run here (a new run id starts them afresh).
-  let run: string | undefined;
-  let handed = new Set<string>();
-  let knownAuthors = new Set<string>();
+  // What the home holds is asked of the home relay itself (deliver.ts), so a failed attempt leaves
+  // nothing behind that a later one could take for delivered. Known authors go to a scratch LMDB
+  // environment (workers have no store), removed when the worker stops.
+  const known = knownCheckFor(d.sink, undefined);
+  const scratch = await scratchEnv('orbweaver-worker-');
+  const shared = sharedState(new AuthorBook(scratch.env));
 
   const loop = async (n: number) => {
     while (!signal.aborted) {
@@ -55,15 +48,13 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
       if (!lease) continue;
       stats.leased++;
       const item = lease.item as typeof lease.item & { self?: string; run?: string };
-      if (item.run !== run) { run = item.run; handed = new Set(); knownAuthors = new Set(); }
       const log = d.log.child({ url: item.url, hop: item.hop, attempt: lease.attempt, slot: n });
       log.info('spider: leased');
       const stop = lease.signal ? AbortSignal.any([signal, lease.signal]) : signal;
       let result: WorkResult;
-      const attemptHanded = new AttemptSet(handed);
       try {
         result = await crawlRelay(item, {
-          verifier, sink: d.sink, log: d.log, opts, selfPubkey: item.self ?? d.selfPubkey, handed: attemptHanded, knownAuthors, signal: stop, resolve: d.resolve,
+          verifier, sink: d.sink, known, log: d.log, opts, selfPubkey: item.self ?? d.selfPubkey, shared, signal: stop, resolve: d.resolve,
         });
       } catch (e) {
         const msg = (e as Error).message ?? String(e);
@@ -80,12 +71,15 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
         continue;
       }
       if (await lease.ack(result)) {
-        attemptHanded.commit();
         stats.acked++;
         log.info({ outcome: result.outcome, ms: result.durationMs, ...result.counts, links: Object.keys(result.links).length, error: result.error }, `spider: relay ${result.outcome}, acked`);
       } else stats.lost++;
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, d.concurrency) }, (_, i) => loop(i)));
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, d.concurrency) }, (_, i) => loop(i)));
+  } finally {
+    await scratch.close();
+  }
   return stats;
 }

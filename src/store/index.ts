@@ -10,6 +10,7 @@ import { migrate } from './migrations.js';
 import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } from './negentropy.js';
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
+import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
 import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
@@ -17,6 +18,7 @@ import type { EventStore, QueryOptions, StoreStats, WriteResult } from './types.
 import { BatchWriter } from './writer.js';
 
 export type { EventStore, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
+export type { Precheck, PrecheckEvent } from './precheck.js';
 export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 
 export interface OpenStoreOptions {
@@ -116,6 +118,10 @@ class LmdbEventStore implements EventStore {
   get(id: string): NostrEvent | undefined {
     const value = getValue(this.dbs, id, nowSeconds());
     return value ? decodeEvent(value) : undefined;
+  }
+
+  precheck(ev: PrecheckEvent): Precheck {
+    return precheck(this.dbs, ev, nowSeconds());
   }
 
   sweepExpired(now: number = nowSeconds()): Promise<number> {

@@ -2,6 +2,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
+import type { Precheck, PrecheckEvent } from './precheck.js';
 import type { NegentropyItemOptions, NegentropyItems } from './negentropy.js';
 
 /**
@@ -95,6 +96,13 @@ export interface EventStore {
   negentropyItems(filter: Filter, opts: NegentropyItemOptions & Pick<QueryOptions, 'signal' | 'now'>): Promise<NegentropyItems>;
   /** One event by id, or undefined. */
   get(id: string): NostrEvent | undefined;
+  /**
+   * What write() would decide without writing, when that needs no write: 'duplicate' (the id is
+   * stored), 'deleted' (a tombstone blocks it), 'replaced' (a newer version of its address is
+   * stored); null when only write() can tell (it would probably be stored). A read-only lookup
+   * (a few LMDB gets) for skipping work, e.g. signature checks, on events the store would not take.
+   */
+  precheck(ev: PrecheckEvent): Precheck;
   /** Delete events whose expiration is at or before `now` (unix seconds). Returns how many. */
   sweepExpired(now?: number): Promise<number>;
   /** Delete one event by id and tombstone it (operator ban). Returns whether it existed. */

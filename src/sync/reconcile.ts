@@ -44,8 +44,11 @@ export interface ReconcileOptions {
   frameSizeLimit: number;
   /** deadline for each answer of the remote, ms */
   timeout: number;
-  /** ids (hex) the remote has and we lack, each once, as they are learnt */
-  onNeed?(ids: string[]): void;
+  /**
+   * ids (hex) the remote has and we lack, each once, as they are learnt; a returned promise is
+   * awaited before the next message is sent (a consumer that fetches them can hold the remote back)
+   */
+  onNeed?(ids: string[]): void | Promise<void>;
   /** ids (hex) we have and the remote lacks, each once */
   onHave?(ids: string[]): void;
   /** called after each round (progress) */
@@ -124,7 +127,7 @@ export async function reconcileOnce(t: NegTransport, filter: WireFilter, local: 
       const have = seen.fresh(round_.have, 'have');
       stats.need += need.length;
       stats.have += have.length;
-      if (need.length) opts.onNeed?.(need);
+      if (need.length) await opts.onNeed?.(need);
       if (have.length) opts.onHave?.(have);
       opts.onRound?.(stats);
       if (!round_.next) return;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { WebSocketServer } from 'ws';
 import { createServer, connect, type Server, type AddressInfo } from 'node:net';
 import { TestRelay, keypair, relayList } from '../fixtures/test-relay.js';
-import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import { startRelayProcess, tempDir, type RelayProcess } from '../helpers/relay-process.js';
 import { openStore } from '../../src/store/index.js';
 import { RelayDirectory } from '../../src/spider/directory.js';
 import { createSpider } from '../../src/spider/spider.js';
@@ -72,7 +72,7 @@ const common = (queueKey: string): Record<string, string> => ({
 const envOf = new WeakMap<RelayProcess, Record<string, string>>();
 const procEnv = (r: RelayProcess) => envOf.get(r) ?? {};
 
-async function coordinator(queueKey: string, env: Record<string, string> = {}): Promise<RelayProcess> {
+async function coordinator(queueKey: string, env: Record<string, string> = {}, dataDir?: string): Promise<RelayProcess> {
   const settings: Record<string, string> = {
     ...common(queueKey),
     ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: boot.url, ORBWEAVER_SPIDER_HOPS: '2',
@@ -82,7 +82,7 @@ async function coordinator(queueKey: string, env: Record<string, string> = {}): 
     ORBWEAVER_AUTH_REQUIRED: 'write', ORBWEAVER_RATE_LIMITS_PER_IP_EVENT: '20', ORBWEAVER_RATE_LIMITS_PER_CONNECTION_EVENT: '20', ORBWEAVER_RATE_LIMITS_BURST_SECONDS: '1',
     ...env,
   };
-  const relay = await startRelayProcess({ env: settings });
+  const relay = await startRelayProcess({ env: settings, dataDir });
   envOf.set(relay, settings);
   procs.push(relay);
   return relay;
@@ -270,4 +270,29 @@ test('the home relay restarts while a worker delivers: the worker retries, acks 
   } finally {
     await new Promise((r) => proxy.close(r));
   }
+});
+
+test('a worker asks the home relay what it holds before checking or sending: those events cost no signature check and no EVENT', async () => {
+  resetCounts(net);
+  const key = 'lookup:spider';
+  // The home already holds everything r0b and r1b serve (written into its data directory before it starts).
+  const dataDir = tempDir();
+  const held = [...r0b.events, ...r1b.events];
+  const store = await openStore({ dir: dataDir, mapSize: 1 << 30 });
+  for (const ev of held) assert.equal((await store.write(ev, JSON.stringify(ev))).status, 'stored');
+  await store.close();
+  const relay = await coordinator(key, {}, dataDir);
+  const w = worker('asker', relay, key);
+  await until(() => runFinished(relay) !== undefined, 60_000, 'the run to finish');
+  const acks = w.logs.filter((l) => typeof l.msg === 'string' && (l.msg as string).endsWith(', acked')) as Array<{ url: string; verified: number; duplicate: number; stored: number }>;
+  assert.equal(acks.length, 6);
+  const sum = (k: 'verified' | 'duplicate' | 'stored') => acks.reduce((n, a) => n + a[k], 0);
+  const crawled = [r0, r0b, r1a, r1b, slow, r2].reduce((n, r) => n + r.events.length, 0);
+  assert.equal(sum('duplicate'), held.length, 'what the home holds is known before anything is sent');
+  assert.equal(sum('verified'), crawled - held.length, 'one signature check per event the home lacks');
+  assert.equal(sum('stored'), crawled - held.length);
+  const metrics = await (await fetch(relay.httpUrl + '/metrics')).text();
+  assert.doesNotMatch(metrics, /orbweaver_events_rejected_total\{reason="duplicate"\} [1-9]/, 'the home relay was sent no copy it holds');
+  await w.kill('SIGTERM');
+  await relay.stop();
 });

@@ -101,7 +101,7 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
   try {
     const directory = new RelayDirectory(home.store.env);
     for (const r of [honest, auth, silent, unsafe]) await directory.discovered(r.url, 0, ['seed'], 1);
-    await directory.applyResult({ url: unsafe.url, hop: 0, outcome: 'refused', nip11: null, quirks: {}, cursors: {}, counts: { fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0 }, links: {}, ignoredLists: 0, startedAt: Date.now(), durationMs: 0 });
+    await directory.applyResult({ url: unsafe.url, hop: 0, outcome: 'refused', nip11: null, quirks: {}, cursors: {}, counts: { fetched: 0, stored: 0, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0, verified: 0, bytes: 0, nip77Relays: 0, nip77Kinds: 0, nip77Fallbacks: 0, nip77Ids: 0, nip77Bytes: 0 }, links: {}, ignoredLists: 0, startedAt: Date.now(), durationMs: 0 });
     const config = configSchema.parse({ dataDir: home.dir, info: { name: 'Home' }, spider: { monitor: true, allowPrivate: true, monitorTimeout: '1500ms', monitorInterval: '1h' } });
     const stored: NostrEvent[] = [];
     const monitor = createMonitor({ config, store: home.store, put: async (ev) => { stored.push(ev); return (await home.ingest(ev, { source: 'monitor' })).status; }, logger: quietLog, validate: false });

@@ -10,7 +10,9 @@ import type { Ingest } from '../../src/ingest/types.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { ingestSink, type EventSink } from '../../src/spider/sink.js';
 import { crawlOptions } from '../../src/spider/spider.js';
-import type { CrawlDeps } from '../../src/spider/crawl.js';
+import { sharedState, type CrawlDeps } from '../../src/spider/crawl.js';
+import { storeKnown } from '../../src/spider/admit.js';
+import { AuthorBook } from '../../src/spider/authors.js';
 import { configSchema } from '../../src/config/schema.js';
 import { tempDir } from '../helpers/relay-process.js';
 import { keypair, relayList, sign } from '../fixtures/test-relay.js';
@@ -26,6 +28,8 @@ export interface Home {
   verifier: EventVerifier;
   /** events the ingest path stored and broadcast, in order */
   broadcast: NostrEvent[];
+  /** signature checks made by the ingest path (not by the spider) */
+  ingestChecks: { n: number };
   has(id: string): boolean;
   close(): Promise<void>;
 }
@@ -34,9 +38,12 @@ export async function openHome(dir = tempDir('orbweaver-spider-')): Promise<Home
   const store = await openStore({ dir, mapSize: 1 << 30 });
   const verifier = await loadVerifier('auto');
   const broadcast: NostrEvent[] = [];
-  const ingest = createIngest({ store, verifier: inlineVerifier(verifier), policies: emptyPolicies(), onStored: (ev) => { broadcast.push(ev); } });
+  const ingestChecks = { n: 0 };
+  const inline = inlineVerifier(verifier);
+  const counted = { ...inline, check: (ev: NostrEvent) => { ingestChecks.n++; return inline.check(ev); } };
+  const ingest = createIngest({ store, verifier: counted, policies: emptyPolicies(), onStored: (ev) => { broadcast.push(ev); } });
   return {
-    dir, store, ingest, sink: ingestSink(ingest), verifier, broadcast,
+    dir, store, ingest, sink: ingestSink(ingest), verifier, broadcast, ingestChecks,
     has: (id) => store.get(id) !== undefined,
     async close() { await store.close(); rmSync(dir, { recursive: true, force: true }); },
   };
@@ -49,8 +56,8 @@ export function spiderConfig(over: Record<string, unknown> = {}) {
 
 export function crawlDeps(home: Home, over: Record<string, unknown> = {}): CrawlDeps {
   return {
-    verifier: home.verifier, sink: home.sink, log: quietLog, opts: crawlOptions(spiderConfig(over)),
-    handed: new Set(), knownAuthors: new Set(),
+    verifier: home.verifier, sink: home.sink, known: storeKnown(home.store), log: quietLog, opts: crawlOptions(spiderConfig(over)),
+    shared: sharedState(new AuthorBook(home.store.env)),
   };
 }
 
@@ -64,6 +71,12 @@ export async function waitFor(cond: () => boolean, timeoutMs = 10_000, what = 'c
 }
 
 export const DIRECTORY_KINDS = [0, 3, 10000, 10002];
+
+/** A verifier that counts its checks. */
+export function countingVerifier(v: EventVerifier): EventVerifier & { checks: number } {
+  const c = { backend: v.backend, checks: 0, check: (ev: NostrEvent) => { c.checks++; return v.check(ev); }, checkSerialized: v.checkSerialized };
+  return c;
+}
 
 /** n events of the directory kinds, unique (author, kind), whose lists name `names`. */
 export function population(n: number, names: string[], start: number): NostrEvent[] {

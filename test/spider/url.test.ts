@@ -17,12 +17,25 @@ test('relay URLs are normalised to one spelling', () => {
     assert.equal(normalizeRelayUrl(bad), null, String(bad));
 });
 
-test('special addresses are recognised, including IPv4 inside IPv6', () => {
+test('special addresses are recognised; IPv6 is public only inside global unicast 2000::/3, never with IPv4 inside', () => {
   for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255',
-    '::1', '::', 'fe80::1', 'fd00::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '64:ff9b::a00:1', '2002:a00:1::', '2001:db8::1'])
+    '::1', '::', 'fe80::1', 'fd00::1', 'ff02::1', '2001:db8::1', '3fff::1',
+    // every form that embeds an IPv4 address, private or public: ::/96, ::ffff:0:0/96, ::ffff:0:0:0/96, NAT64, 6to4, Teredo
+    '::127.0.0.1', '::7f00:1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:8.8.8.8', '::8.8.8.8',
+    '64:ff9b::a00:1', '64:ff9b::8.8.8.8', '64:ff9b:1::7f00:1', '2002:a00:1::', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2'])
     assert.equal(isSpecialAddress(ip), true, ip);
-  for (const ip of ['1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+  for (const ip of ['1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '2a00:1450:4001:82b::200e'])
     assert.equal(isSpecialAddress(ip), false, ip);
+});
+
+test('IPv4-embedded IPv6 literals in relay URLs and in DNS answers are refused', async () => {
+  for (const url of ['ws://[::127.0.0.1]:7000', 'ws://[::ffff:0:127.0.0.1]:7000', 'wss://[::ffff:127.0.0.1]', 'wss://[64:ff9b::7f00:1]', 'wss://[2002:7f00:1::1]'].map(normalizeRelayUrl)) {
+    assert.ok(url, 'a well-formed URL');
+    assert.match(syntacticRefusal(url, false) ?? '', /not public/, url);
+    await assert.rejects(resolveTarget(url, false), UnsafeUrlError, url);
+  }
+  const mapped = async () => [{ address: '::ffff:7f00:1', family: 6 }];
+  await assert.rejects(resolveTarget('wss://relay.example.com', false, mapped), /not public/);
 });
 
 test('private targets are refused unless allowed, also after DNS resolution, and the address is pinned', async () => {
