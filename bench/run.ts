@@ -9,8 +9,9 @@ import { query } from './query.js';
 import { fanout } from './fanout.js';
 import { spiderFetch } from './spider-fetch.js';
 import { idle } from './idle.js';
+import { directory } from './directory.js';
 
-const BENCHES: Bench[] = [ingest, query, fanout, spiderFetch, idle];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle];
 
 function help(): string {
   const parts = [

@@ -44,18 +44,19 @@ export class Connection {
 
   constructor(readonly ip: string, readonly challenge: string, private maxBufferedBytes: number, private onSlow: (c: Connection) => void) {}
 
-  private outbox: string[] = [];
+  private outbox: Array<string | Uint8Array> = [];
   private outboxBytes = 0;
 
   /**
-   * Queues text for this turn's flush. Returns false when the connection is gone, or was just
+   * Queues a text message for this turn's flush: a string, or its UTF-8 bytes (a ready frame from a
+   * query, sent without making a string). Returns false when the connection is gone, or was just
    * closed because its unsent output (in uWS and queued here) passed the cap: a slow reader.
    */
-  send(text: string): boolean {
+  send(text: string | Uint8Array): boolean {
     const ws = this.ws;
     if (this.closed || !ws) return false;
     this.outbox.push(text);
-    this.outboxBytes += text.length;
+    this.outboxBytes += typeof text === 'string' ? text.length : text.byteLength;
     if (this.outboxBytes + ws.getBufferedAmount() > this.maxBufferedBytes) {
       this.onSlow(this);
       this.outbox = [noticeMessage('error: connection closed: too much unsent output (slow reader)')];

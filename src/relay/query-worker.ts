@@ -4,6 +4,7 @@
 // queries run interleaved, since the store yields between steps, and aborts arrive between steps.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
+import { framesTransfer, giveBuffer } from '../store/frames.js';
 import type { SeenSerials } from '../store/types.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
 
@@ -57,10 +58,15 @@ function reply(r: Reply, gid: number, g: Guard): void {
   r.steps = g.steps;
   r.tripped = g.tripped;
   if (--g.refs === 0) guards.delete(gid);
-  parentPort!.postMessage([r]);
+  // the results' buffers move to the main thread (no copy); this thread no longer needs them
+  parentPort!.postMessage([r], r.frames ? framesTransfer(r.frames) : undefined);
 }
 
 async function run(m: Request): Promise<void> {
+  if (m.t === 'r') {
+    for (const ab of m.bufs) giveBuffer(ab);
+    return;
+  }
   if (m.t === 'a') {
     const g = guards.get(m.g);
     if (g) g.abort = true;
@@ -70,11 +76,11 @@ async function run(m: Request): Promise<void> {
   try {
     if (m.t === 'q') {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
-      const events = await store.query(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen });
-      reply({ id: m.id, events, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
+      const frames = await store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
+      reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
     } else {
-      const n = await store.count(m.filters, { now: m.now, signal: g });
-      reply({ id: m.id, n }, m.g, g);
+      const r = await store.countResult(m.filters, { now: m.now, signal: g });
+      reply({ id: m.id, n: r.count, hll: r.hll, refresh: r.refresh }, m.g, g);
     }
   } catch (e) {
     reply({ id: m.id, error: (e as Error).message ?? String(e) }, m.g, g);

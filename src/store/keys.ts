@@ -64,7 +64,7 @@ export function pubkindPrefix(pk8: Buffer, kind: number): Buffer {
 // Name: a single UTF-16 code unit (what a filter's "#x" can name): 1 byte when ASCII, else 0xff + 2 bytes.
 
 const INLINE_MAX = 32;
-const TYPE_HEX = 0x80;
+export const TYPE_HEX = 0x80;
 const TYPE_HASH = 0x81;
 const HASH_BYTES = 8;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -103,6 +103,22 @@ export function tagPrefix(name: string, value: string): TagPrefix {
   prefix[nameBytes.length] = type;
   body.copy(prefix, nameBytes.length + 1);
   return { prefix, exact };
+}
+
+/** Where a tag prefix's type byte is (after the 1- or 3-byte name). */
+export const tagTypeAt = (prefix: Uint8Array): number => (prefix[0] === 0xff ? 3 : 1);
+
+// ---- tag+kind index ----
+// key = tag prefix (above) + kind (2) + created_at + serial: one (name, value, kind) is one
+// contiguous time-ordered range, so {kinds, #x} filters read only matching entries, and a tag's
+// entries for one kind can be counted natively. Filters without kinds merge the ranges of the
+// kinds a value has (found by seeking from kind to kind, see planner.ts).
+
+export function tagKindPrefix(tag: Uint8Array, kind: number): Buffer {
+  const b = Buffer.allocUnsafe(tag.length + 2);
+  b.set(tag, 0);
+  b.writeUInt16BE(kind, tag.length);
+  return b;
 }
 
 // ---- non-time-ordered keys ----

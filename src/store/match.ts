@@ -41,10 +41,12 @@ export class CompiledFilter {
     });
   }
 
-  /** Whether the stored value matches and has not expired at `now`. */
-  matches(value: Buffer, now: number): boolean {
-    const exp = expirationOfValue(value);
-    if (exp !== null && exp <= now) return false;
+  /** Whether the stored value matches and has not expired at `now` (unless `anyExpiry`). */
+  matches(value: Buffer, now: number, anyExpiry = false): boolean {
+    if (!anyExpiry) {
+      const exp = expirationOfValue(value);
+      if (exp !== null && exp <= now) return false;
+    }
     const ca = createdAtOf(value);
     if (ca < this.since || ca > this.until) return false;
     if (this.kinds && !this.kinds.has(kindOf(value))) return false;

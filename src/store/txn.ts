@@ -4,6 +4,7 @@
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
+import { CounterBatch, refreshHll } from './counters.js';
 import { putEntries, removeEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
@@ -22,6 +23,8 @@ function addrKeyOf(ev: Pick<NostrEvent, 'kind' | 'pubkey' | 'tags'>): Buffer | n
 export class WriteTxn {
   private next = 0;
   private startNext = 0;
+  /** counted tags' +1/-1 notes, applied in finish() */
+  private readonly counters = new CounterBatch();
 
   constructor(
     private readonly dbs: Dbs,
@@ -35,9 +38,15 @@ export class WriteTxn {
     this.next = this.startNext = next;
   }
 
-  /** Persists the serial counter; call once at the end of the transaction. */
+  /** Persists the serial counter and the counters; call once at the end of the transaction. */
   finish(): void {
     if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
+    this.counters.apply(this.dbs.tagcount);
+  }
+
+  /** Stores recomputed HLL registers of a stale counter if it is unchanged since (counters.ts). */
+  refreshHll(key: Buffer, version: number, registers: Uint8Array): boolean {
+    return refreshHll(this.dbs.tagcount, key, version, registers);
   }
 
   private allocSerial(): number {
@@ -84,7 +93,7 @@ export class WriteTxn {
     const sk = serialKey(serial);
     dbs.events.putSync(sk, encodeValue(ev, json, expiration));
     dbs.id.putSync(idK, sk);
-    putEntries(dbs, ev, serial, expiration);
+    putEntries(dbs, ev, serial, expiration, this.counters);
     if (addrK) dbs.addr.putSync(addrK, sk);
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
@@ -130,7 +139,7 @@ export class WriteTxn {
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
     const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags };
-    removeEntries(dbs, ev, serial, h.expiration);
+    removeEntries(dbs, ev, serial, h.expiration, this.counters);
     dbs.id.removeSync(idKey(h.id));
     const ak = addrKeyOf(ev);
     if (ak) {

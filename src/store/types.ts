@@ -2,6 +2,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
+import type { EventFrames, Framing } from './frames.js';
 
 /**
  * What the store decided for one event, inside its write transaction.
@@ -49,6 +50,21 @@ export interface QueryOptions {
   seen?: SeenSerials;
 }
 
+/** A COUNT's answer. */
+export interface CountResult {
+  count: number;
+  /** NIP-45 HyperLogLog registers (256), for the counts the store keeps them for (counters.ts) */
+  hll?: Uint8Array;
+  /** stale registers recomputed for this answer: hand them to EventStore.refreshHll to store them */
+  refresh?: HllRefresh[];
+}
+
+export interface HllRefresh {
+  key: Uint8Array;
+  version: number;
+  registers: Uint8Array;
+}
+
 export interface StoreStats {
   events: number;
   /** bytes used by the LMDB data file */
@@ -72,8 +88,17 @@ export interface EventStore {
    * Returns the events' JSON texts. Never returns expired or deleted events. Long scans yield.
    */
   query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
+  /**
+   * The same results as ready messages: each event's JSON bytes between `framing.prefix` and
+   * `framing.suffix`, back to back in one transferable buffer (frames.ts), no string per event.
+   */
+  queryFrames(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames>;
   /** Number of stored events matching any of the filters (each counted once; limits ignored). */
   count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number>;
+  /** count() with the NIP-45 HLL registers where the store maintains them. */
+  countResult(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<CountResult>;
+  /** Stores HLL registers recomputed by a countResult() (of this or another handle on the store). */
+  refreshHll(refresh: HllRefresh[]): Promise<void>;
   /** Streams every match of one filter newest first without a limit, in constant memory (export). */
   iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string>;
   /** One event by id, or undefined. */

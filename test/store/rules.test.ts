@@ -115,7 +115,7 @@ test('NIP-09 e tag: deletes the author\'s own event and reports it removed', () 
     assert.equal(again.status, 'deleted');
     assert.equal(again.ok, false);
     assert.match(again.message, /^blocked: /);
-    assert.equal(s.stats().indexes.tag, 1, 'only the deletion\'s e tag entry is left');
+    assert.equal(s.stats().indexes.tagkind, 1, 'only the deletion\'s e tag entry is left');
   }));
 
 test('NIP-09 e tag: another author\'s event is neither deleted nor blocked', () =>

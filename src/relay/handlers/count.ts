@@ -1,6 +1,10 @@
-// NIP-45 COUNT: the number of stored events matching any of the filters.
+// NIP-45 COUNT: the number of stored events matching any of the filters, with the HyperLogLog
+// registers (`hll`) for the counts the store maintains them for (store/counters.ts: NIP-45's common
+// filters, one #p/#e/#q/#E value with their kinds), so clients can merge counts across relays.
 import { closedMessage, countMessage } from '../../nostr/messages.js';
 import { isEmptyFilter } from '../../nostr/filter.js';
+import { hllHex } from '../../nostr/nip45.js';
+import type { CountResult } from '../../store/types.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 import { admitFilters } from './filters.js';
@@ -19,7 +23,10 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
       return;
     }
-    const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : 0;
+    let r: CountResult = { count: 0 };
+    if (live.length > 0 && !h.access.dms.needsFiltering(live, conn.authed)) r = await h.queries.count(live, { signal: guard.signal });
+    // protected kinds are counted where this reader may see them: several counts combined, no HLL
+    else if (live.length > 0) r.count = await h.access.dms.count(live, conn.authed, async (fs) => (await h.queries.count(fs, { signal: guard.signal })).count);
     if (guard.tripped) {
       const why = guard.tripped === 'budget' ? 'the count read more index entries than this relay allows' : 'the count ran too long';
       h.access.refused('COUNT', `error: ${why}`, conn.ip);
@@ -27,7 +34,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       return;
     }
     h.metrics.counts.inc();
-    conn.send(countMessage(subId, n));
+    conn.send(countMessage(subId, r.count, false, r.hll && hllHex(r.hll)));
   } catch (e) {
     h.logger.error({ err: e, subId }, 'count failed');
     conn.send(closedMessage(subId, 'error: the count failed'));
