@@ -28,11 +28,14 @@ export class CompiledFilter {
   /** tag conditions still to check on the parsed event */
   private readonly tags: Array<[string, Set<string>]>;
 
-  /** `skipTag`: index in f.tags of the condition the plan's ranges already guarantee. */
-  constructor(f: Filter, skipTag?: number) {
+  /**
+   * `skipTag`: index in f.tags of the condition the plan's ranges already guarantee;
+   * `keyed`: the plan's keys already guarantee authors and kinds (address lookups).
+   */
+  constructor(f: Filter, skipTag?: number, keyed = false) {
     if (f.ids) this.ids = new HexMatcher(f.ids);
-    if (f.authors) this.authors = new HexMatcher(f.authors);
-    if (f.kinds) this.kinds = new Set(f.kinds);
+    if (f.authors && !keyed) this.authors = new HexMatcher(f.authors);
+    if (f.kinds && !keyed) this.kinds = new Set(f.kinds);
     this.since = f.since ?? 0;
     this.until = f.until ?? Number.MAX_SAFE_INTEGER;
     this.tags = [];

@@ -86,7 +86,7 @@ export class FilterScan {
   ) {
     this.plan = planFilter(env.dbs, f);
     const plan = this.plan;
-    this.cf = new CompiledFilter(f, plan.name === 'ids' || plan.name === 'addr' ? undefined : plan.exactTag);
+    this.cf = new CompiledFilter(f, plan.name === 'ids' || plan.name === 'addr' ? undefined : plan.exactTag, plan.name === 'addr');
     if (plan.name === 'ids') this.ids = plan.ids;
     else if (plan.name === 'addr') this.addrKeys = plan.keys;
     else this.merge = new MergeScan(plan.db, plan.ranges, limit === Infinity ? 256 : limit);
@@ -227,7 +227,7 @@ export class FilterScan {
     let n = 0;
     const keys = this.addrKeys;
     while (this.idPos < keys.length && n < budget) {
-      const s = dbs.addr.getBinary(keys[this.idPos++]!);
+      const s = dbs.addr.getBinaryFast(keys[this.idPos++]!);
       n++;
       if (s) this.idSerials.add(readSerial(s));
     }
@@ -235,7 +235,7 @@ export class FilterScan {
     while (this.idPos < this.ids.length && n < budget) {
       const id = this.ids[this.idPos++];
       if (id.length === 64) {
-        const s = dbs.id.getBinary(hexBytes(id));
+        const s = dbs.id.getBinaryFast(hexBytes(id));
         n++;
         if (s) this.idSerials.add(readSerial(s));
       } else {
@@ -250,6 +250,9 @@ export class FilterScan {
     if (this.idPos < this.ids.length) return;
     const items: Item[] = [];
     const cm = this.countMode;
+    // All found within the limit (the usual case: 150 relay lists, limit 500): copied as they are
+    // read. Otherwise only the ones kept are copied, read again after the sort.
+    const copyNow = !cm && this.idSerials.size <= this.limit;
     for (const serial of this.idSerials) {
       const value = dbs.events.getBinaryFast(serialKey(serial));
       if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
@@ -257,14 +260,15 @@ export class FilterScan {
         if (!excluded(cm, value, now)) this.count++;
         continue;
       }
-      items.push({ created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 });
+      const it: Item = { created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 };
+      if (copyNow) this.place(it, value);
+      items.push(it);
     }
     items.sort(compareNewestFirst);
     const take = Math.min(items.length, this.limit);
     for (let i = 0; i < take; i++) {
       const it = items[i]!;
-      const value = dbs.events.getBinaryFast(serialKey(it.serial))!;
-      this.place(it, value);
+      if (it.start < 0) this.place(it, dbs.events.getBinaryFast(serialKey(it.serial))!);
       this.out.push(it);
     }
     this.done = true;

@@ -25,6 +25,21 @@ export class WriteTxn {
   private startNext = 0;
   /** counted tags' +1/-1 notes, applied in finish() */
   private readonly counters = new CounterBatch();
+  /** whether any id tombstone exists; looked up once per transaction (most stores have none, which saves two lookups per event) */
+  private anyTombIds: boolean | undefined;
+
+  private hasTombIds(): boolean {
+    if (this.anyTombIds === undefined) {
+      this.anyTombIds = false;
+      for (const _ of this.dbs.tombId.getKeys({ limit: 1 })) this.anyTombIds = true;
+    }
+    return this.anyTombIds;
+  }
+
+  private putTombId(key: Buffer): void {
+    this.dbs.tombId.putSync(key, EMPTY);
+    this.anyTombIds = true;
+  }
 
   constructor(
     private readonly dbs: Dbs,
@@ -69,7 +84,7 @@ export class WriteTxn {
     const idK = idKey(ev.id);
     if (dbs.id.doesExist(idK)) return duplicate();
     // A deletion is never blocked: deleting a kind 5 has no effect (NIP-09).
-    if (ev.kind !== DELETION_KIND) {
+    if (ev.kind !== DELETION_KIND && this.hasTombIds()) {
       if (dbs.tombId.doesExist(tombIdKey(ev.id, ev.pubkey))) return deleted(MSG.deletedId);
       if (dbs.tombId.doesExist(tombIdKey(ev.id, ANY_PUBKEY))) return deleted(MSG.banned);
     }
@@ -115,7 +130,7 @@ export class WriteTxn {
           removed.push(target.header.id);
         }
         // Also when the target is not (yet) stored: it is blocked if it arrives from this author.
-        dbs.tombId.putSync(tombIdKey(t[1], del.pubkey), EMPTY);
+        this.putTombId(tombIdKey(t[1], del.pubkey));
       } else if (t[0] === 'a') {
         const a = parseAddress(t[1]);
         if (!a || a.pubkey !== del.pubkey || !(isReplaceable(a.kind) || isAddressable(a.kind))) continue;
@@ -156,7 +171,7 @@ export class WriteTxn {
     const cur = dbs.id.getBinary(idKey(idHex));
     const target = cur && this.storedHeader(readSerial(cur));
     if (target) this.deleteStored(readSerial(cur!), target.value);
-    dbs.tombId.putSync(tombIdKey(idHex, ANY_PUBKEY), EMPTY);
+    this.putTombId(tombIdKey(idHex, ANY_PUBKEY));
     return Boolean(target);
   }
 
