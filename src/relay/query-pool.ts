@@ -78,6 +78,7 @@ export interface Reply {
   frames?: EventFrames;
   /** COUNT */
   n?: number;
+  approximate?: boolean;
   hll?: Uint8Array;
   refresh?: HllRefresh[];
   upTo?: number;
@@ -302,7 +303,10 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       const r = await p;
       // a worker's store handle is read-only: the main thread's writes the recomputed registers
       if (r.refresh) fallback.refreshHll(r.refresh).catch(() => {});
-      return r.hll ? { count: r.n ?? 0, hll: r.hll } : { count: r.n ?? 0 };
+      const out: CountResult = { count: r.n ?? 0 };
+      if (r.approximate) out.approximate = true;
+      if (r.hll) out.hll = r.hll;
+      return out;
     },
     release(frames) {
       const ab = frames.buf.buffer;

@@ -35,6 +35,11 @@ class Guard {
     else if (this.steps % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
     return this.tripped !== null;
   }
+
+  /** index entries still allowed (the store counts large index-only COUNTs up to this, then estimates) */
+  get budgetLeft(): number {
+    return Math.max(0, this.maxSteps - this.steps) * init.queryYieldEvery;
+  }
 }
 
 const guards = new Map<number, Guard>();
@@ -80,7 +85,7 @@ async function run(m: Request): Promise<void> {
       reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
     } else {
       const r = await store.countResult(m.filters, { now: m.now, signal: g });
-      reply({ id: m.id, n: r.count, hll: r.hll, refresh: r.refresh }, m.g, g);
+      reply({ id: m.id, n: r.count, approximate: r.approximate, hll: r.hll, refresh: r.refresh }, m.g, g);
     }
   } catch (e) {
     reply({ id: m.id, error: (e as Error).message ?? String(e) }, m.g, g);

@@ -26,7 +26,14 @@ export interface ScanEnv {
   dbs: Dbs;
   now: number;
   yieldEvery: number;
-  signal?: { aborted: boolean };
+  signal?: ScanSignal;
+}
+
+/** Polled between steps; each read of `aborted` counts one step of yieldEvery entries. */
+export interface ScanSignal {
+  readonly aborted: boolean;
+  /** index entries the scan may still read, when the signal keeps a budget */
+  readonly budgetLeft?: number;
 }
 
 /** A filter that can match stored events at all (storage: created_at fits 32 bits). */
@@ -43,6 +50,8 @@ interface CountMode {
 const MAX_EXPIRED_ADJUST = 1000;
 /** Largest index-only count done natively (see FilterScan.stepNativeCount). */
 const NATIVE_COUNT_MAX = 1_000_000;
+/** Fewest newest entries an extrapolated count is based on. */
+const MIN_SAMPLE = 1000;
 
 /**
  * One filter's scan, run in steps of a bounded number of index entries so the caller can yield
@@ -60,6 +69,8 @@ export class FilterScan {
   readonly out: Item[] = [];
   /** matches counted (count mode) */
   count = 0;
+  /** the count is an estimate (see stepNativeCount) */
+  approximate = false;
   done = false;
 
   private readonly plan: Plan;
@@ -110,10 +121,12 @@ export class FilterScan {
   /**
    * An index-only count over disjoint ranges, with no earlier filter to exclude, is the sum of the
    * ranges' sizes, counted by LMDB without a JS step per key (~60 ns instead of ~450 ns a key),
-   * less the expired events not yet swept that are in them. The entries are charged to the scan
-   * guard afterwards, one `aborted` check per yieldEvery entries as for a scan, so a count larger
-   * than the budget is still refused. Ranges larger than NATIVE_COUNT_MAX in total (found by a
-   * native skip, ~15 ns a key) are counted by the scan instead. False when this does not apply.
+   * less the expired events not yet swept that are in them. The entries counted are charged to the
+   * scan guard, one `aborted` check per yieldEvery entries as for a scan. A count that would pass
+   * what is left of the read budget (the guard's `budgetLeft`, else NATIVE_COUNT_MAX) is not
+   * refused but extrapolated: the budget's worth of newest entries is counted exactly, the rest of
+   * the range is estimated from the time those took, and the answer is marked approximate (NIP-45).
+   * False when this does not apply.
    */
   private stepNativeCount(): boolean {
     const plan = this.plan;
@@ -121,15 +134,33 @@ export class FilterScan {
     if (plan.name === 'ids' || plan.name === 'addr' || !plan.indexOnly || !plan.disjoint || cm.exclude.length > 0) return false;
     const expired = cm.expired();
     if (expired.size > MAX_EXPIRED_ADJUST) return false;
+    const { yieldEvery, signal } = this.env;
+    const budget = signal?.budgetLeft;
+    const left = Math.min(NATIVE_COUNT_MAX, budget ?? NATIVE_COUNT_MAX);
+    let read = 0;
     let n = 0;
     for (const r of plan.ranges) {
-      n += countRange(plan.db, r, NATIVE_COUNT_MAX - n);
-      if (n > NATIVE_COUNT_MAX) return false;
+      const cap = Math.max(0, left - read);
+      const c = countRange(plan.db, r, cap);
+      if (c <= cap) {
+        read += c;
+        n += c;
+        continue;
+      }
+      if (budget === undefined) return false; // no budget to estimate within: scan and count every key
+      if (cap < MIN_SAMPLE) {
+        // too little budget left to estimate from: refused as a scan past its budget would be
+        this.done = true;
+        while (!signal!.aborted);
+        return true;
+      }
+      read += cap;
+      n += extrapolate(plan.db, r, cap);
+      this.approximate = true;
     }
-    const { yieldEvery, signal } = this.env;
     this.done = true;
-    for (let charged = yieldEvery; charged <= n; charged += yieldEvery) if (signal?.aborted) return true;
-    this.count = n - this.expiredIn(expired);
+    for (let charged = yieldEvery; charged <= read; charged += yieldEvery) if (signal?.aborted) return true;
+    this.count = n - (this.approximate ? 0 : this.expiredIn(expired));
     return true;
   }
 
@@ -277,6 +308,22 @@ export class FilterScan {
 
 const byId = (a: Item, b: Item): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/**
+ * Estimated entries of a range with more than `cap`: `cap` newest entries took the time from the
+ * newest key's created_at back to the cap-th's; the rest of the range, back to its oldest key, is
+ * assumed to hold entries at the same rate.
+ */
+function extrapolate(db: BinDb, r: ScanRange, cap: number): number {
+  if (cap === 0) return 0;
+  let newest = 0;
+  let capth = 0;
+  let oldest = 0;
+  for (const k of db.getKeys({ start: r.start, end: r.end, reverse: true, limit: 1 })) newest = keyCreatedAt(k);
+  for (const k of db.getKeys({ start: r.start, end: r.end, reverse: true, offset: cap - 1, limit: 1 })) capth = keyCreatedAt(k);
+  for (const k of db.getKeys({ start: r.end, end: r.start, limit: 1 })) oldest = keyCreatedAt(k);
+  return Math.max(cap + 1, Math.round((cap * (newest - oldest + 1)) / (newest - capth + 1)));
+}
+
 /** Entries in one range, counted natively up to `cap` (a native skip tells whether there are more). */
 function countRange(db: BinDb, r: ScanRange, cap: number): number {
   for (const _ of db.getKeys({ start: r.start, end: r.end, reverse: true, offset: cap, limit: 1 })) return cap + 1;
@@ -343,14 +390,16 @@ export async function runCount(env: ScanEnv, filters: Filter[]): Promise<CountRe
   }
   const exclude: CompiledFilter[] = [];
   let total = 0;
+  let approximate = false;
   for (const f of live) {
     const scan = new FilterScan(env, f, Infinity, null, { exclude: [...exclude], expired: expiredSerials });
     const finished = await drive(scan, env);
     total += scan.count;
+    approximate ||= scan.approximate;
     if (!finished) break;
     exclude.push(new CompiledFilter(f));
   }
-  return { count: total };
+  return approximate ? { count: total, approximate } : { count: total };
 }
 
 /** Most events whose pubkeys are read to recompute a stale counter's HLL registers for one answer. */

@@ -42,8 +42,8 @@ export interface QueryOptions {
   defaultLimit: number;
   /** larger limits are clamped to this */
   maxLimit: number;
-  /** set to true to stop a running scan (connection closed, CLOSE received) */
-  signal?: { aborted: boolean };
+  /** set to true to stop a running scan (connection closed, CLOSE received); see query.ts ScanSignal */
+  signal?: { readonly aborted: boolean; readonly budgetLeft?: number };
   /** unix seconds; events whose NIP-40 expiration is at or before it are not returned (default: now) */
   now?: number;
   /** filled in by query(): what the scan covered (for live subscriptions) */
@@ -53,6 +53,8 @@ export interface QueryOptions {
 /** A COUNT's answer. */
 export interface CountResult {
   count: number;
+  /** an estimate: an index-only count larger than the read budget, extrapolated (query.ts) */
+  approximate?: boolean;
   /** NIP-45 HyperLogLog registers (256), for the counts the store keeps them for (counters.ts) */
   hll?: Uint8Array;
   /** stale registers recomputed for this answer: hand them to EventStore.refreshHll to store them */

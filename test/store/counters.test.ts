@@ -185,3 +185,41 @@ test('schema 2 migration: the tag index is rebuilt with kinds and the counters f
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** A scan guard like the query threads': `budgetLeft` entries, one step of `every` per `aborted` read. */
+function budgetGuard(maxSteps: number, every: number) {
+  return {
+    steps: 0,
+    tripped: false,
+    get aborted(): boolean {
+      if (++this.steps > maxSteps) this.tripped = true;
+      return this.tripped;
+    },
+    get budgetLeft(): number {
+      return Math.max(0, maxSteps - this.steps) * every;
+    },
+  };
+}
+
+test('index-only counts past the read budget are estimated and marked approximate; exact within it', () =>
+  withStore(
+    async (s) => {
+      const t0 = 1_700_000_000;
+      const pending = [];
+      for (let i = 0; i < 6000; i++) pending.push(put(s, ev({ kind: 1, created_at: t0 + i, tags: [['t', 'all']] })));
+      await Promise.all(pending);
+      for (const f of [{ kinds: [1] }, { tags: [['t', ['all']]] as Array<[string, string[]]> }, { tags: [['t', ['all']]] as Array<[string, string[]]>, kinds: [1] }]) {
+        const exact = await s.countResult([f], { signal: budgetGuard(100, 100) });
+        assert.deepEqual(exact, { count: 6000 }, `within the budget ${JSON.stringify(f)}`);
+        const g = budgetGuard(42, 100); // ~4,000 entries left when the count starts
+        const est = await s.countResult([f], { signal: g });
+        assert.equal(est.approximate, true, JSON.stringify(f));
+        assert.ok(Math.abs(est.count - 6000) < 60, `estimate ${est.count} of 6000 (evenly spread)`);
+        assert.equal(g.tripped, false, 'an estimate is an answer, not a cut scan');
+        const small = budgetGuard(5, 100); // 400 entries: too few to estimate from
+        await s.countResult([f], { signal: small });
+        assert.equal(small.tripped, true, 'refused like a scan past its budget');
+      }
+    },
+    { queryYieldEvery: 100 },
+  ));

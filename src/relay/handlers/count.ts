@@ -34,7 +34,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       return;
     }
     h.metrics.counts.inc();
-    conn.send(countMessage(subId, r.count, false, r.hll && hllHex(r.hll)));
+    conn.send(countMessage(subId, r.count, r.approximate ?? false, r.hll && hllHex(r.hll)));
   } catch (e) {
     h.logger.error({ err: e, subId }, 'count failed');
     conn.send(closedMessage(subId, 'error: the count failed'));
