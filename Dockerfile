@@ -1,28 +1,31 @@
 # orbweaver relay. Node 20: the uWebSockets.js binaries exist for Node 16/18/20 only.
+# Configuration: the image's /app/relay.config.json (docker/relay.config.json: host 0.0.0.0, port
+# 7447, dataDir /data) — mount your own over it, or set ORBWEAVER_* variables (-e). Nothing is set
+# in ENV, so a mounted file is never overridden. Data: the /data volume, owned by the `node` user
+# (uid 1000); a bind mount must be writable by uid 1000 (README, "Docker").
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # g++/make/python3 build bcrypto's native secp256k1 (the fast signature path)
 RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
 COPY src ./src
-COPY test ./test
-COPY bench ./bench
-RUN npm ci && npm run build && npm prune --omit=dev
+# npm ci builds the native modules and, through the `prepare` script, compiles src/ once (test/
+# and bench/ are not in the build context: .dockerignore); then the dev dependencies go
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:20-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production \
-    ORBWEAVER_HOST=0.0.0.0 \
-    ORBWEAVER_PORT=7447 \
-    ORBWEAVER_DATA_DIR=/data
+ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-COPY package.json relay.config.json ./
+COPY --from=build /app/dist/src ./dist/src
+COPY package.json ./
+COPY docker/relay.config.json ./relay.config.json
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 EXPOSE 7447
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.ORBWEAVER_PORT||7447)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# asks the relay at the address it recorded in its data directory, so a port set in the mounted
+# config, a variable or a flag is followed (src/app/healthcheck.ts)
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD ["node", "dist/src/app/healthcheck.js"]
 ENTRYPOINT ["node", "dist/src/cli.js"]
 CMD ["relay"]

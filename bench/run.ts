@@ -10,8 +10,11 @@ import { fanout } from './fanout.js';
 import { spiderFetch } from './spider-fetch.js';
 import { idle } from './idle.js';
 import { directory } from './directory.js';
+import { negentropy } from './negentropy.js';
+import { search } from './search.js';
+import { attack } from './attack.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, attack];
 
 function help(): string {
   const parts = [

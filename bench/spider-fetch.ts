@@ -27,7 +27,7 @@ interface FetchRun {
 }
 
 /** Our own fetcher: one connection, pages of `pageLimit` going back with an inclusive `until`. */
-async function pagedFetch(url: string, filter: Record<string, unknown>, pageLimit: number, ds: Dataset, pid: number | undefined): Promise<FetchRun> {
+export async function pagedFetch(url: string, filter: Record<string, unknown>, pageLimit: number, ds: Dataset, pid: number | undefined): Promise<FetchRun> {
   const cpu = new CpuSampler(pid);
   const t0 = performance.now();
   const ws = await connect(url);

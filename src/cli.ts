@@ -1,8 +1,11 @@
 #!/usr/bin/env node
-// orbweaver <relay|spider|worker|import|export|stats|config> — the only entry point.
+// orbweaver <relay|spider|worker|sync|import|export|stats|directory|config> — the only entry point.
 import { ConfigError, loadConfig, leaves, configSchema, type Config } from './config.js';
-import { createLogger } from './relay/logger.js';
+import { loggerFor } from './relay/logger.js';
 import { VERSION } from './relay/version.js';
+import { didYouMean } from './config/suggest.js';
+import { DataDirError } from './app/data-dir.js';
+import { redactSecrets } from './config/redact.js';
 
 const USAGE = `orbweaver ${VERSION} — a Nostr relay with a built-in directory spider
 
@@ -11,14 +14,17 @@ usage: orbweaver [command] [options]
 commands:
   relay            run the relay (default)
   config           print the effective configuration as JSON
-  spider --once    run one directory-spider crawl now and print a summary (--json; --relay URL
-                   publishes to that relay, --local ingests in this process; default: the running
-                   relay at host:port if it answers, else in this process)
+  spider           run the directory spider every spider.interval; --once: one crawl and a summary
+                   (--json). Events go to the relay that owns the data directory when it runs,
+                   else into the store in this process (--relay URL, --local: choose)
   worker           a spider worker sharing the relay's crawl through Redis: --redis redis://...
                    --relay ws://home-relay:7447 (docs/scaling.md)
+  sync <url>       reconcile with a remote relay through NIP-77 and transfer the difference:
+                   --filter '<json>' --dir down|up|both --follow (docs/sync.md)
   import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
   export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
   stats            store size, index sizes, events per kind, top authors (--json, --top N)
+  directory        every relay the spider knows: hop, state, last crawl, events, quirks, errors (--json)
   config --env     list every setting with its ORBWEAVER_* variable, default and description
 
 options (override relay.config.json and ORBWEAVER_* variables):
@@ -71,7 +77,7 @@ export function parseArgs(argv: string[]): Parsed {
 }
 
 async function runRelay(config: Config): Promise<void> {
-  const logger = createLogger(config.logLevel);
+  const logger = loggerFor(config);
   const { startApp } = await import('./app/app.js');
   let relay: Awaited<ReturnType<typeof startApp>> | undefined;
   let stopping = false;
@@ -108,11 +114,6 @@ async function runRelay(config: Config): Promise<void> {
   }
 }
 
-/** The effective config for printing: secrets (the worker's key) are masked. */
-function redactSecrets(config: Config): Config {
-  return { ...config, spider: { ...config.spider, workerKey: config.spider.workerKey ? '(set, hidden)' : '' } };
-}
-
 function printEnvTable(): void {
   for (const leaf of leaves(configSchema)) {
     const desc = (leaf.schema as { description?: string }).description ?? '';
@@ -129,6 +130,10 @@ export async function main(argv: string[]): Promise<number> {
       process.stdout.write(USAGE);
       return 0;
     }
+    if (!COMMANDS.includes(parsed.command)) {
+      process.stderr.write(`orbweaver: unknown command "${parsed.command}"${didYouMean(parsed.command, COMMANDS)}\n\n${USAGE}`);
+      return 2;
+    }
     config = loadConfig({ file: parsed.file, flags: parsed.flags });
   } catch (e) {
     if (e instanceof ConfigError) {
@@ -137,25 +142,45 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
+  const { UsageError } = await import('./commands/common.js');
+  try {
+    return await runCommand(parsed, config);
+  } catch (e) {
+    // mistakes an operator can fix: said plainly, with the path or option, without a stack trace
+    if (!(e instanceof UsageError) && !(e instanceof DataDirError)) throw e;
+    process.stderr.write(`orbweaver ${parsed.command}: ${e.message}\n`);
+    return 2;
+  }
+}
+
+const COMMANDS = ['relay', 'spider', 'worker', 'sync', 'import', 'export', 'stats', 'directory', 'config'];
+
+async function runCommand(parsed: Parsed, config: Config): Promise<number> {
+  const { UsageError, rejectUnknown } = await import('./commands/common.js');
   switch (parsed.command) {
     case 'relay':
+      rejectUnknown(parsed.rest, [], 'relay');
       await runRelay(config);
       return -1; // keeps running
-    case 'import':
-    case 'export':
-    case 'stats': {
+    case 'import': {
       const { importCommand } = await import('./commands/import.js');
+      return importCommand(config, parsed.rest);
+    }
+    case 'export': {
       const { exportCommand } = await import('./commands/export.js');
+      return exportCommand(config, parsed.rest);
+    }
+    case 'stats': {
       const { statsCommand } = await import('./commands/stats.js');
-      const { UsageError } = await import('./commands/common.js');
-      const run = { import: importCommand, export: exportCommand, stats: statsCommand }[parsed.command as 'import' | 'export' | 'stats'];
-      try {
-        return await run(config, parsed.rest);
-      } catch (e) {
-        if (!(e instanceof UsageError)) throw e;
-        process.stderr.write(`orbweaver ${parsed.command}: ${e.message}\n`);
-        return 2;
-      }
+      return statsCommand(config, parsed.rest);
+    }
+    case 'sync': {
+      const { syncCommand } = await import('./commands/sync.js');
+      return syncCommand(config, parsed.rest);
+    }
+    case 'directory': {
+      const { directoryCommand } = await import('./commands/directory.js');
+      return directoryCommand(config, parsed.rest);
     }
     case 'spider': {
       const { spiderCommand } = await import('./spider/cli.js');
@@ -166,12 +191,12 @@ export async function main(argv: string[]): Promise<number> {
       return workerCommand(config, parsed.rest);
     }
     case 'config':
+      rejectUnknown(parsed.rest.filter((a) => a !== '--env'), ['--env'], 'config');
       if (parsed.rest.includes('--env')) printEnvTable();
       else process.stdout.write(JSON.stringify(redactSecrets(config), null, 2) + '\n');
       return 0;
     default:
-      process.stderr.write(`orbweaver: unknown command "${parsed.command}"\n\n${USAGE}`);
-      return 2;
+      throw new UsageError(`unknown command "${parsed.command}"`);
   }
 }
 

@@ -13,6 +13,7 @@ import type { Policies } from '../ingest/hooks.js';
 import { relayPolicies } from '../relay/policy/index.js';
 import type { Access } from '../relay/policy/access.js';
 import type { Logger } from '../relay/logger.js';
+import { checkDataDir } from './data-dir.js';
 
 export interface Pipeline {
   store: EventStore;
@@ -34,7 +35,8 @@ export interface PipelineOptions {
 }
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+  checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
+  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

@@ -1,23 +1,68 @@
-// The spider's progress as a dashboard section: phase, hop, relays done / total, events, runs.
+// The spider on the status page: its progress as a section (phase, hop, relays done / failed this
+// run, events, runs) and the relay directory as a cached source for the table and /status.json.
+// The directory rows come from src/spider/directory-view.ts, the same function `orbweaver
+// directory` uses; what only the running spider knows (the relays being fetched, the next run)
+// is added here.
 import type { SpiderStatus } from '../spider/index.js';
-import type { StatusFigures } from '../relay/dashboard/figures.js';
+import type { Config } from '../config.js';
+import type { RelayDirectory } from '../spider/directory.js';
+import { directoryView, utc, type DirectoryView, type ViewContext } from '../spider/directory-view.js';
+import type { DirectorySource, Section } from '../relay/dashboard/status.js';
 
-const when = (ms: number | null | undefined) => (ms ? new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC' : '-');
+/** The monitor's part of the rows: its health lookups, and a stamp that changes with its records. */
+export interface HealthSource {
+  lookups: Pick<ViewContext, 'health' | 'eventsByKind'>;
+  stamp(): string;
+}
 
-export function spiderSection(s: SpiderStatus): StatusFigures['sections'][number] {
-  const last = s.lastRun;
-  return {
-    title: 'Directory spider',
-    rows: [
-      ['phase', s.running ? `${s.phase}, hop ${s.hop} of ${s.maxHops}` : 'idle'],
-      ['relays in this hop', `${s.relaysDone} / ${s.relaysTotal} done`],
-      ['relays done this run', String(s.relaysDoneRun)],
-      ['fetching now', s.current.join(', ') || '-'],
-      ['events fetched / stored', `${s.events.fetched} / ${s.events.stored}`],
-      ['relays in the directory', String(s.directorySize)],
-      ['runs', String(s.runs)],
-      ['last run', last ? `${when(last.finishedAt)}: ${last.relays.reached} reached, ${last.relays.failed} failed, ${last.events.stored} events stored` : '-'],
-      ['next run', when(s.nextRun)],
-    ],
+/** Directory rows, rebuilt only when the stamp changes (`spider --once` may write beside us: at least once a minute). */
+export function directorySource(directory: RelayDirectory, config: Config, status?: () => SpiderStatus, health?: HealthSource): DirectorySource & { cached(): DirectoryView } {
+  let cache: { stamp: string; view: DirectoryView } | null = null;
+  // during a run the rows change with every relay: at most every 10 s, so a page left open does
+  // not fetch a large directory every poll; between runs once a minute
+  const stamp = () => {
+    const s = status?.();
+    const now = Date.now();
+    const h = health ? `:${health.stamp()}` : '';
+    return (s?.running ? `run:${s.runs}:${Math.floor(now / 10_000)}` : `idle:${s?.runs ?? 0}:${s?.nextRun ?? 0}:${Math.floor(now / 60_000)}`) + h;
   };
+  const cached = () => {
+    const st = stamp();
+    if (cache?.stamp !== st) {
+      const s = status?.();
+      cache = {
+        stamp: st,
+        view: directoryView(directory.all(), {
+          now: Date.now(),
+          backoff: { base: config.spider.failureBackoff, max: config.spider.maxFailureBackoff },
+          crawling: s?.current ?? [],
+          nextRun: s?.nextRun ?? null,
+          ...health?.lookups,
+        }),
+      };
+    }
+    return cache.view;
+  };
+  return { stamp, view: cached, cached };
+}
+
+export function spiderSection(s: SpiderStatus, view: DirectoryView, problem: string | null): Section {
+  const last = s.lastRun;
+  // this run's relays: those attempted since the previous run finished
+  const since = last?.finishedAt ?? 0;
+  const thisRun = s.running ? view.rows.filter((r) => r.lastCrawl !== null && r.lastCrawl >= since && r.state !== 'crawling') : [];
+  const count = (...states: string[]) => thisRun.filter((r) => states.includes(r.state)).length;
+  const rows: Array<[string, string]> = [];
+  if (problem) rows.push(['problem', problem]);
+  rows.push(
+    ['phase', s.running ? `${s.phase}${s.hop >= 0 ? `, hop ${s.hop} (hops 0–${s.maxHops})` : ''}` : 'idle'],
+    ['relays this run', s.running ? `${s.relaysDoneRun} done: ${count('ok')} ok, ${count('partial')} partial, ${count('failed', 'backoff')} failed; this hop ${s.relaysDone} / ${s.relaysTotal}` : '-'],
+    ['fetching now', s.current.join(', ') || '-'],
+    ['events fetched / stored', `${s.events.fetched} / ${s.events.stored}${s.running ? ' (this run)' : ' (last run)'}`],
+    ['relays in the directory', String(view.total)],
+    ['runs', String(s.runs)],
+    ['last run', last ? `${utc(last.finishedAt)}: ${last.relays.reached} reached, ${last.relays.failed} failed, ${last.events.stored} events stored` : '-'],
+    ['next run', s.running ? 'after this one' : utc(s.nextRun)],
+  );
+  return { title: 'Directory spider', rows };
 }

@@ -2,11 +2,17 @@
 import type { Config } from '../config.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
-import { createLogger } from '../relay/logger.js';
+import { commandLogger } from '../relay/logger.js';
+import { checkDataDir } from '../app/data-dir.js';
+import { unknownOption } from '../config/suggest.js';
 
+/**
+ * The store of an existing data directory, for reading (stats, export, directory): a wrong path is
+ * an error naming it, never a new empty store. Reads only: the relay may be running on it.
+ */
 export async function openCommandStore(config: Config): Promise<EventStore> {
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+  checkDataDir(config.dataDir, 'existing');
+  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger: commandLogger(config), readOnly: true });
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US');
@@ -37,6 +43,11 @@ export function takeFlag(argv: string[], name: string): boolean {
 }
 
 export class UsageError extends Error {}
+
+/** Throws a UsageError for the first argument left over after a command took its options. */
+export function rejectUnknown(rest: string[], known: string[], command: string): void {
+  if (rest.length) throw new UsageError(unknownOption(rest[0], known, command));
+}
 
 /** Writes to a stream, waiting for 'drain' when its buffer is full (constant memory). */
 export function writeAll(stream: NodeJS.WritableStream, text: string): Promise<void> | null {

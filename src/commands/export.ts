@@ -3,7 +3,7 @@
 // what `orbweaver import`, strfry import and nak take.
 import type { Config } from '../config.js';
 import { FilterError, parseFilter, type Filter } from '../nostr/filter.js';
-import { fmt, openCommandStore, takeFlag, takeOption, UsageError, writeAll } from './common.js';
+import { fmt, openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError, writeAll } from './common.js';
 
 export const EXPORT_USAGE = `usage: orbweaver export [--filter '{"kinds":[0,3]}'] > out.jsonl
   streams the stored events matching the filter (NIP-01 filter JSON; default all), newest first;
@@ -14,7 +14,7 @@ export async function exportCommand(config: Config, argv: string[], out: NodeJS.
   if (takeFlag(args, '--help')) { process.stdout.write(EXPORT_USAGE + '\n'); return 0; }
   const text = takeOption(args, '--filter');
   const quiet = takeFlag(args, '--quiet');
-  if (args.length) throw new UsageError(`unknown option ${args[0]}\n${EXPORT_USAGE}`);
+  rejectUnknown(args, ['--filter', '--quiet', '--help'], 'export');
   let filter: Filter = {};
   if (text !== undefined) {
     try {

@@ -1,13 +1,17 @@
 // orbweaver import [file.jsonl]: events, one JSON object per line (strfry's and nak's JSONL; a
 // ["EVENT", {...}] line is also taken), each verified and stored through the one ingest path
 // (source 'import') with the relay's policies. Progress on stderr, a summary at the end.
-// Stop the relay on this data directory first: one writer process per store.
+// One writing process per store: while a relay owns the data directory (its record there, see
+// src/app/owner.ts) the import is refused. Publishing over the network instead would make the
+// operator's import a client's EVENT, under AUTH, rate limits and NIP-70, and the outcome would
+// differ without a word; stopping the relay for the import keeps one meaning.
 import { createReadStream, fstatSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
 import { openPipeline } from '../app/pipeline.js';
-import { createLogger } from '../relay/logger.js';
-import { fmt, takeFlag, takeOption, UsageError } from './common.js';
+import { commandLogger } from '../relay/logger.js';
+import { describeOwner, liveOwner } from '../app/owner.js';
+import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 
 export interface ImportSummary {
   lines: number;
@@ -26,7 +30,7 @@ export interface ImportSummary {
 export const IMPORT_USAGE = `usage: orbweaver import [file.jsonl] [--json] [--strict] [--window N]
   reads events (one JSON per line) from the file or stdin and stores them through the relay's
   ingest path; summary on stderr (--json: also as JSON on stdout); --strict: exit 1 if any line was
-  rejected. Stop the relay on this data directory first.`;
+  rejected. Refused while a relay runs on the data directory: stop it first.`;
 
 export async function importCommand(config: Config, argv: string[]): Promise<number> {
   const args = [...argv];
@@ -36,14 +40,15 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   if (takeFlag(args, '--help')) { process.stdout.write(IMPORT_USAGE + '\n'); return 0; }
   if (!Number.isInteger(window) || window < 1) throw new UsageError('--window must be a positive integer');
   const file = args.find((a) => !a.startsWith('-'));
-  const unknown = args.filter((a) => a !== file);
-  if (unknown.length) throw new UsageError(`unknown option ${unknown[0]}\n${IMPORT_USAGE}`);
+  rejectUnknown(args.filter((a) => a !== file), ['--json', '--strict', '--window', '--help'], 'import');
+  const owner = liveOwner(config.dataDir);
+  if (owner) throw new UsageError(`${describeOwner(owner)} is running on ${config.dataDir}: stop it first (one writing process per store), or import into another data directory`);
 
   let total = 0;
   try { total = file ? statSync(file).size : fstatSync(0).isFile() ? fstatSync(0).size : 0; } catch { total = 0; }
   const input = file ? createReadStream(file) : process.stdin;
 
-  const pipeline = await openPipeline(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel), { verifyThreads: 0 });
+  const pipeline = await openPipeline(config, commandLogger(config), { verifyThreads: 0 });
   const { ingest } = pipeline;
 
   const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, reasons: {}, examples: [], seconds: 0 };

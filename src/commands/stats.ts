@@ -2,7 +2,7 @@
 // and the top authors. --json for machines; --no-scan skips the pass on a very large store.
 import type { Config } from '../config.js';
 import { kindOfJson } from '../relay/policy/read.js';
-import { fmt, openCommandStore, takeFlag, takeOption, UsageError } from './common.js';
+import { fmt, openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 
 export const STATS_USAGE = 'usage: orbweaver stats [--json] [--top N] [--no-scan]';
 
@@ -22,7 +22,7 @@ export async function statsCommand(config: Config, argv: string[]): Promise<numb
   const json = takeFlag(args, '--json');
   const noScan = takeFlag(args, '--no-scan');
   const top = Number(takeOption(args, '--top') ?? 20);
-  if (args.length) throw new UsageError(`unknown option ${args[0]}\n${STATS_USAGE}`);
+  rejectUnknown(args, ['--json', '--top', '--no-scan', '--help'], 'stats');
   if (!Number.isInteger(top) || top < 0) throw new UsageError('--top must be a non-negative integer');
   const store = await openCommandStore(config);
   let r: StatsReport;

@@ -3,6 +3,7 @@
 // given as `meta({ env })`. Values are converted by the leaf's type: numbers, booleans
 // (1/0/true/false/on/off/yes/no), lists (comma-separated), strings as they are.
 import type { z } from 'zod';
+import { closest } from './suggest.js';
 
 export const ENV_PREFIX = 'ORBWEAVER_';
 
@@ -11,7 +12,12 @@ export interface Leaf {
   envNames: string[];
   kind: 'number' | 'boolean' | 'list' | 'intlist' | 'string';
   schema: z.ZodType;
+  /** its value is never printed (meta({ secret: true })) */
+  secret: boolean;
 }
+
+/** Variables read outside the schema. */
+const OTHER_VARIABLES = [ENV_PREFIX + 'CONFIG'];
 
 const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
@@ -28,9 +34,8 @@ function unwrap(s: z.ZodType): z.ZodType {
   }
 }
 
-function metaEnv(s: z.ZodType): string | undefined {
-  const m = (s as unknown as { meta(): Record<string, unknown> | undefined }).meta?.();
-  return typeof m?.env === 'string' ? m.env : undefined;
+function meta(s: z.ZodType): Record<string, unknown> {
+  return (s as unknown as { meta(): Record<string, unknown> | undefined }).meta?.() ?? {};
 }
 
 export function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
@@ -44,9 +49,9 @@ export function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
   else if (d.type === 'boolean') kind = 'boolean';
   else if (d.type === 'array') kind = def(unwrap(d.element!)).type === 'number' ? 'intlist' : 'list';
   const envNames = [ENV_PREFIX + path.map(snake).join('_')];
-  const alias = metaEnv(schema);
-  if (alias) envNames.push(ENV_PREFIX + alias);
-  return [{ path, envNames, kind, schema }];
+  const m = { ...meta(base), ...meta(schema) };
+  if (typeof m.env === 'string') envNames.push(ENV_PREFIX + m.env);
+  return [{ path, envNames, kind, schema, secret: m.secret === true }];
 }
 
 /** Converts an env string by the leaf's type; leaves validation to the schema. */
@@ -84,6 +89,15 @@ export function envOverrides(schema: z.ZodType, env: NodeJS.ProcessEnv): { value
     }
   }
   return { values, sources };
+}
+
+/** ORBWEAVER_* variables in `env` that no setting reads, each with the closest known name. */
+export function unknownVariables(schema: z.ZodType, env: NodeJS.ProcessEnv): Array<{ name: string; suggestion?: string }> {
+  const known = new Set([...leaves(schema).flatMap((l) => l.envNames), ...OTHER_VARIABLES]);
+  return Object.keys(env)
+    .filter((k) => k.startsWith(ENV_PREFIX) && !known.has(k))
+    .sort()
+    .map((name) => ({ name, suggestion: closest(name, known) }));
 }
 
 export function setPath(obj: Record<string, unknown>, path: string[], value: unknown): void {

@@ -1,8 +1,10 @@
 // Access, policy and rate-limit settings (issue: operating it in public). Owned by src/relay/policy.
-// Defaults are generous: one heavy client (the benchmarks: 16 connections x 200 events in flight,
-// ~10k events/s from one address) is never throttled. docs/operating.md shows tight public settings.
+// Message rates are generous by default (a heavy client sending ~10k events/s is not throttled);
+// what one client may hold or occupy at once — connections, events in flight, AUTH attempts, scans,
+// filter values, unsent output — is bounded for a public relay (docs/security.md). The benchmarks
+// start the relay with their own limits (bench/README.md); docs/operating.md shows tight rates.
 import { z } from 'zod';
-import { duration, int, intList, str, strList } from './fields.js';
+import { duration, int, intList, pubkeyList, str, strList } from './fields.js';
 
 export const authSchema = z
   .object({
@@ -13,34 +15,42 @@ export const authSchema = z
     writeKinds: intList([], 'kinds that may only be published from an authenticated connection, whatever auth.required says'),
     readKinds: intList([4, 1059], 'kinds only their author or a p-tagged recipient may read, after AUTH (DMs, gift wraps); empty list: anyone may read them'),
     maxAge: duration('10m', 'an AUTH event whose created_at is further than this from now is refused'),
+    relayHosts: strList([], 'host names (host or host:port) the NIP-42 relay tag and the NIP-98 u tag may name besides publicUrl and the listen address; the client\'s Host header is never trusted'),
   })
   .prefault({})
   .describe('NIP-42 authentication');
 
-export const rateSchema = (event: number, req: number, count: number, what: string) =>
+export const rateSchema = (event: number, req: number, count: number, auth: number, what: string) =>
   z
     .object({
       event: int(event, `EVENT messages per second ${what}; 0 = unlimited`),
       req: int(req, `REQ messages per second ${what}; 0 = unlimited`),
       count: int(count, `COUNT messages per second ${what}; 0 = unlimited`),
+      auth: int(auth, `AUTH messages per second ${what} (each costs a signature check); 0 = unlimited`),
     })
     .prefault({});
 
 export const rateLimitsSchema = z
   .object({
-    perIp: rateSchema(100_000, 100_000, 100_000, 'from one client IP').describe('token buckets per client IP'),
-    perConnection: rateSchema(50_000, 20_000, 20_000, 'on one connection').describe('token buckets per connection'),
-    perPubkey: rateSchema(50_000, 20_000, 20_000, 'from one authenticated pubkey (across its connections)').describe('token buckets per authenticated pubkey'),
+    perIp: rateSchema(100_000, 100_000, 100_000, 20, 'from one client IP (IPv6: one /64)').describe('token buckets per client IP'),
+    perConnection: rateSchema(50_000, 20_000, 20_000, 5, 'on one connection').describe('token buckets per connection'),
+    perPubkey: rateSchema(50_000, 20_000, 20_000, 0, 'from one authenticated pubkey (across its connections)').describe('token buckets per authenticated pubkey'),
     burstSeconds: int(2, 'bucket size in seconds of the rate: a client may burst rate x burstSeconds messages before being limited', 1, 3600),
-    maxConnectionsPerIp: int(8192, 'open WebSocket connections from one client IP; 0 = unlimited', 0),
+    messagesPerIp: int(2_000, 'WebSocket messages per second from one client IP (IPv6: one /64), of any kind; beyond, messages are dropped unread with a NOTICE rate-limited: (at most one a second); 0 = unlimited', 0),
+    // 1 MiB/s: a REQ full of short filter values costs ~80 ns per byte to parse (an EVENT ~2 ns), so
+    // this keeps what one address can make the main thread parse under ~10% of it
+    bytesPerIp: int(1024 * 1024, 'bytes of WebSocket messages per second from one client IP (IPv6: one /64); beyond, dropped the same way; 0 = unlimited', 0),
+    maxConnectionsPerIp: int(128, 'open WebSocket connections from one client IP (IPv6: one /64); 0 = unlimited', 0),
+    maxInFlightPerConnection: int(256, 'EVENTs and AUTHs of one connection being checked and stored, waiting for their OK; more get OK false rate-limited: (bounds the signature work one client queues); 0 = unlimited', 0),
+    maxInFlightPerIp: int(512, 'the same for all connections of one IP (IPv6: one /64); 0 = unlimited', 0),
   })
   .prefault({})
   .describe('rate limits (token buckets); refusals use rate-limited:');
 
 export const writePolicySchema = z
   .object({
-    pubkeyAllow: strList([], 'when not empty, only events by these pubkeys (hex or npub) are accepted (NIP-86 allowpubkey adds to this)'),
-    pubkeyDeny: strList([], 'events by these pubkeys (hex or npub) are refused (NIP-86 banpubkey adds to this)'),
+    pubkeyAllow: pubkeyList('when not empty, only events by these pubkeys are accepted (NIP-86 allowpubkey adds to this)'),
+    pubkeyDeny: pubkeyList('events by these pubkeys are refused (NIP-86 banpubkey adds to this)'),
     kindAllow: z.array(z.union([z.number().int().min(0), z.string()])).default([]).describe('when not empty, only these kinds are accepted; entries are kinds or ranges like 30000-39999 (NIP-86 allowkind adds to this)'),
     kindDeny: z.array(z.union([z.number().int().min(0), z.string()])).default([]).describe('these kinds (or ranges like 20000-29999) are refused (NIP-86 disallowkind adds to this)'),
     ipAllow: strList([], 'when not empty, only clients from these IPs or CIDR ranges (IPv4 and IPv6) may connect'),
@@ -55,14 +65,17 @@ export const readLimitsSchema = z
   .object({
     maxConcurrentQueries: int(4, 'REQ scans and COUNTs running at once per connection; more wait their turn', 1, 1000),
     maxQueuedQueries: int(200, 'REQs and COUNTs waiting for a slot on one connection; more are refused with rate-limited:', 0),
-    scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery)', 100),
+    maxConcurrentQueriesPerIp: int(4, 'REQ scans and COUNTs running at once for all connections of one IP (IPv6: one /64): one client cannot fill the query threads', 1, 10_000),
+    maxQueuedQueriesPerIp: int(256, 'REQs and COUNTs waiting for a slot for one IP (IPv6: one /64); more are refused with rate-limited:', 0),
+    resultBytesPerIp: int(32 * 1024 * 1024, 'bytes of stored events sent per second in REQ results to one IP (IPv6: one /64); past it that address\'s next scans wait their turn (bursts of 2 s worth pass); 0 = unlimited', 0),
+    scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery; planning and each index range opened count too)', 100),
     queryTimeout: duration('10s', 'a REQ scan or COUNT running longer than this is stopped and answered CLOSED error:'),
   })
   .prefault({})
   .describe('read-side protection');
 
 export const policySchemaShape = {
-  adminPubkeys: strList([], 'admin pubkeys for the NIP-86 management API (NIP-98 signed), hex or npub, comma-separated'),
+  adminPubkeys: pubkeyList('admin pubkeys for the NIP-86 management API (NIP-98 signed), comma-separated'),
   trustedProxyHeader: str('', 'behind a reverse proxy: the header carrying the client IP (e.g. x-forwarded-for, x-real-ip); empty = use the socket address. Only set it when every client connects through the proxy'),
   auth: authSchema,
   rateLimits: rateLimitsSchema,

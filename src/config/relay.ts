@@ -1,12 +1,12 @@
 // Core relay settings: listening, store, limits (advertised in NIP-11), relay information.
 import { z } from 'zod';
-import { bool, duration, int, str } from './fields.js';
+import { bool, duration, int, pubkey, relayUrl, str } from './fields.js';
 
 export const infoSchema = z
   .object({
     name: str('orbweaver', 'relay name shown in NIP-11 and on the status page'),
     description: str('A Nostr relay with a built-in directory spider', 'relay description (NIP-11)'),
-    pubkey: str('', 'operator pubkey, hex (NIP-11 pubkey)'),
+    pubkey: pubkey('operator pubkey (NIP-11 pubkey, published as hex)'),
     contact: str('', 'operator contact, e.g. mailto: or a URL (NIP-11)'),
     icon: str('', 'URL of an icon (NIP-11)'),
     banner: str('', 'URL of a banner image (NIP-11)'),
@@ -26,12 +26,20 @@ export const limitsSchema = z
     maxSubscriptions: int(200, 'open subscriptions per connection (NIP-11 max_subscriptions)', 1),
     maxFilters: int(20, 'filters in one REQ or COUNT', 1),
     maxFilterValues: int(5000, 'values in one filter list (ids, authors, kinds, one tag)', 1),
+    // Per-client memory (docs/security.md): what a client's filters hold in the live index and in
+    // waiting COUNTs is charged to its connection and to its address (IPv6: its /64), each filter
+    // counting one plus its values, so no number of connections or REQs buys more than this.
+    maxValuesPerReq: int(10_000, 'filter values in one REQ or COUNT, all lists of all its filters together; more: CLOSED restricted:', 1),
+    maxValuesPerConnection: int(25_000, 'filter values held by one connection (open subscriptions and waiting COUNTs; each filter counts 1 + its values); more: CLOSED rate-limited:', 1),
+    maxValuesPerIp: int(100_000, 'the same for all connections of one IP address (IPv6: one /64); more: CLOSED rate-limited:', 1),
+    maxFiltersPerIp: int(2_000, 'filters of open subscriptions of one IP address (IPv6: one /64); every published event may be checked against each, so this bounds what one client adds to every publish; more: CLOSED rate-limited:', 1),
     maxLimit: int(500, 'largest limit honoured; larger limits are clamped (NIP-11 max_limit)', 1),
     defaultLimit: int(500, 'limit applied to a filter without one (NIP-11 default_limit)', 1),
     maxSubIdLength: int(64, 'longest subscription id (NIP-11 max_subid_length)', 1, 1024),
     createdAtFutureSeconds: int(900, 'refuse events dated more than this far in the future (NIP-11 created_at_upper_limit)', 0),
     createdAtPastSeconds: int(0, 'refuse events older than this many seconds; 0 = no lower limit (NIP-11 created_at_lower_limit)', 0),
     maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader)', 65536),
+    maxBufferedBytesPerIp: int(64 * 1024 * 1024, 'unsent output of all connections of one IP address (IPv6: one /64) together; past it the one holding most is closed (slow reader)', 65536),
     idleTimeout: duration('10m', 'close connections silent this long'),
   })
   .strict()
@@ -54,7 +62,8 @@ export const relaySchemaShape = {
   port: int(7447, 'TCP port for WebSocket and HTTP', 0, 65535),
   dataDir: str('./data', 'directory of the LMDB store'),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('pino log level'),
-  publicUrl: str('', 'our public ws(s):// URL (NIP-42 relay tag, spider self-detection)'),
+  logFormat: z.enum(['auto', 'json', 'pretty']).default('auto').describe('json: one JSON object per line; pretty: readable lines; auto: pretty when stderr (where logs go) is a terminal, else json'),
+  publicUrl: relayUrl('our public ws:// or wss:// URL (NIP-42 relay tag, NIP-98, spider self-detection, the status page)'),
   allowJsFallback: bool(false, 'start even when the native uWebSockets.js binary cannot load (slow pure-JS shim)'),
   verifier: z.enum(['auto', 'native', 'wasm']).default('auto').describe('signature backend: auto picks native bcrypto when built, else nostr-wasm'),
   verifyThreads: int(1, 'worker threads for id and signature checks; 0 checks on the main thread', 0, 16),

@@ -3,12 +3,16 @@ import { z } from 'zod';
 import { relaySchemaShape } from './relay.js';
 import { spiderSchema } from './spider.js';
 import { policySchemaShape } from './policy.js';
+import { negentropySchema } from './negentropy.js';
+import { searchSchema } from './search.js';
 
 export const configSchema = z
   .object({
     ...relaySchemaShape,
     ...policySchemaShape,
     spider: spiderSchema,
+    negentropy: negentropySchema,
+    search: searchSchema,
   })
   .strict();
 

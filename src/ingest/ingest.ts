@@ -1,4 +1,7 @@
-// The one ingest path: validate -> verify -> policy -> store -> OK -> fan-out. A client's EVENT,
+// The one ingest path: validate -> policy -> verify -> store -> OK -> fan-out. The policies are
+// cheap (sizes, lists, kinds, PoW) and run first, so an event that will be refused costs no
+// signature check; none of them trusts the event before it is verified: a forged event they let
+// through is still refused by the check that follows. A client's EVENT,
 // an event the spider fetched and an imported line all come through here, so every rule holds
 // for all of them and an event that was not stored is never broadcast.
 import { canonical, structureError, type NostrEvent } from '../nostr/event.js';
@@ -32,12 +35,12 @@ export function createIngest(deps: IngestDeps): Ingest {
     const shape = structureError(raw);
     if (shape) return reject(id, `invalid: ${shape}`);
     const event = canonical(raw as NostrEvent);
-    const bad = await verifier.check(event);
-    if (bad) return reject(id, bad);
     const json = JSON.stringify(event);
     const info = { event, json };
     const refused = firstRefusal(policies.rejectEvent, info, ctx);
     if (refused) return reject(id, refused);
+    const bad = await verifier.check(event);
+    if (bad) return reject(id, bad);
 
     if (isEphemeral(event.kind)) {
       onStored(event, json);

@@ -1,8 +1,8 @@
 // The one ingest path's contract: a client's EVENT, an event the spider fetched, and an imported
-// line all go through validate -> verify -> policy -> store -> OK -> fan-out.
+// line all go through validate -> policy -> verify -> store -> OK -> fan-out.
 import type { NostrEvent } from '../nostr/event.js';
 
-export type IngestSource = 'client' | 'spider' | 'import';
+export type IngestSource = 'client' | 'spider' | 'import' | 'monitor';
 
 export type IngestStatus =
   | 'stored' // new, committed and broadcast

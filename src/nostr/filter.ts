@@ -1,6 +1,8 @@
 // NIP-01 filters: parsing untrusted JSON into a checked form, and matching (storage spec 1.8, 1.9).
 // Pure: no I/O.
 import type { NostrEvent } from './event.js';
+import { matchSearch, parseSearch, type SearchQuery } from './search.js';
+import { MAX_SEARCH_CHARS } from './search-query.js';
 
 /** A filter as it travels on the wire. */
 export interface WireFilter {
@@ -10,6 +12,8 @@ export interface WireFilter {
   since?: number;
   until?: number;
   limit?: number;
+  /** NIP-50 */
+  search?: string;
   [tag: `#${string}`]: string[] | undefined;
 }
 
@@ -23,6 +27,8 @@ export interface Filter {
   limit?: number;
   /** single-letter tag name -> accepted values (any of) */
   tags?: Array<[string, string[]]>;
+  /** NIP-50 search, parsed (search-query.ts) */
+  search?: SearchQuery;
 }
 
 export interface FilterLimits {
@@ -30,6 +36,12 @@ export interface FilterLimits {
   maxFilterValues: number;
   /** most tag conditions in one filter */
   maxTagFilters: number;
+  /**
+   * NIP-50: the kinds this relay's search covers. A search filter without kinds gets them; one
+   * naming another kind is refused; an empty list refuses every search. Absent: search is parsed
+   * and no kinds are checked (matching outside the relay).
+   */
+  searchKinds?: readonly number[];
 }
 
 export const DEFAULT_FILTER_LIMITS: FilterLimits = { maxFilterValues: 5000, maxTagFilters: 16 };
@@ -69,7 +81,10 @@ export function parseFilter(raw: unknown, limits: FilterLimits = DEFAULT_FILTER_
         f[key] = value as number;
         break;
       case 'search':
-        throw new FilterError('search (NIP-50) is not supported');
+        if (typeof value !== 'string') throw new FilterError('search must be a string');
+        if (value.length > MAX_SEARCH_CHARS) throw new FilterError(`search is longer than ${MAX_SEARCH_CHARS} characters`);
+        f.search = parseSearch(value);
+        break;
       default:
         if (key.length === 2 && key[0] === '#') {
           if (!Array.isArray(value)) throw new FilterError(`${key} must be an array`);
@@ -81,7 +96,19 @@ export function parseFilter(raw: unknown, limits: FilterLimits = DEFAULT_FILTER_
         // Other unknown keys are ignored, as most relays do, so newer clients keep working.
     }
   }
+  if (f.search && limits.searchKinds) searchKinds(f, limits.searchKinds);
   return f;
+}
+
+/** A search filter's kinds: the searched kinds when it names none; refused when it names another. */
+function searchKinds(f: Filter, indexed: readonly number[]): void {
+  if (indexed.length === 0) throw new FilterError('search (NIP-50) is not supported on this relay');
+  if (!f.kinds) {
+    f.kinds = [...indexed];
+    return;
+  }
+  const other = f.kinds.filter((k) => !indexed.includes(k));
+  if (other.length > 0) throw new FilterError(`search (NIP-50) covers kind${indexed.length > 1 ? 's' : ''} ${indexed.join(', ')} on this relay, not ${other.join(', ')}`);
 }
 
 function hexList(key: string, value: unknown, limits: FilterLimits): string[] {
@@ -121,6 +148,7 @@ export function matchFilter(f: Filter, ev: NostrEvent): boolean {
       if (!found) return false;
     }
   }
+  if (f.search && !matchSearch(f.search, ev)) return false;
   return true;
 }
 
@@ -140,6 +168,7 @@ export function toWire(f: Filter): WireFilter {
   if (f.until !== undefined) w.until = f.until;
   if (f.limit !== undefined) w.limit = f.limit;
   for (const [name, values] of f.tags ?? []) w[`#${name}`] = values;
+  if (f.search) w.search = f.search.raw;
   return w;
 }
 

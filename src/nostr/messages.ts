@@ -1,4 +1,4 @@
-// NIP-01 client messages in, relay messages out. Pure: no I/O.
+// NIP-01 client messages in, relay messages out (and NIP-77's NEG-*). Pure: no I/O.
 // Relay messages are built as strings so a stored event's JSON is spliced in without re-serializing.
 
 export type ClientMessage =
@@ -6,12 +6,15 @@ export type ClientMessage =
   | { type: 'REQ'; subId: string; filters: unknown[] }
   | { type: 'COUNT'; subId: string; filters: unknown[] }
   | { type: 'CLOSE'; subId: string }
-  | { type: 'AUTH'; event: unknown };
+  | { type: 'AUTH'; event: unknown }
+  | { type: 'NEG-OPEN'; subId: string; filter: unknown; message: string }
+  | { type: 'NEG-MSG'; subId: string; message: string }
+  | { type: 'NEG-CLOSE'; subId: string };
 
 /** Thrown for input that is not a well-formed client message; the text goes into a NOTICE. */
 export class MessageError extends Error {
   /** The subscription id, when one could be read, so the refusal can be a CLOSED. */
-  constructor(message: string, readonly subId?: string) { super(message); }
+  constructor(message: string, readonly subId?: string, readonly negentropy = false) { super(message); }
 }
 
 export function parseClientMessage(text: string, maxSubIdLength: number): ClientMessage {
@@ -34,6 +37,19 @@ export function parseClientMessage(text: string, maxSubIdLength: number): Client
     case 'CLOSE':
       if (msg.length !== 2) throw new MessageError('invalid: CLOSE takes exactly one subscription id');
       return { type: 'CLOSE', subId: readSubId(msg[1], verb, maxSubIdLength) };
+    case 'NEG-OPEN':
+    case 'NEG-MSG':
+    case 'NEG-CLOSE': {
+      // NIP-77: refusals of a readable subscription id go back as NEG-ERR
+      const subId = readSubId(msg[1], verb, maxSubIdLength);
+      const arity = verb === 'NEG-OPEN' ? 4 : verb === 'NEG-MSG' ? 3 : 2;
+      if (msg.length !== arity) throw new MessageError(`invalid: ${verb} takes ${arity - 1} elements`, subId, true);
+      const hex = msg[arity - 1];
+      if (verb !== 'NEG-CLOSE' && typeof hex !== 'string') throw new MessageError(`invalid: ${verb} needs a hex-encoded negentropy message`, subId, true);
+      if (verb === 'NEG-OPEN') return { type: verb, subId, filter: msg[2], message: hex as string };
+      if (verb === 'NEG-MSG') return { type: verb, subId, message: hex as string };
+      return { type: verb, subId };
+    }
     default:
       throw new MessageError(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);
   }
@@ -60,6 +76,11 @@ export const noticeMessage = (message: string): string => `["NOTICE",${q(message
 export const countMessage = (subId: string, count: number, approximate = false, hll?: string): string =>
   `["COUNT",${q(subId)},${q({ count, ...(approximate ? { approximate } : {}), ...(hll ? { hll } : {}) })}]`;
 export const authMessage = (challenge: string): string => `["AUTH",${q(challenge)}]`;
+/** NIP-77 */
+export const negMsgMessage = (subId: string, hex: string): string => `["NEG-MSG",${q(subId)},"${hex}"]`;
+/** NIP-77; `max`: the largest number of records the relay reconciles, after a too-big refusal (strfry's 4th element) */
+export const negErrMessage = (subId: string, reason: string, max?: number): string =>
+  max === undefined ? `["NEG-ERR",${q(subId)},${q(reason)}]` : `["NEG-ERR",${q(subId)},${q(reason)},${max}]`;
 
 /** The standard machine-readable prefixes (NIP-01). */
 export type RefusalPrefix = 'invalid' | 'duplicate' | 'blocked' | 'rate-limited' | 'error' | 'restricted' | 'auth-required' | 'pow' | 'unsupported';

@@ -1,10 +1,14 @@
-// Per-connection state and the one way to send to a client, which enforces the output buffer cap:
-// a reader that falls too far behind is told why and disconnected, so memory stays bounded.
+// Per-connection state and the one way to send to a client, which enforces the output buffer caps
+// (per connection and per address, output-budget.ts): a reader that falls too far behind is told
+// why and disconnected, so memory stays bounded.
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 import type { Filter } from '../nostr/filter.js';
 import { noticeMessage } from '../nostr/messages.js';
 import type { LiveSub } from './live-index.js';
 import type { SeenSerials } from '../store/types.js';
+import { addressKey } from './policy/cidr.js';
+import type { OutputBudget, OutputHolder, SlowReason } from './output-budget.js';
+import type { Release } from './policy/budgets.js';
 
 export interface Subscription extends LiveSub<Connection> {
   /** set when the subscription is replaced, closed or its connection goes */
@@ -18,6 +22,8 @@ export interface Subscription extends LiveSub<Connection> {
    */
   seen: SeenSerials | null;
   filters: Filter[];
+  /** gives back what the subscription's filters were charged (policy/budgets.ts) */
+  release: Release;
 }
 
 let nextId = 1;
@@ -33,35 +39,46 @@ function flushAll(): void {
   dirty.clear();
 }
 
-export class Connection {
+export class Connection implements OutputHolder {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
   readonly authed = new Set<string>();
+  /** what per-client limits count by: the IPv4 address or the IPv6 /64 */
+  readonly key: string;
   ws: WebSocket<{ conn: Connection }> | null = null;
   closed = false;
   /** requests whose answer is still being computed (REQ scans, COUNTs) */
   busy = 0;
+  /** unsent bytes last accounted to the output budget */
+  accounted = 0;
 
-  constructor(readonly ip: string, readonly challenge: string, private maxBufferedBytes: number, private onSlow: (c: Connection) => void) {}
+  constructor(readonly ip: string, readonly challenge: string, private output: OutputBudget, private onSlow: (c: Connection, why: SlowReason) => void) {
+    this.key = addressKey(ip);
+  }
 
   private outbox: Array<string | Uint8Array> = [];
   private outboxBytes = 0;
 
+  /** The socket is open: from now on this connection's output counts toward its address. */
+  attach(ws: WebSocket<{ conn: Connection }>): void {
+    this.ws = ws;
+    this.output.add(this);
+  }
+
   /**
    * Queues a text message for this turn's flush: a string, or its UTF-8 bytes (a ready frame from a
    * query, sent without making a string). Returns false when the connection is gone, or was just
-   * closed because its unsent output (in uWS and queued here) passed the cap: a slow reader.
+   * closed because its unsent output (in uWS and queued here) passed a cap: a slow reader.
    */
   send(text: string | Uint8Array): boolean {
     const ws = this.ws;
     if (this.closed || !ws) return false;
     this.outbox.push(text);
     this.outboxBytes += typeof text === 'string' ? text.length : text.byteLength;
-    if (this.outboxBytes + ws.getBufferedAmount() > this.maxBufferedBytes) {
-      this.onSlow(this);
-      this.outbox = [noticeMessage('error: connection closed: too much unsent output (slow reader)')];
-      this.close(1008, 'slow reader');
-      return false;
+    const over = this.output.account(this, this.outboxBytes + ws.getBufferedAmount());
+    if (over) {
+      (over.close as Connection).closeSlow(over.why);
+      if (over.close === this) return false;
     }
     if (this.outbox.length === 1) {
       dirty.add(this);
@@ -87,6 +104,28 @@ export class Connection {
     } catch {
       /* the socket closed under us: nothing left to deliver */
     }
+    this.refreshOutput();
+  }
+
+  /** Re-reads what uWS still holds for this connection (after a flush, on drain). */
+  refreshOutput(): void {
+    if (this.closed || !this.ws) return;
+    try {
+      this.output.account(this, this.outboxBytes + this.ws.getBufferedAmount());
+    } catch {
+      /* closed under us */
+    }
+  }
+
+  /** Tells the client why and closes it: its unsent output passed a cap. */
+  closeSlow(why: SlowReason): void {
+    if (this.closed) return;
+    this.onSlow(this, why);
+    this.outbox = [noticeMessage(why === 'connection'
+      ? 'error: connection closed: too much unsent output (slow reader)'
+      : 'error: connection closed: too much unsent output on the connections of your IP address (slow reader)')];
+    this.outboxBytes = 0;
+    this.close(1008, 'slow reader');
   }
 
   close(code = 1000, reason = ''): void {
@@ -102,6 +141,7 @@ export class Connection {
     this.closed = true;
     this.outbox = []; // the socket is gone (or its close was flushed): nothing more to write
     this.outboxBytes = 0;
+    this.output.remove(this);
     for (const s of this.subs.values()) s.abort.aborted = true;
   }
 }

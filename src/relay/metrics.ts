@@ -47,6 +47,10 @@ export class Histogram extends Metric {
     this.total++;
     for (let i = 0; i < this.buckets.length; i++) if (v <= this.buckets[i]) { this.counts[i]++; break; }
   }
+  /** upper bounds, count per bucket (not cumulative; observations above the last bound are total minus their sum), sum, total */
+  snapshot(): HistogramSnapshot {
+    return { buckets: this.buckets, counts: [...this.counts], sum: this.sum, total: this.total };
+  }
   lines(): string[] {
     let cum = 0;
     const out = this.buckets.map((b, i) => `${this.name}_bucket{le="${b}"} ${(cum += this.counts[i])}`);
@@ -54,6 +58,8 @@ export class Histogram extends Metric {
     return out;
   }
 }
+
+export interface HistogramSnapshot { buckets: number[]; counts: number[]; sum: number; total: number }
 
 /** seconds: 100 µs .. 10 s */
 export const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];

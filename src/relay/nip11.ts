@@ -9,7 +9,8 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
   const doc: Record<string, unknown> = {
     name: info.name,
     description: info.description,
-    supported_nips: [...new Set([...SUPPORTED_NIPS, ...extraNips])].sort((a, b) => a - b),
+    // 50: NIP-50 search, when search.kinds indexes something; 77: negentropy when enabled
+    supported_nips: [...new Set([...SUPPORTED_NIPS, ...(config.negentropy.enabled ? [77] : []), ...(config.search.kinds.length > 0 ? [50] : []), ...extraNips])].sort((a, b) => a - b),
     software: SOFTWARE,
     version: VERSION,
     limitation: {
@@ -21,13 +22,15 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
       max_subid_length: limits.maxSubIdLength,
       max_event_tags: limits.maxEventTags,
       max_content_length: limits.maxContentLength,
-      created_at_lower_limit: limits.createdAtPastSeconds,
+      // 0 means no lower limit: leave the field out (a 0 reads as "nothing older than now")
+      ...(limits.createdAtPastSeconds > 0 ? { created_at_lower_limit: limits.createdAtPastSeconds } : {}),
       created_at_upper_limit: limits.createdAtFutureSeconds,
       auth_required: false,
       payment_required: false,
       restricted_writes: false,
     },
   };
+  // info.pubkey is hex: the config schema turns an npub into hex (NIP-11 wants hex)
   for (const [key, value] of [['pubkey', info.pubkey], ['contact', info.contact], ['icon', info.icon], ['banner', info.banner], ['posting_policy', info.postingPolicy]] as const) {
     if (value) doc[key] = value;
   }

@@ -19,8 +19,10 @@ import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
 import { releaseFrames, type EventFrames, type Framing } from '../store/frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions } from '../store/types.js';
+import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
 import { pointLookups } from '../store/planner.js';
+import { visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 
@@ -33,18 +35,24 @@ export interface QueryRunner {
   count(filters: Filter[], opts?: CountOptions): Promise<CountResult>;
   /** The frames of a query() were sent (or dropped): their buffer goes back to the thread that made it. */
   release(frames: EventFrames): void;
-  /** a signal for query/count that also stops the scan past the read budget or deadline */
-  scanGuard(outer: { aborted: boolean }): ScanGuard;
+  /** NIP-77 item set of one filter (EventStore.negentropyItems, with protected kinds hidden as asked) */
+  negentropyItems(filter: Filter, req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems>;
+  /**
+   * A signal for query/count/negentropyItems that also stops the scan past the read budget or
+   * deadline; `scanBudget` (index entries) defaults to read.scanBudget.
+   */
+  scanGuard(outer: { aborted: boolean }, scanBudget?: number): ScanGuard;
   close(): Promise<void>;
 }
 
 /** queryThreads = 0: the store on the main thread, the access layer's guard. */
-export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }) => ScanGuard): QueryRunner {
+export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }, scanBudget?: number) => ScanGuard): QueryRunner {
   return {
     threads: 0,
     query: (filters, opts, framing) => store.queryFrames(filters, opts, framing),
     count: (filters, opts) => store.countResult(filters, opts),
     release: releaseFrames,
+    negentropyItems: (filter, req, opts) => store.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...opts }),
     scanGuard: guard,
     close: async () => {},
   };
@@ -56,6 +64,8 @@ export interface WorkerInit {
   dir: string;
   mapSize: number;
   queryYieldEvery: number;
+  /** config.search (NIP-50 index settings) */
+  search?: { kinds: number[]; maxPostings: number };
 }
 
 /** Step count so far and the budget rule (Access.scanGuard's); absent limits = unlimited. */
@@ -68,6 +78,7 @@ export interface GuardLimits {
 export type Request =
   | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing }
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
+  | { t: 'n'; id: number; g: number; limits: GuardLimits; filter: Filter; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number }
   /** buffers of sent answers, back for reuse (transferred) */
   | { t: 'r'; bufs: ArrayBuffer[] };
@@ -81,6 +92,8 @@ export interface Reply {
   approximate?: boolean;
   hll?: Uint8Array;
   refresh?: HllRefresh[];
+  /** negentropy items (the records' buffer is transferred, not copied) */
+  neg?: NegentropyItems;
   upTo?: number;
   newer?: string[];
   error?: string;
@@ -160,7 +173,7 @@ interface PoolWorker {
 }
 
 export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): Promise<QueryRunner> {
-  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery };
+  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, search: opts.search };
   const maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
   const workers: PoolWorker[] = [];
   const ops = new Map<number, Op>();
@@ -317,8 +330,16 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       pw.returning.push(ab as ArrayBuffer);
       schedule();
     },
-    scanGuard(outer) {
-      return new PoolGuard(outer, maxSteps, Date.now() + opts.queryTimeout);
+    async negentropyItems(filter, req, co) {
+      const signal = co?.signal;
+      const p = submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filter, req, now: co?.now }));
+      if (!p) return fallback.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...co });
+      const r = await p;
+      return r.neg ?? { records: new Uint8Array(0), count: 0, overLimit: false, complete: false };
+    },
+    scanGuard(outer, scanBudget = opts.scanBudget) {
+      const steps = scanBudget === opts.scanBudget ? maxSteps : Math.max(1, Math.ceil(scanBudget / opts.queryYieldEvery));
+      return new PoolGuard(outer, steps, Date.now() + opts.queryTimeout);
     },
     async close() {
       closing = true;

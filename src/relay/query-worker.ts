@@ -7,22 +7,24 @@ import { openStore } from '../store/index.js';
 import { framesTransfer, giveBuffer } from '../store/frames.js';
 import type { SeenSerials } from '../store/types.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
+import { visibleValue } from './handlers/neg-items.js';
 
 const init = workerData as WorkerInit;
-const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, readOnly: true }).catch((e: Error) => {
+const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, search: init.search, readOnly: true }).catch((e: Error) => {
   parentPort!.postMessage({ error: e.message });
   throw e;
 });
 
 /**
  * The store's signal for every request sharing one guard: the same rule as Access.scanGuard (each
- * check of `aborted` is one step of queryYieldEvery index entries; the deadline is looked at every
- * fourth step), plus the main thread's abort.
+ * check of `aborted` is one step of queryYieldEvery index entries, planning and range setup are
+ * charged in entries; the deadline is looked at every fourth check), plus the main thread's abort.
  */
 class Guard {
   refs = 0;
   abort = false;
   tripped: null | 'budget' | 'timeout' = null;
+  private polls = 0;
   constructor(
     public steps: number,
     private readonly maxSteps: number,
@@ -32,8 +34,12 @@ class Guard {
   get aborted(): boolean {
     if (this.abort || this.tripped) return true;
     if (++this.steps > this.maxSteps) this.tripped = 'budget';
-    else if (this.steps % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
+    else if (++this.polls % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
     return this.tripped !== null;
+  }
+
+  charge(entries: number): void {
+    this.steps += entries / init.queryYieldEvery;
   }
 
   /** index entries still allowed (the store counts large index-only COUNTs up to this, then estimates) */
@@ -63,8 +69,10 @@ function reply(r: Reply, gid: number, g: Guard): void {
   r.steps = g.steps;
   r.tripped = g.tripped;
   if (--g.refs === 0) guards.delete(gid);
-  // the results' buffers move to the main thread (no copy); this thread no longer needs them
-  parentPort!.postMessage([r], r.frames ? framesTransfer(r.frames) : undefined);
+  // the results' buffers and negentropy records move to the main thread (no copy)
+  const transfer: ArrayBuffer[] = r.frames ? framesTransfer(r.frames) : [];
+  if (r.neg && r.neg.records.byteLength > 0) transfer.push(r.neg.records.buffer as ArrayBuffer);
+  parentPort!.postMessage([r], transfer);
 }
 
 async function run(m: Request): Promise<void> {
@@ -83,6 +91,9 @@ async function run(m: Request): Promise<void> {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
       const frames = await store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
       reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
+    } else if (m.t === 'n') {
+      const neg = await store.negentropyItems(m.filter, { maxItems: m.req.maxItems, accept: visibleValue(m.req.hidden), now: m.now, signal: g });
+      reply({ id: m.id, neg }, m.g, g);
     } else {
       const r = await store.countResult(m.filters, { now: m.now, signal: g });
       reply({ id: m.id, n: r.count, approximate: r.approximate, hll: r.hll, refresh: r.refresh }, m.g, g);

@@ -5,25 +5,26 @@ import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { closedMessage } from '../nostr/messages.js';
+import { closedMessage, noticeMessage } from '../nostr/messages.js';
 import { loadUws } from './uws.js';
 import type { Logger } from './logger.js';
 import type { Registry, RelayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
 import { Connection } from './connection.js';
+import { OutputBudget } from './output-budget.js';
 import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { closeAll } from './handlers/close.js';
+import { negentropyFigures } from './handlers/neg.js';
 import { deliver } from './handlers/req.js';
-import { mountHttp } from './http.js';
+import { mountHttp, type PageAnswer } from './http.js';
 import { relayInfo } from './nip11.js';
-import type { StatusFigures } from './dashboard/figures.js';
+import { createDashboard, type DirectorySource, type Section } from './dashboard/status.js';
 import type { Ingest } from '../ingest/types.js';
 import { VERSION } from './version.js';
 import type { Access } from './policy/access.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
-import { dashboardJson, dashboardPage } from './dashboard/page.js';
 import type { Pipeline } from '../app/pipeline.js';
 
 /** What the relay is given by the composition root (src/app): the shared write side and the metrics registry. */
@@ -31,6 +32,8 @@ export interface RelayDeps {
   pipeline: Pipeline;
   registry: Registry;
   metrics: RelayMetrics;
+  /** called once the port is bound, before the "listening" line is logged (src/app records the owner of the data directory) */
+  onListen?: (port: number) => void;
 }
 
 export interface RelayHandle {
@@ -41,13 +44,17 @@ export interface RelayHandle {
   verifier: AsyncVerifier;
   policies: Policies;
   /** adds a section to the status page (the spider's progress) */
-  addStatusSection(fn: () => StatusFigures['sections'][number]): void;
+  addStatusSection(fn: () => Section): void;
+  /** the relay directory for the status page and /status.json (src/app provides it) */
+  setStatusDirectory(source: DirectorySource | undefined): void;
   /** access control, lists and rate limits (policy/access.ts) */
   access: Access;
   /** hooks for the NIP-86 spidertrigger/spiderstatus methods; without them those methods answer an error */
   setSpiderControl(control: SpiderControl | undefined): void;
   /** adds Prometheus text to /metrics (the spider's figures) */
   addMetricsText(fn: () => string): void;
+  /** serves GET/HEAD `path` (the relay directory pages of src/monitor, added by src/app) */
+  addPage(path: string, fn: (query: URLSearchParams) => PageAnswer): void;
   /** stop accepting, CLOSED to every subscription, stop the query threads (the pipeline is closed by its owner) */
   close(): Promise<void>;
 }
@@ -69,10 +76,10 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
-          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: config.search, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
-      : inlineQueries(store, (outer) => access.scanGuard(outer));
+      : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
   let spiderControl: SpiderControl | undefined;
 
   const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
@@ -84,21 +91,31 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
 
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
+  registry.gauge('orbweaver_negentropy_sessions', 'open NIP-77 sessions', () => negentropyFigures(ctx).sessions);
+  registry.gauge('orbweaver_negentropy_records', 'records held by open NIP-77 sessions (36 bytes each)', () => negentropyFigures(ctx).records);
+  registry.gauge('orbweaver_live_filter_checks', 'filters checked against published events since start (what fan-out costs)', () => live.checks);
+  registry.gauge('orbweaver_unsent_bytes', 'output queued for clients and not yet taken by their sockets', () => output.total());
+  registry.gauge('orbweaver_unsent_bytes_peak', 'the most output held unsent at once since start', () => output.peak);
+  registry.gauge('orbweaver_queries_running', 'REQ scans and COUNTs running', () => access.querySlots.figures().queriesRunning);
+  registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
   registry.gauge('orbweaver_store_bytes', 'bytes used by the LMDB data file', () => store.stats().bytes);
 
-  const sections: Array<() => StatusFigures['sections'][number]> = [];
-  const started = Date.now();
-  const onSlow = (c: Connection) => {
+  const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
+  const onSlow = (c: Connection, why: string) => {
     metrics.slowClosed.inc();
-    logger.info({ conn: c.id, ip: c.ip }, 'closing a slow reader');
+    logger.info({ conn: c.id, ip: c.ip, cap: why }, 'closing a slow reader');
   };
 
   const app = uws.App();
-  const wsLimit = Math.min(Math.max(config.limits.maxMessageLength * 4, 1 << 20), 16 << 20);
+  const { maxMessageLength } = config.limits;
   app.ws<{ conn: Connection }>('/*', {
     compression: uws.SHARED_COMPRESSOR,
-    maxPayloadLength: wsLimit, // past maxMessageLength we answer with a NOTICE; past this uWS closes
+    // Messages past maxMessageLength are answered with a NOTICE. uWS must read a message whole to
+    // hand it over, and past maxPayloadLength it drops the connection without a word (code 1006),
+    // so that is set well above: 16 x maxMessageLength, at least 2 MiB. What a client can make us
+    // buffer is then that much per connection, times rateLimits.maxConnectionsPerIp per address.
+    maxPayloadLength: Math.max(maxMessageLength * 16, 2 << 20),
     maxBackpressure: config.limits.maxBufferedBytes + (1 << 20),
     idleTimeout: Math.min(960, Math.max(8, Math.round(config.limits.idleTimeout / 1000))),
     sendPingsAutomatically: true,
@@ -110,18 +127,25 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
         res.cork(() => res.writeStatus(refused.startsWith('rate-limited') ? '429 Too Many Requests' : refused.startsWith('error') ? '503 Service Unavailable' : '403 Forbidden').writeHeader('Content-Type', 'text/plain').end(refused + '\n'));
         return;
       }
-      const conn = new Connection(ip, randomBytes(16).toString('hex'), config.limits.maxBufferedBytes, onSlow);
-      access.noteHost(conn, req.getHeader('host'));
+      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow);
       res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },
     open: (ws) => {
       const conn = ws.getUserData().conn;
-      conn.ws = ws;
+      conn.attach(ws);
       connections.add(conn);
       access.opened(conn);
     },
+    drain: (ws) => ws.getUserData().conn.refreshOutput(),
     message: (ws, message) => {
       const conn = ws.getUserData().conn;
+      if (!access.admitMessage(conn, message.byteLength)) return;
+      if (message.byteLength > maxMessageLength) {
+        // refused before decoding: a client sending large messages costs us only their reading
+        metrics.refusals.inc({ reason: 'invalid' });
+        conn.send(noticeMessage(`invalid: message larger than ${maxMessageLength} bytes`));
+        return;
+      }
       let text: string;
       try {
         text = Buffer.from(message).toString('utf8');
@@ -143,25 +167,17 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     },
   });
 
-  const figures = (): StatusFigures => {
-    const s = store.stats();
-    return {
-      connections: connections.size,
-      subscriptions: live.size,
-      events: s.events,
-      storeBytes: s.bytes,
-      eventsStored: metrics.eventsStored.entries().reduce((a, [, n]) => a + n, 0),
-      eventsRejected: metrics.eventsRejected.entries().reduce((a, [, n]) => a + n, 0),
-      uptimeSeconds: (Date.now() - started) / 1000,
-      sections: sections.map((f) => f()),
-    };
-  };
-  const statusJson = () => dashboardJson(config, figures(), access.figures(), access.refusals.snapshot());
+  let listenUrl = '';
+  const dashboard = createDashboard({
+    config, metrics, refusals: access.refusals, access: () => access.figures(),
+    connections: () => connections.size, subscriptions: () => live.size, store: () => store.stats(), listenUrl: () => listenUrl,
+  });
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   const metricsTexts: Array<() => string> = [];
+  const pages = new Map<string, (query: URLSearchParams) => PageAnswer>();
   mountHttp(app, {
     nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
-    statusJson,
+    statusJson: (query) => dashboard.json(query),
     post: (res, req) => {
       if (!req.getHeader('content-type').toLowerCase().startsWith(RPC_CONTENT_TYPE)) {
         res.cork(() => res.writeStatus('415 Unsupported Media Type').writeHeader('Content-Type', 'text/plain').end(`POST here is NIP-86 management: use Content-Type: ${RPC_CONTENT_TYPE}\n`));
@@ -171,7 +187,8 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     },
     metrics: () => registry.text() + metricsTexts.map((f) => f()).join(''),
     healthy: () => !closing,
-    statusPage: () => dashboardPage(statusJson()),
+    statusPage: () => dashboard.page(),
+    page: (path, query) => pages.get(path)?.(query) ?? null,
   });
 
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
@@ -179,6 +196,9 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
   });
   const port = uws.us_socket_local_port(listenSocket as never);
+  access.ownUrls.listening(config.host, port);
+  deps.onListen?.(port);
+  listenUrl = `ws://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   const sweepTimer = setInterval(() => {
     store.sweepExpired().catch((e) => logger.error({ err: e }, 'expiry sweep failed'));
@@ -197,6 +217,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     closing = true;
     closed = (async () => {
       clearInterval(sweepTimer);
+      dashboard.stop();
       uws.us_listen_socket_close(listenSocket as never);
       unsubscribe();
       for (const conn of connections) {
@@ -209,5 +230,5 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => sections.push(fn), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addPage: (path, fn) => { pages.set(path, fn); }, close };
 }

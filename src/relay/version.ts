@@ -1,5 +1,8 @@
-// The package version, read once from package.json.
+// The package's version and homepage, read once from package.json. NIP-11 `software` is a URL
+// identifying the relay software: the homepage.
 import { readFileSync } from 'node:fs';
 
-export const VERSION: string = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
-export const SOFTWARE = 'orbweaver';
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string; homepage?: string };
+
+export const VERSION: string = pkg.version;
+export const SOFTWARE: string = pkg.homepage ?? 'https://www.npmjs.com/package/orbweaver';

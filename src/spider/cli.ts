@@ -1,35 +1,37 @@
 // `orbweaver spider [--once] [--json] [--relay URL | --local]`: one crawl (or a crawl every interval)
-// against the configured data directory. When our relay is running (ws://host:port from config, or
-// --relay), events are published to it over NIP-01 EVENT so they take its ingest path and reach its
-// live subscribers; otherwise the store is opened here and the in-process ingest path is used.
-import { createLogger } from '../relay/logger.js';
+// against the configured data directory. Events go through the one ingest path: to the relay that
+// owns the data directory (or the one given with --relay) over NIP-01 EVENT, so they reach its live
+// subscribers, else into the store in this process (app/command-sink.ts decides).
+import { loggerFor } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
-import { openPipeline, type Pipeline } from '../app/pipeline.js';
-import { openStore } from '../store/index.js';
-import type { EventStore } from '../store/types.js';
+import { localRelayUrl, openCommandSink, SinkError, type CommandSink } from '../app/command-sink.js';
 import { createSpider } from './spider.js';
-import { ingestSink, type EventSink } from './sink.js';
-import { homeSink } from './deliver.js';
-import { parseSecretKey } from '../nostr/keys.js';
 import { formatSummary } from './status.js';
+import { createMonitor, type CycleSummary, type Monitor } from '../monitor/monitor.js';
+import { unknownOption } from '../config/suggest.js';
 
-export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local]
+export { localRelayUrl } from '../app/command-sink.js';
 
-  --once           one crawl, print its summary, exit (0: finished, 1: no relay reached, 2: error)
+export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local] [--data dir]
+
+  --once           one crawl, print its summary, exit (0: finished, 1: no relay found or none
+                   reached, 2: configuration or other error)
   --json           print the summary as JSON
-  --relay <url>    publish fetched events to this relay (default: ws://<host>:<port> from config,
-                   when it answers)
-  --local          do not look for a running relay: open the store and ingest in this process
-without --once the spider runs every spider.interval until SIGINT/SIGTERM.
+  --relay <url>    publish fetched events to this relay
+  --local          do not publish to a running relay: open the store and ingest in this process
+By default the events go to the relay that owns the data directory (it records its URL there while
+it runs); when no relay owns it, the store is opened in this process.
+Without --once the spider runs at once and then every spider.interval until SIGINT/SIGTERM.
 Settings: spider.* in relay.config.json or ORBWEAVER_SPIDER_* (see \`orbweaver config --env\`).`;
 
-/** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
-export function localRelayUrl(config: Config): string {
-  let host = config.host;
-  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
-  if (host === '::') host = '::1';
-  if (host.includes(':')) host = `[${host}]`;
-  return `ws://${host}:${config.port}`;
+const OPTIONS = ['--once', '--json', '--relay', '--local'];
+
+/** Why a spider with this configuration has nothing to crawl, or null. */
+export function nothingToCrawl(c: Config['spider']): string | null {
+  if (c.seeds.length === 0 && c.admins.length === 0) {
+    return 'the spider has nothing to crawl: set spider.seeds (ORBWEAVER_SPIDER_SEEDS) or spider.admins (ORBWEAVER_SPIDER_ADMINS) to pubkeys whose relay lists (kind 10002) start the crawl';
+  }
+  return null;
 }
 
 export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
@@ -40,74 +42,91 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     if (a === '--once') once = true;
     else if (a === '--json') json = true;
     else if (a === '--local') local = true;
-    else if (a === '--relay') relayUrl = argv[++i];
+    else if (a === '--relay') {
+      relayUrl = argv[++i];
+      if (!relayUrl) { process.stderr.write('orbweaver spider: --relay needs a ws:// or wss:// URL\n'); return 2; }
+    }
     else if (a.startsWith('--relay=')) relayUrl = a.slice(8);
     else if (a === '--help' || a === '-h') { out.write(SPIDER_USAGE + '\n'); return 0; }
-    else { process.stderr.write(`unknown option ${a}\n${SPIDER_USAGE}\n`); return 2; }
+    else { process.stderr.write(`orbweaver: ${unknownOption(a, OPTIONS, 'spider')}\n`); return 2; }
   }
-  const logger = createLogger(config.logLevel);
-  const ownUrl = localRelayUrl(config);
-  const target = relayUrl ?? ownUrl;
-  let sink: EventSink | undefined;
-  let pipeline: Pipeline | undefined;
-  if (!local) {
-    // The same delivery as a worker's: every event is retried until the relay decides on it, and
-    // with spider.workerKey set it authenticates first (NIP-42).
-    const home = homeSink({
-      url: target, authUrl: config.publicUrl || undefined,
-      secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
-      connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
-      deliveryTimeout: config.spider.deliveryTimeout, log: logger,
-    });
-    try {
-      await home.ready();
-      sink = home;
-      logger.info({ relay: target }, 'spider: publishing to the running relay');
-    } catch (e) {
-      await home.close();
-      if (relayUrl) { logger.error({ relay: relayUrl, err: (e as Error).message }, 'spider: the relay given with --relay does not answer'); return 2; }
-      logger.info({ relay: target }, 'spider: no relay answers; ingesting in this process');
-    }
+  const logger = loggerFor(config);
+  const problem = nothingToCrawl(config.spider);
+  if (problem) {
+    logger.warn(problem);
+    logger.flush();
+    return 2;
   }
-  let store: EventStore;
-  if (!sink) {
-    // the relay's own pipeline (policies, ingest), so a standalone run meets the same rules as the relay
-    pipeline = await openPipeline(config, logger, { verifyThreads: 0 });
-    store = pipeline.store;
-    sink = ingestSink(pipeline.ingest);
-  } else {
-    // the spider's own records (directory, cursors) live beside the events of the relay's store
-    store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, logger });
+  let opened: CommandSink;
+  try {
+    // the spider's own records (directory, cursors) live beside the events of the relay's store: writable
+    opened = await openCommandSink(config, logger, { relayUrl, local, writable: true, label: 'spider' });
+  } catch (e) {
+    if (!(e instanceof SinkError)) throw e;
+    logger.error(`spider: ${e.message}`);
+    logger.flush();
+    return 2;
   }
+  const { sink, store } = opened;
+  const selfUrls = [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])];
+  // With the monitor on, the crawl is followed by a monitor cycle over the directory (its events go
+  // the same way as the crawl's). A one-shot run does not validate candidates: those may lie beyond
+  // the spider's hops; the relay's (or `orbweaver spider`'s) long-running monitor validates them.
+  let monitor: Monitor | undefined;
+  let unfeed = () => {};
+  try {
+    if (config.spider.monitor) monitor = createMonitor({ config, store, put: (ev) => sink.put(ev), logger, validate: !once, selfUrls });
+  } catch (e) {
+    await opened.close();
+    throw e;
+  }
+  if (monitor && opened.pipeline) { const m = monitor; unfeed = opened.pipeline.onStored((ev) => m.seen(ev)); }
   const spider = createSpider({
     config: config.spider, store, sink, logger,
     selfPubkey: config.info.pubkey || undefined,
-    selfUrls: [ownUrl, ...(config.publicUrl ? [config.publicUrl] : [])],
+    selfUrls,
+    onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
   });
   let code = 0;
   try {
     if (once) {
       const summary = await spider.runOnce();
-      out.write((json ? JSON.stringify(summary, null, 2) : formatSummary(summary)) + '\n');
-      code = summary.relays.total > 0 && summary.relays.reached === 0 ? 1 : 0;
+      const checked: CycleSummary | undefined = monitor ? await monitor.runOnce() : undefined;
+      if (json) out.write(JSON.stringify(checked ? { ...summary, monitor: { pubkey: monitor!.pubkey, ...checked } } : summary, null, 2) + '\n');
+      else out.write(formatSummary(summary) + (checked ? '\n' + formatCycle(checked, monitor!.pubkey) : '') + '\n');
+      if (summary.relays.total === 0) {
+        logger.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList }, 'spider: no relay to crawl: no relay list (kind 10002) of the seeds was found in the store or on spider.bootstrapRelays');
+        code = 1;
+      } else if (summary.relays.reached === 0) code = 1;
     } else {
+      // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();
+      monitor?.start();
       await new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
       });
-      await spider.stop();
+      logger.info('spider: stopping');
     }
   } catch (e) {
     logger.error({ err: e }, 'spider: run failed');
     code = 2;
   } finally {
+    unfeed();
     await spider.stop();
-    await sink.close();
-    if (pipeline) await pipeline.close();
-    else await store.close();
-    logger.flush?.();
+    await monitor?.stop();
+    await opened.close();
+    logger.flush();
   }
   return code;
+}
+
+/** The monitor's lines after a `spider --once` summary. */
+export function formatCycle(c: CycleSummary, pubkey: string): string {
+  const f = c.finder;
+  return [
+    `monitor (${pubkey.slice(0, 16)}…): ${c.checked} relays checked, ${c.online} online, ${c.published} kind 30166 published${c.announced ? ', kind 10166 and 0 announced' : ''}${c.refused ? `, ${c.refused} refused by the address rules` : ''}`,
+    f ? `finder: ${f.events} events read${f.fullScan ? ' (full scan)' : ''}, ${f.added} new candidates, ${f.updated} seen again, ${f.known} already in the directory` : '',
+    c.delivered || c.deliveryFailures ? `monitor relays: ${c.delivered} delivered, ${c.deliveryFailures} failed` : '',
+  ].filter(Boolean).join('\n');
 }

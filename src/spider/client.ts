@@ -8,6 +8,7 @@ import tls from 'node:tls';
 import WebSocket from 'ws';
 import type { Target } from './url.js';
 import type { WireFilter } from '../nostr/filter.js';
+import type { NegHandlers, NegTransport } from '../sync/reconcile.js';
 
 export interface SubHandlers {
   /** an EVENT for this subscription: the raw parsed value (untrusted) and the frame size */
@@ -27,9 +28,11 @@ export interface ClientOptions {
 
 let subCounter = 0;
 
-export class RelayClient {
+export class RelayClient implements NegTransport {
   private ws!: WebSocket;
   private subs = new Map<string, SubHandlers>();
+  /** NIP-77 sessions by subscription id (src/sync/reconcile.ts drives them) */
+  private negs = new Map<string, NegHandlers>();
   private countWaiters = new Map<string, (n: number | null) => void>();
   private closedReason: string | null = null;
   /** NOTICE texts received (last few), for logs and quirk detection */
@@ -109,13 +112,16 @@ export class RelayClient {
     this.subs.clear();
     for (const [, w] of this.countWaiters) w(null);
     this.countWaiters.clear();
+    for (const [, h] of this.negs) h.closed(`connection: ${reason}`);
+    this.negs.clear();
     this.onClose?.(reason);
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
     if (isBinary) { this.dropped.malformed++; return; }
     const bytes = data.length;
-    if (bytes > this.opts.maxFrame) {
+    // NIP-77 messages are bounded by maxPayload alone: relays send up to ~1 MB of hex per NEG-MSG
+    if (bytes > this.opts.maxFrame && !(this.negs.size > 0 && /^\s*\[\s*"NEG-/.test(data.subarray(0, 16).toString('latin1')))) {
       // Route the drop to its subscription when the id is readable from the frame's head.
       this.dropped.oversized++;
       const head = /^\s*\[\s*"EVENT"\s*,\s*"([^"]{1,64})"/.exec(data.subarray(0, 100).toString('latin1'));
@@ -156,6 +162,19 @@ export class RelayClient {
         for (const l of [...this.noticeListeners]) l(text);
         return;
       }
+      case 'NEG-MSG':
+      case 'NEG-ERR': {
+        const h = typeof msg[1] === 'string' ? this.negs.get(msg[1]) : undefined;
+        if (!h) { this.dropped.unknownSub++; return; }
+        if (verb === 'NEG-MSG') {
+          if (typeof msg[2] === 'string') h.msg(msg[2]);
+          else { this.negs.delete(msg[1] as string); h.err('invalid: NEG-MSG without a hex message'); }
+          return;
+        }
+        this.negs.delete(msg[1] as string);
+        h.err(typeof msg[2] === 'string' ? msg[2].slice(0, 300) : '', Number.isSafeInteger(msg[3]) ? (msg[3] as number) : undefined);
+        return;
+      }
       case 'AUTH':
       case 'OK':
         return; // we neither authenticate nor publish on this connection
@@ -186,6 +205,27 @@ export class RelayClient {
   unsubscribe(id: string): void {
     if (!this.subs.delete(id)) return;
     if (this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
+  }
+
+  /** NIP-77: opens a negentropy session; answers go to `handlers` until NEG-ERR, negClose or the connection ends. */
+  negOpen(filter: WireFilter, hex: string, handlers: NegHandlers): string {
+    const id = `own${(++subCounter).toString(36)}`;
+    if (!this.isOpen) {
+      queueMicrotask(() => handlers.closed(`connection: ${this.closedReason ?? 'not open'}`));
+      return id;
+    }
+    this.negs.set(id, handlers);
+    this.send(JSON.stringify(['NEG-OPEN', id, filter, hex]));
+    return id;
+  }
+
+  negMsg(id: string, hex: string): void {
+    if (this.negs.has(id) && this.isOpen) this.send(`["NEG-MSG",${JSON.stringify(id)},"${hex}"]`);
+  }
+
+  negClose(id: string): void {
+    if (!this.negs.delete(id)) return;
+    if (this.isOpen) this.send(JSON.stringify(['NEG-CLOSE', id]));
   }
 
   /** NIP-45 COUNT; null when unsupported, refused, or no answer within timeoutMs. */

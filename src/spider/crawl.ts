@@ -114,6 +114,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     for (const k of done) if (k.stuck.length) await splitSlices(ctx, k);
     result.links = links.links();
     result.ignoredLists = links.ignored;
+    result.kinds = Object.fromEntries(done.map((k) => [String(k.kind), k.seen.size]));
     const errors = done.filter((k) => k.error).map((k) => `kind ${k.kind}: ${k.error}`);
     const answered = done.some((k) => k.eose > 0) || result.counts.fetched > 0;
     if (errors.length === 0) result.outcome = answered || done.length === 0 ? 'ok' : 'failed';

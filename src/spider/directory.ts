@@ -4,7 +4,7 @@
 // document, learned quirks, per-kind cursors, and the relays its kind 10002 lists named.
 import type { Database, RootDatabase } from 'lmdb';
 import type { Nip11Info } from './nip11.js';
-import type { Cursors, Quirks, RelayOutcome, WorkResult } from './types.js';
+import type { Cursors, FetchCounts, Quirks, RelayOutcome, WorkResult } from './types.js';
 
 export interface RelayRecord {
   url: string;
@@ -29,6 +29,8 @@ export interface RelayRecord {
   links: Record<string, number>;
   /** events this relay gave us that were stored, over all runs */
   storedTotal: number;
+  /** the counts of the last attempt (fetched, stored, …), for the directory view */
+  lastCounts?: FetchCounts;
 }
 
 /** Most links remembered per relay. */
@@ -87,6 +89,7 @@ export class RelayDirectory {
       rec.failures = prev.failures + 1;
     }
     rec.storedTotal = prev.storedTotal + r.counts.stored;
+    rec.lastCounts = r.counts;
     if (Object.keys(r.links).length) {
       const merged = { ...prev.links };
       for (const [u, n] of Object.entries(r.links)) merged[u] = Math.max(merged[u] ?? 0, n);

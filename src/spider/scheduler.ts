@@ -1,5 +1,7 @@
 // Runs a task now and then every interval, never two at once: the next run is scheduled when the
 // current one ends (interval counted from its start; immediately when it ran longer than that).
+// The timer keeps the process alive: a scheduled run is work still to do (`orbweaver spider`
+// without --once has nothing else holding it open). stop() clears it so the process can exit.
 export interface Scheduler {
   start(): void;
   /** runs now unless a run is in progress, in which case that run's promise is returned */
@@ -30,8 +32,14 @@ export function createScheduler<T>(task: () => Promise<T>, intervalMs: number, o
   const schedule = (delay: number) => {
     if (timer) clearTimeout(timer);
     next = Date.now() + delay;
-    timer = setTimeout(() => { timer = null; next = null; run().catch(onError); }, Math.min(delay, 2 ** 31 - 1));
-    timer.unref?.();
+    // setTimeout caps at ~24.8 days: a longer interval waits in steps
+    timer = setTimeout(() => {
+      timer = null;
+      const left = (next ?? 0) - Date.now();
+      if (left > 0) return schedule(left);
+      next = null;
+      run().catch(onError);
+    }, Math.min(delay, 2 ** 31 - 1));
   };
 
   return {

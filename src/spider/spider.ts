@@ -37,6 +37,8 @@ export interface SpiderDeps {
   verifier?: EventVerifier;
   /** DNS resolution override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  /** told every relay's result as it is recorded (src/app gives the monitor its events per kind) */
+  onRelayResult?: (r: WorkResult) => void;
 }
 
 export interface Spider {
@@ -150,6 +152,7 @@ export function createSpider(deps: SpiderDeps): Spider {
 
         const results = await runHop(queue, items, signal, opts, verifier, handed, knownAuthors, async (r) => {
           await directory.applyResult(r);
+          deps.onRelayResult?.(r);
           status.relaysDone++;
           status.relaysDoneRun++;
           addCounts(h.events, r.counts);

@@ -87,6 +87,8 @@ export interface WorkResult {
   links: Record<string, number>;
   /** kind 10002 lists skipped for discovery because they name absurdly many relays */
   ignoredLists: number;
+  /** valid events received per kind in this attempt (the monitor's events per kind per relay) */
+  kinds?: Record<string, number>;
   startedAt: number;
   durationMs: number;
 }

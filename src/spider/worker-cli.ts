@@ -2,7 +2,8 @@
 // machine (docs/scaling.md). Settings come from the same config as the relay (spider.*: timeouts,
 // allowPrivate, leaseTtl, maxAttempts, workerKey, deliveryTimeout); the flags override spider.redis,
 // the home relay URL and the number of relays fetched at once.
-import { createLogger } from '../relay/logger.js';
+import { loggerFor } from '../relay/logger.js';
+import { unknownOption } from '../config/suggest.js';
 import type { Config } from '../config/schema.js';
 import { localRelayUrl } from './cli.js';
 import { homeSink, pubkeyOf } from './deliver.js';
@@ -34,12 +35,12 @@ export async function workerCommand(config: Config, argv: string[], signal?: Abo
     else if (flag === '--concurrency') concurrency = Number(val());
     else if (flag === '--name') name = val();
     else if (flag === '--help' || flag === '-h') { process.stdout.write(WORKER_USAGE + '\n'); return 0; }
-    else { process.stderr.write(`unknown option ${a}\n${WORKER_USAGE}\n`); return 2; }
+    else { process.stderr.write(`orbweaver: ${unknownOption(a, ['--redis', '--relay', '--concurrency', '--name'], 'worker')}\n`); return 2; }
   }
   if (!redis) { process.stderr.write(`orbweaver worker: --redis (or ORBWEAVER_SPIDER_REDIS) is required\n${WORKER_USAGE}\n`); return 2; }
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) { process.stderr.write('orbweaver worker: --concurrency must be 1..64\n'); return 2; }
   const home = relay ?? localRelayUrl(config);
-  const logger = createLogger(config.logLevel).child({ component: 'spider-worker' });
+  const logger = loggerFor(config).child({ component: 'spider-worker' });
   let secretKey: Uint8Array | undefined;
   if (config.spider.workerKey) {
     try { secretKey = parseSecretKey(config.spider.workerKey); } catch (e) { process.stderr.write(`orbweaver worker: ${(e as Error).message}\n`); return 2; }

@@ -7,15 +7,19 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import { decodeEvent } from './codec.js';
 import { migrate } from './migrations.js';
+import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } from './negentropy.js';
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
 import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
+import { openSearchDbs, type SearchOptions } from './search/schema.js';
+import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from './frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { BatchWriter } from './writer.js';
 
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { EventFrames, Framing } from './frames.js';
+export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 
 export interface OpenStoreOptions {
   /** directory of the LMDB environment (created if missing) */
@@ -26,7 +30,9 @@ export interface OpenStoreOptions {
   maxBatch?: number;
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
-  logger?: { warn(o: object, msg?: string): void };
+  logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
+  /** NIP-50 search index: kinds indexed, entries per search (search/schema.ts) */
+  search?: SearchOptions;
   /**
    * Reads only (query worker threads): no migration and no batched writer, because the relay's
    * main thread owns both for this environment and a second writer's state would race with it.
@@ -35,7 +41,7 @@ export interface OpenStoreOptions {
 }
 
 const DEFAULTS = { mapSize: 64 * 1024 ** 3, maxBatch: 1000, queryYieldEvery: 2000 };
-/** named databases: ours (13) and room for other modules' (spider directory, policy lists) */
+/** named databases: ours (15, with search) and room for other modules' (spider directory, policy lists) */
 const MAX_DBS = 64;
 
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
@@ -50,8 +56,11 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     // batch overlap the next; the writer waits for env.flushed before acknowledging.
   });
   try {
-    const dbs = openDbs(env);
-    if (!opts.readOnly) migrate(env, dbs);
+    const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
+    if (!opts.readOnly) {
+      migrate(env, dbs);
+      ensureSearchIndex(env, dbs, opts.logger);
+    }
     return new LmdbEventStore(env, dbs, {
       readOnly: opts.readOnly ?? false,
       maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
@@ -121,6 +130,10 @@ class LmdbEventStore implements EventStore {
     return runIterate(this.scanEnv(opts), filter);
   }
 
+  negentropyItems(filter: Filter, opts: NegentropyItemOptions & Pick<QueryOptions, 'signal' | 'now'>): Promise<NegentropyItems> {
+    return runNegentropyItems(this.scanEnv(opts), filter, opts);
+  }
+
   get(id: string): NostrEvent | undefined {
     const value = getValue(this.dbs, id, nowSeconds());
     return value ? decodeEvent(value) : undefined;
@@ -138,6 +151,10 @@ class LmdbEventStore implements EventStore {
     const entries = (db: { getStats(): object }): number => (db.getStats() as { entryCount: number }).entryCount;
     const indexes: Record<string, number> = {};
     for (const name of INDEX_NAMES) indexes[name] = entries(this.dbs[name]);
+    if (this.dbs.search) {
+      indexes.searchKeys = entries(this.dbs.search.keys);
+      indexes.searchDocs = entries(this.dbs.search.docs);
+    }
     let bytes = 0;
     try {
       bytes = statSync(join(this.opts.dir, 'data.mdb')).size;

@@ -6,9 +6,12 @@ import type { NostrEvent } from '../nostr/event.js';
 import { CounterBatch, isCountedPair } from './counters.js';
 import { EMPTY, expiryKey, MAX_TAG_PREFIX, PK_PREFIX_BYTES, SERIAL_BYTES, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
+import { visitSearchEntries } from './search/entries.js';
 
-type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'>;
-type Visit = (db: BinDb, key: Buffer) => void;
+/** content: for the search index (search/entries.ts); events without it are not searchable */
+type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & { content?: string };
+/** value: empty for every index but the search documents */
+type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 
 const scratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2 + 4 + SERIAL_BYTES);
 
@@ -69,9 +72,10 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
   visit(dbs.pubkind, suffix(PK_PREFIX_BYTES + 2, ca, serial));
   visitTagEntries(dbs, ev, serial, visit, counted);
   if (expiration !== null) visit(dbs.expiry, expiryKey(expiration, serial));
+  if (dbs.search) visitSearchEntries(dbs.search, ev, serial, visit);
 }
 
-const put: Visit = (db, key) => db.putSync(key, EMPTY);
+const put: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
 const remove: Visit = (db, key) => void db.removeSync(key);
 
 /** Writes the event's entries and notes its counted tags (+1) in `counters`. */

@@ -1,6 +1,7 @@
 // The post-filter: the full filter checked against a stored value. Header fields first (no
 // JSON.parse); tag conditions parse the JSON only when the plan's index did not already decide them.
 import type { Filter } from '../nostr/filter.js';
+import { isActiveSearch, matchSearch, type SearchQuery } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, idHexOf, jsonOf, kindOf, pubkeyHexOf } from './codec.js';
 
 class HexMatcher {
@@ -27,6 +28,8 @@ export class CompiledFilter {
   private readonly until: number;
   /** tag conditions still to check on the parsed event */
   private readonly tags: Array<[string, Set<string>]>;
+  /** NIP-50, checked on the parsed event (a search filter scanned by time, a COUNT's earlier filters) */
+  private readonly search?: SearchQuery;
 
   /**
    * `skipTag`: index in f.tags of the condition the plan's ranges already guarantee;
@@ -38,6 +41,7 @@ export class CompiledFilter {
     if (f.kinds && !keyed) this.kinds = new Set(f.kinds);
     this.since = f.since ?? 0;
     this.until = f.until ?? Number.MAX_SAFE_INTEGER;
+    if (isActiveSearch(f.search)) this.search = f.search;
     this.tags = [];
     (f.tags ?? []).forEach(([name, values], i) => {
       if (i !== skipTag) this.tags.push([name, new Set(values)]);
@@ -68,6 +72,7 @@ export class CompiledFilter {
         if (!found) return false;
       }
     }
+    if (this.search && !matchSearch(this.search, JSON.parse(jsonOf(value)) as { kind: number; content: string })) return false;
     return true;
   }
 }

@@ -2,15 +2,17 @@
 // filters with their own limits, count() and the unlimited iterate().
 import { compareNewestFirst, isEmptyFilter, type Filter } from '../nostr/filter.js';
 import { hllAdd, hllMerge, HLL_REGISTERS } from '../nostr/nip45.js';
+import { isActiveSearch } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, headerLength, idHexOf, kindOf, MAX_CREATED_AT, OFF_PUBKEY } from './codec.js';
 import { counterOffset, isCountedPair, isHexPrefix, readCounter } from './counters.js';
 import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from './frames.js';
 import { expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, readSerial, serialKey, tagKindPrefix, tagPrefix } from './keys.js';
 import { CompiledFilter } from './match.js';
-import { planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
+import { planCost, planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
 import { MergeScan } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
-import type { CountResult, SeenSerials } from './types.js';
+import { SearchScan } from './search/scan.js';
+import type { CountResult, ScanSignal, SeenSerials } from './types.js';
 
 export interface Item {
   created_at: number;
@@ -29,17 +31,17 @@ export interface ScanEnv {
   signal?: ScanSignal;
 }
 
-/** Polled between steps; each read of `aborted` counts one step of yieldEvery entries. */
-export interface ScanSignal {
-  readonly aborted: boolean;
-  /** index entries the scan may still read, when the signal keeps a budget */
-  readonly budgetLeft?: number;
-}
-
 /** A filter that can match stored events at all (storage: created_at fits 32 bits). */
 export const canMatch = (f: Filter): boolean => !isEmptyFilter(f) && (f.since ?? 0) <= MAX_CREATED_AT;
 
-interface CountMode {
+/**
+ * Receives each match instead of the result list (negentropy items): the stored value (volatile:
+ * read what is needed before returning) and its created_at. Returning false ends the scan.
+ * Matches come newest first from index plans; the ids plan hands them in no particular order.
+ */
+export type MatchSink = (createdAt: number, value: Buffer) => boolean;
+
+export interface CountMode {
   /** filters counted before this one: an event matching one of them is not counted again */
   exclude: CompiledFilter[];
   /** serials expired but not yet swept (for index-only counting) */
@@ -53,6 +55,34 @@ const NATIVE_COUNT_MAX = 1_000_000;
 /** Fewest newest entries an extrapolated count is based on. */
 const MIN_SAMPLE = 1000;
 
+/** One filter's scan, run in steps of about `budget` index entries. */
+export interface Scan {
+  readonly out: Item[];
+  count: number;
+  /** the count is an estimate (FilterScan.stepNativeCount) */
+  approximate?: boolean;
+  done: boolean;
+  step(budget: number): void;
+}
+
+/**
+ * Where a scan's matches go: event bytes into `arena` (REQ, iterate; without one the items carry
+ * no bytes), counted (`countMode`), or handed to `sink` (negentropy). `copyAtFlush` (iterate)
+ * defers every copy to the end of a run of equal created_at.
+ */
+export interface ScanOutput {
+  arena?: FrameArena | null;
+  countMode?: CountMode;
+  sink?: MatchSink;
+  copyAtFlush?: boolean;
+}
+
+/** The scan of one filter: a NIP-50 search (search/scan.ts, results by relevance) or a time-ordered scan. */
+export function scanFor(env: ScanEnv, f: Filter, limit: number, out: ScanOutput): Scan {
+  if (!isActiveSearch(f.search) || !env.dbs.search) return new FilterScan(env, f, limit, out);
+  return new SearchScan(env, f, limit, out.countMode, out.arena ?? null, (g, n) => new FilterScan(env, g, n, {}));
+}
+
 /**
  * One filter's scan, run in steps of a bounded number of index entries so the caller can yield
  * between steps. Matches come out newest first and, within one created_at, by id: the keys give
@@ -64,7 +94,7 @@ const MIN_SAMPLE = 1000;
  * when it ends, so a query holds at most about twice its limit in event bytes however many events
  * share one created_at. `copyAtFlush` (iterate) defers every copy to the end of the run.
  */
-export class FilterScan {
+export class FilterScan implements Scan {
   /** matches ready to hand out, in final order */
   readonly out: Item[] = [];
   /** matches counted (count mode) */
@@ -86,17 +116,25 @@ export class FilterScan {
   private addrKeys: Buffer[] = [];
   private idPos = 0;
   private readonly idSerials = new Set<number>();
+  // where matches go (ScanOutput)
+  private readonly arena: FrameArena | null;
+  private readonly countMode?: CountMode;
+  private readonly sink?: MatchSink;
+  private readonly copyAtFlush: boolean;
 
   constructor(
     private readonly env: ScanEnv,
     private readonly f: Filter,
     private readonly limit: number,
-    private readonly arena: FrameArena | null,
-    private readonly countMode?: CountMode,
-    private readonly copyAtFlush = false,
+    out: ScanOutput,
   ) {
+    this.arena = out.arena ?? null;
+    this.countMode = out.countMode;
+    this.sink = out.sink;
+    this.copyAtFlush = out.copyAtFlush ?? false;
     this.plan = planFilter(env.dbs, f);
     const plan = this.plan;
+    env.signal?.charge?.(planCost(plan));
     this.cf = new CompiledFilter(f, plan.name === 'ids' || plan.name === 'addr' ? undefined : plan.exactTag, plan.name === 'addr');
     if (plan.name === 'ids') this.ids = plan.ids;
     else if (plan.name === 'addr') this.addrKeys = plan.keys;
@@ -206,6 +244,11 @@ export class FilterScan {
       const value = dbs.events.getBinaryFast(serialKey(serial));
       if (value === undefined || value.length === 0) continue; // deleted since the key was read
       if (!this.cf.matches(value, now)) continue;
+      if (this.sink) {
+        if (this.sink(ca, value)) continue;
+        this.done = true;
+        return;
+      }
       if (cm) {
         if (!excluded(cm, value, now)) this.count++;
         continue;
@@ -219,9 +262,11 @@ export class FilterScan {
     }
   }
 
+  /** Copies the event's JSON into the arena (no arena: the caller wants the items only). */
   private place(it: Item, value: Buffer): void {
-    it.start = this.arena!.append(value, headerLength(value), value.length);
-    it.end = this.arena!.len;
+    if (!this.arena) return;
+    it.start = this.arena.append(value, headerLength(value), value.length);
+    it.end = this.arena.len;
   }
 
   private trimRun(need: number): void {
@@ -237,7 +282,7 @@ export class FilterScan {
     let taken = 0;
     for (let i = 0; i < run.length && taken < need; i++) {
       const it = run[i]!;
-      if (it.start < 0) {
+      if (it.start < 0 && this.arena) {
         // not copied while scanning: read it again (gone or expired since: skipped)
         const value = this.env.dbs.events.getBinaryFast(serialKey(it.serial));
         if (value === undefined || value.length === 0 || !this.cf.matches(value, this.env.now)) continue;
@@ -283,10 +328,14 @@ export class FilterScan {
     const cm = this.countMode;
     // All found within the limit (the usual case: 150 relay lists, limit 500): copied as they are
     // read. Otherwise only the ones kept are copied, read again after the sort.
-    const copyNow = !cm && this.idSerials.size <= this.limit;
+    const copyNow = !cm && this.arena !== null && this.idSerials.size <= this.limit;
     for (const serial of this.idSerials) {
       const value = dbs.events.getBinaryFast(serialKey(serial));
       if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
+      if (this.sink) {
+        if (this.sink(createdAtOf(value), value)) continue;
+        break;
+      }
       if (cm) {
         if (!excluded(cm, value, now)) this.count++;
         continue;
@@ -299,7 +348,7 @@ export class FilterScan {
     const take = Math.min(items.length, this.limit);
     for (let i = 0; i < take; i++) {
       const it = items[i]!;
-      if (it.start < 0) this.place(it, dbs.events.getBinaryFast(serialKey(it.serial))!);
+      if (it.start < 0 && this.arena) this.place(it, dbs.events.getBinaryFast(serialKey(it.serial))!);
       this.out.push(it);
     }
     this.done = true;
@@ -338,7 +387,7 @@ function excluded(cm: CountMode, value: Buffer, now: number): boolean {
 const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Runs a scan to the end, yielding to the event loop between steps. False when aborted. */
-async function drive(scan: FilterScan, env: ScanEnv): Promise<boolean> {
+export async function drive(scan: Scan, env: ScanEnv): Promise<boolean> {
   for (;;) {
     if (env.signal?.aborted) return false;
     scan.step(env.yieldEvery);
@@ -358,17 +407,20 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   if (seen) seen.upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   const arena = new FrameArena(framing);
   const byId = new Map<string, Item>();
+  // NIP-50: search results keep their rank order (filter by filter, each event once where it first ranks)
+  let ranked = false;
   for (const f of filters) {
     if (!canMatch(f)) continue;
     const limit = Math.min(f.limit ?? defaultLimit, maxLimit);
     if (limit <= 0) continue;
-    const scan = new FilterScan(env, f, limit, arena);
+    const scan = scanFor(env, f, limit, { arena });
+    ranked ||= scan instanceof SearchScan;
     const finished = await drive(scan, env);
     for (const it of scan.out) if (!byId.has(it.id)) byId.set(it.id, it);
     if (!finished) break;
   }
   const all = [...byId.values()];
-  all.sort(compareNewestFirst);
+  if (!ranked) all.sort(compareNewestFirst);
   if (seen) for (const it of all) if (it.serial > seen.upTo) seen.newer.add(it.id);
   return assemble(arena, all);
 }
@@ -392,10 +444,10 @@ export async function runCount(env: ScanEnv, filters: Filter[]): Promise<CountRe
   let total = 0;
   let approximate = false;
   for (const f of live) {
-    const scan = new FilterScan(env, f, Infinity, null, { exclude: [...exclude], expired: expiredSerials });
+    const scan = scanFor(env, f, Infinity, { countMode: { exclude: [...exclude], expired: expiredSerials } });
     const finished = await drive(scan, env);
     total += scan.count;
-    approximate ||= scan.approximate;
+    approximate ||= scan.approximate ?? false;
     if (!finished) break;
     exclude.push(new CompiledFilter(f));
   }
@@ -412,7 +464,7 @@ const MAX_HLL_RECOMPUTE = 50_000;
  * Undefined when the filter is not such a count.
  */
 function countFromCounters(env: ScanEnv, f: Filter, expiredSerials: () => Set<number>): CountResult | undefined {
-  if (f.ids || f.authors || f.since !== undefined || f.until !== undefined || !f.kinds || f.kinds.length === 0) return undefined;
+  if (f.ids || f.authors || isActiveSearch(f.search) || f.since !== undefined || f.until !== undefined || !f.kinds || f.kinds.length === 0) return undefined;
   if (!f.tags || f.tags.length !== 1 || f.tags[0]![1].length !== 1) return undefined;
   const [name, [value]] = f.tags[0]!;
   if (!f.kinds.every((k) => isCountedPair(name, k))) return undefined;
@@ -479,7 +531,7 @@ function tail(createdAt: number, serial: number): Buffer {
 export async function* runIterate(env: ScanEnv, f: Filter): AsyncGenerator<string> {
   if (!canMatch(f)) return;
   const arena = new FrameArena(NO_FRAMING);
-  const scan = new FilterScan(env, f, Infinity, arena, undefined, true);
+  const scan = scanFor(env, f, Infinity, { arena, copyAtFlush: true });
   for (;;) {
     if (env.signal?.aborted) return;
     scan.step(env.yieldEvery);

@@ -2,6 +2,7 @@
 // ordered-binary keys cost ~25% of write throughput). Names are prefixed "ev." so other modules
 // can open their own named databases in the same environment.
 import type { Database, RootDatabase } from 'lmdb';
+import type { SearchDbs } from './search/schema.js';
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -32,6 +33,8 @@ export interface Dbs {
   expiry: BinDb;
   /** string keys, msgpack values: schemaVersion */
   meta: Database<unknown, string>;
+  /** NIP-50 search index (search/schema.ts) */
+  search?: SearchDbs;
 }
 
 /** The indexes stats() reports, by name. */

@@ -152,8 +152,8 @@ export class WriteTxn {
     const { dbs } = this;
     const h = decodeHeader(value);
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
-    const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
-    const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags };
+    const { tags, content } = JSON.parse(jsonOf(value)) as { tags: string[][]; content: string };
+    const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content };
     removeEntries(dbs, ev, serial, h.expiration, this.counters);
     dbs.id.removeSync(idKey(h.id));
     const ak = addrKeyOf(ev);

@@ -3,6 +3,7 @@ import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import type { EventFrames, Framing } from './frames.js';
+import type { NegentropyItemOptions, NegentropyItems } from './negentropy.js';
 
 /**
  * What the store decided for one event, inside its write transaction.
@@ -37,13 +38,25 @@ export interface SeenSerials {
   newer: Set<string>;
 }
 
+/**
+ * A scan's stop flag, polled once per step of queryYieldEvery index entries. `charge`, when
+ * present, is told the work a scan does outside its steps — planning and opening one cursor per
+ * index range (planner.ts planCost) — in index entries, so a read budget counts it too.
+ */
+export interface ScanSignal {
+  readonly aborted: boolean;
+  charge?(entries: number): void;
+  /** index entries the scan may still read, when the signal keeps a budget (large index-only COUNTs are extrapolated past it) */
+  readonly budgetLeft?: number;
+}
+
 export interface QueryOptions {
   /** applied to filters without a limit */
   defaultLimit: number;
   /** larger limits are clamped to this */
   maxLimit: number;
-  /** set to true to stop a running scan (connection closed, CLOSE received); see query.ts ScanSignal */
-  signal?: { readonly aborted: boolean; readonly budgetLeft?: number };
+  /** set to true to stop a running scan (connection closed, CLOSE received) */
+  signal?: ScanSignal;
   /** unix seconds; events whose NIP-40 expiration is at or before it are not returned (default: now) */
   now?: number;
   /** filled in by query(): what the scan covered (for live subscriptions) */
@@ -103,6 +116,12 @@ export interface EventStore {
   refreshHll(refresh: HllRefresh[]): Promise<void>;
   /** Streams every match of one filter newest first without a limit, in constant memory (export). */
   iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string>;
+  /**
+   * NIP-77: (created_at, id) of every event matching the filter, ascending, as packed negentropy
+   * records, without decoding events (store/negentropy.ts). More than opts.maxItems matches give
+   * overLimit and no records. The filter's limit keeps the newest events, as for REQ.
+   */
+  negentropyItems(filter: Filter, opts: NegentropyItemOptions & Pick<QueryOptions, 'signal' | 'now'>): Promise<NegentropyItems>;
   /** One event by id, or undefined. */
   get(id: string): NostrEvent | undefined;
   /** Delete events whose expiration is at or before `now` (unix seconds). Returns how many. */

@@ -234,10 +234,10 @@ test('the home relay restarts while a worker delivers: the worker retries, acks 
   resetCounts(net);
   const key = 'home:spider';
   const slowC = net.find((c) => c.relay === slow)!;
-  const relay = await coordinator(key);
   // The worker reaches the relay through a TCP forwarder (a load balancer's stable address), so the
-  // restarted relay may listen on another port (the old one lingers in TIME_WAIT).
-  let upstream = relay.port;
+  // restarted relay may listen on another port (the old one lingers in TIME_WAIT). The relay is
+  // told that address (auth.relayHosts) so the worker's AUTH, which names it, is accepted.
+  let upstream = 0;
   const proxy: Server = createServer((down) => {
     const up = connect(upstream, '127.0.0.1');
     down.pipe(up).pipe(down);
@@ -246,6 +246,8 @@ test('the home relay restarts while a worker delivers: the worker retries, acks 
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   const front = `ws://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const relay = await coordinator(key, { ORBWEAVER_AUTH_RELAY_HOSTS: front.slice('ws://'.length) });
+  upstream = relay.port;
   try {
     // Small pages: the slow relay's fetch spans several silent pages, so deliveries continue after the kill.
     const w = worker('patient', front, key, { ORBWEAVER_SPIDER_PAGE_SIZE: '4' });

@@ -14,7 +14,7 @@ test('parseFilter accepts the NIP-01 fields and single-letter tag filters', () =
 });
 
 test('parseFilter refuses malformed values with a reason', () => {
-  for (const bad of [null, [], 'x', { ids: 'ab' }, { ids: ['XYZ'] }, { authors: ['g'] }, { kinds: ['1'] }, { kinds: [-1] }, { since: 1.5 }, { limit: -1 }, { '#t': [1] }, { '#t': 'x' }, { search: 'x' }]) {
+  for (const bad of [null, [], 'x', { ids: 'ab' }, { ids: ['XYZ'] }, { authors: ['g'] }, { kinds: ['1'] }, { kinds: [-1] }, { since: 1.5 }, { limit: -1 }, { '#t': [1] }, { '#t': 'x' }, { search: 1 }]) {
     assert.throws(() => parseFilter(bad), FilterError, JSON.stringify(bad));
   }
   assert.throws(() => parseFilter({ authors: Array(6).fill('a') }, { maxFilterValues: 5, maxTagFilters: 2 }), /more than 5/);

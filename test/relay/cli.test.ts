@@ -71,3 +71,82 @@ test('the relay refuses a port that is taken, with a message', async () => {
   await assert.rejects(startRelayProcess({ port: a.port, timeoutMs: 8000 }), /cannot listen/);
   await a.cleanup();
 });
+
+test('typos are refused with the closest known name: variables, flags, file keys, commands', () => {
+  let r = run(['config'], { ORBWEAVER_PROT: '18450' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /unknown environment variable ORBWEAVER_PROT \(did you mean ORBWEAVER_PORT\?\)/);
+  r = run(['config', '--bogus']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /unknown option --bogus/);
+  r = run(['relay', '--prot', '18450']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /unknown option --prot .*did you mean --port\?/);
+  r = run(['stats', '--jsn']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /did you mean --json\?/);
+  r = run(['spider', '--onse']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /did you mean --once\?/);
+  const dir = tempDir();
+  const file = join(dir, 'c.json');
+  writeFileSync(file, JSON.stringify({ limits: { maxLimt: 5 } }));
+  r = run(['config', '--config', file]);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /unknown config key "limits\.maxLimt".*did you mean limits\.maxLimit\?/);
+  rmSync(dir, { recursive: true, force: true });
+  r = run(['confg']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /did you mean config\?/);
+});
+
+test('seeds, admins, pubkeys and relay URLs are checked at start-up, naming the key', () => {
+  let r = run(['config'], { ORBWEAVER_SPIDER_SEEDS: 'npub1bogus' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /"spider\.seeds" \(set by ORBWEAVER_SPIDER_SEEDS\).*npub1bogus/);
+  r = run(['config'], { ORBWEAVER_SPIDER_ADMINS: 'abc' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /"spider\.admins"/);
+  r = run(['relay', '--port', '0'], { ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: 'http://x.com,notaurl' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /"spider\.bootstrapRelays".*http:\/\/x\.com/);
+  assert.match(r.stderr, /"spider\.bootstrapRelays".*notaurl/);
+  r = run(['config'], { ORBWEAVER_ADMIN_PUBKEYS: 'npub1nope' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /"adminPubkeys"/);
+  r = run(['config'], { ORBWEAVER_PUBLIC_URL: 'https://relay.example.com' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /"publicUrl"/);
+  r = run(['config'], { ORBWEAVER_SPIDER_WORKER_KEY: 'not-a-key-secret' });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /"spider\.workerKey"/);
+  assert.doesNotMatch(r.stderr, /not-a-key-secret/, 'a bad secret is not echoed');
+  // npub in config becomes hex; good values pass
+  const npub = 'npub180cvv07tjdrrgpa0j7j7tmnyl2yr6yr7l8j4s3evf6u64th6gkwsyjh6w6';
+  r = run(['config'], { ORBWEAVER_SPIDER_SEEDS: npub, ORBWEAVER_INFO_PUBKEY: npub, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: 'wss://relay.damus.io,ws://127.0.0.1:7000' });
+  assert.equal(r.status, 0, r.stderr);
+  const c = JSON.parse(r.stdout);
+  assert.deepEqual(c.spider.seeds, ['3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d']);
+  assert.equal(c.info.pubkey, '3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d');
+});
+
+test('orbweaver config masks secrets: the worker key and passwords in URLs', () => {
+  const r = run(['config'], { ORBWEAVER_SPIDER_REDIS: 'redis://:hunter2@redis.internal:6379/0', ORBWEAVER_SPIDER_WORKER_KEY: 'a'.repeat(64) });
+  assert.equal(r.status, 0, r.stderr);
+  assert.doesNotMatch(r.stdout, /hunter2/);
+  assert.doesNotMatch(r.stdout, /aaaaaaaa/);
+  const c = JSON.parse(r.stdout);
+  assert.equal(c.spider.redis, 'redis://:***@redis.internal:6379/0');
+  assert.equal(c.spider.workerKey, '(set, hidden)');
+});
+
+test('a spider enabled with nothing to crawl says so at warn level when the relay starts', async () => {
+  const relay = await startRelayProcess({ env: { ORBWEAVER_SPIDER: '1' } });
+  try {
+    const warn = relay.logs.find((l) => l.level === 40 && /nothing to crawl/.test(String(l.msg)));
+    assert.ok(warn, 'a warning at start-up');
+    assert.match(String(warn.msg), /spider\.seeds/);
+  } finally {
+    await relay.cleanup();
+  }
+});

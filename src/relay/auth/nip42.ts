@@ -13,7 +13,7 @@ export const normaliseRelayUrl = (u: string): string => comparableUrl(u, false);
 
 export interface AuthCheck {
   challenge: string;
-  /** URLs the relay tag may name (already normalised with normaliseRelayUrl) */
+  /** URLs the relay tag may name (already normalised with normaliseRelayUrl; own-urls.ts) */
   relayUrls: string[];
   /** allowed distance of created_at from now, seconds */
   maxAgeSeconds: number;
@@ -34,20 +34,10 @@ export async function checkAuthEvent(raw: unknown, c: AuthCheck, verifier: SigCh
   if (challenge !== c.challenge) return { error: 'invalid: AUTH event challenge does not match the one we sent on this connection' };
   const relay = tagValue(ev, 'relay');
   if (relay === undefined) return { error: 'invalid: AUTH event has no relay tag' };
-  if (c.relayUrls.length > 0 && !c.relayUrls.includes(normaliseRelayUrl(relay))) {
+  if (!c.relayUrls.includes(normaliseRelayUrl(relay))) {
     return { error: `invalid: AUTH event relay tag ${JSON.stringify(relay.slice(0, 200))} is not this relay (${c.relayUrls[0]})` };
   }
   const bad = await verifier.check(ev);
   if (bad) return { error: bad };
   return { pubkey: ev.pubkey };
-}
-
-/**
- * The relay URLs an AUTH event may name: the configured public URL; without one, this server's
- * Host header under ws:// and wss:// (so a relay reached directly or through a TLS proxy works).
- */
-export function acceptedRelayUrls(publicUrl: string, hostHeader: string): string[] {
-  if (publicUrl) return [normaliseRelayUrl(publicUrl)];
-  if (!hostHeader) return [];
-  return [normaliseRelayUrl(`ws://${hostHeader}`), normaliseRelayUrl(`wss://${hostHeader}`)];
 }

@@ -22,7 +22,8 @@ export interface HttpAuthCheck {
 
 const tagValue = (ev: NostrEvent, name: string) => ev.tags.find((t) => t[0] === name && t.length >= 2)?.[1];
 
-export async function checkHttpAuth(c: HttpAuthCheck, verifier: SigChecker): Promise<{ pubkey: string } | { error: string }> {
+/** The signer and the authorization event's signature and created_at (to refuse its replay), or the refusal. */
+export async function checkHttpAuth(c: HttpAuthCheck, verifier: SigChecker): Promise<{ pubkey: string; sig: string; createdAt: number } | { error: string }> {
   const m = /^Nostr\s+([A-Za-z0-9+/=_-]+)\s*$/.exec(c.header);
   if (!m) return { error: 'missing or malformed Authorization header (expected "Nostr <base64 event>", NIP-98)' };
   let raw: unknown;
@@ -38,7 +39,7 @@ export async function checkHttpAuth(c: HttpAuthCheck, verifier: SigChecker): Pro
   const now = c.now ?? Math.floor(Date.now() / 1000);
   if (Math.abs(ev.created_at - now) > c.maxAgeSeconds) return { error: `authorization event created_at is more than ${c.maxAgeSeconds} seconds from now` };
   const u = tagValue(ev, 'u');
-  if (!u || (c.urls.length > 0 && !c.urls.includes(normaliseHttpUrl(u)))) return { error: `authorization event u tag does not name this URL (${c.urls[0] ?? ''})` };
+  if (!u || !c.urls.includes(normaliseHttpUrl(u))) return { error: `authorization event u tag does not name this URL (${c.urls[0] ?? ''})` };
   if ((tagValue(ev, 'method') ?? '').toUpperCase() !== c.method.toUpperCase()) return { error: `authorization event method tag must be ${c.method}` };
   if (c.body.length > 0) {
     const want = createHash('sha256').update(c.body).digest('hex');
@@ -46,5 +47,5 @@ export async function checkHttpAuth(c: HttpAuthCheck, verifier: SigChecker): Pro
   }
   const bad = await verifier.check(ev);
   if (bad) return { error: `authorization event: ${bad.replace(/^invalid: /, '')}` };
-  return { pubkey: ev.pubkey };
+  return { pubkey: ev.pubkey, sig: ev.sig, createdAt: ev.created_at };
 }

@@ -1,22 +1,49 @@
-// Recent refusals for the operator's dashboard: totals by reason since start, and the last few
-// with their message (no event content, only the refusal text and the client IP).
+// Every refusal the relay sends a client, counted once, by its NIP-01 reason word (the prefix of the
+// message: invalid, blocked, rate-limited, auth-required, restricted, pow, error) and by what the
+// client sent (EVENT, REQ, COUNT, AUTH, CONNECT, MESSAGE for input that is not a message). The
+// status page's "refused" figures, its chart and its table all read these counts, so one word
+// means one number. The last few refusals are kept with their message and client IP (no content).
 
 export interface Refusal { at: number; verb: string; reason: string; message: string; ip: string }
 
+export interface RefusalCounts {
+  total: number;
+  /** verbs seen so far, in a fixed order */
+  verbs: string[];
+  byReason: Array<{ reason: string; total: number; byVerb: Record<string, number> }>;
+  recent: Refusal[];
+}
+
+const VERB_ORDER = ['EVENT', 'REQ', 'COUNT', 'AUTH', 'CONNECT', 'MESSAGE'];
+
 export class RefusalLog {
-  readonly byReason = new Map<string, number>();
+  private counts = new Map<string, Map<string, number>>();
+  private perVerb = new Map<string, number>();
   private recent: Refusal[] = [];
+  total = 0;
   constructor(private keep = 50) {}
 
   add(verb: string, message: string, ip = ''): void {
     const i = message.indexOf(':');
-    const reason = i > 0 ? message.slice(0, i) : 'error';
-    this.byReason.set(reason, (this.byReason.get(reason) ?? 0) + 1);
+    const reason = i > 0 && /^[a-z-]+$/.test(message.slice(0, i)) ? message.slice(0, i) : 'error';
+    let m = this.counts.get(reason);
+    if (!m) this.counts.set(reason, (m = new Map()));
+    m.set(verb, (m.get(verb) ?? 0) + 1);
+    this.perVerb.set(verb, (this.perVerb.get(verb) ?? 0) + 1);
+    this.total++;
     this.recent.push({ at: Date.now(), verb, reason, message: message.slice(0, 200), ip });
     if (this.recent.length > this.keep * 2) this.recent = this.recent.slice(-this.keep);
   }
 
-  snapshot(): { byReason: Record<string, number>; recent: Refusal[] } {
-    return { byReason: Object.fromEntries(this.byReason), recent: this.recent.slice(-this.keep).reverse() };
+  /** Refusals of one verb (e.g. EVENT: the events refused) since start. */
+  count(verb: string): number {
+    return this.perVerb.get(verb) ?? 0;
+  }
+
+  snapshot(): RefusalCounts {
+    const verbs = [...VERB_ORDER.filter((v) => this.perVerb.has(v)), ...[...this.perVerb.keys()].filter((v) => !VERB_ORDER.includes(v)).sort()];
+    const byReason = [...this.counts].map(([reason, m]) => ({ reason, total: [...m.values()].reduce((a, b) => a + b, 0), byVerb: Object.fromEntries(m) }))
+      .sort((a, b) => b.total - a.total || (a.reason < b.reason ? -1 : 1));
+    return { total: this.total, verbs, byReason, recent: this.recent.slice(-this.keep).reverse() };
   }
 }

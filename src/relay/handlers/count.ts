@@ -7,11 +7,14 @@ import { hllHex } from '../../nostr/nip45.js';
 import type { CountResult } from '../../store/types.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
-import { admitFilters } from './filters.js';
+import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
 
 export async function handleCount(h: RelayContext, conn: Connection, subId: string, raw: unknown[]): Promise<void> {
   const filters = admitFilters(h, conn, subId, raw, 'COUNT');
   if (!filters) return;
+  // the filters are held while the COUNT waits and runs: charged like a subscription's
+  const held = h.access.budgets.holdFilters(conn, filters, false);
+  if (typeof held === 'string') return refuse(h, conn, subId, 'COUNT', held);
   const live = filters.filter((f) => !isEmptyFilter(f)).map((f) => ({ ...f, limit: undefined }));
   const guard = h.queries.scanGuard({ get aborted() { return conn.closed; } });
   let release: (() => void) | null = null;
@@ -19,8 +22,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
   try {
     release = await h.access.querySlot(conn);
     if (!release) {
-      h.metrics.refusals.inc({ reason: 'rate-limited' });
-      conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
+      refuse(h, conn, subId, 'COUNT', QUEUE_FULL);
       return;
     }
     let r: CountResult = { count: 0 };
@@ -40,6 +42,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
     conn.send(closedMessage(subId, 'error: the count failed'));
   } finally {
     release?.();
+    held();
     conn.busy--;
   }
 }

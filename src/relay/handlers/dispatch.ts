@@ -1,26 +1,24 @@
 // One client message in: parse it and hand it to the handler for its verb. Bad input gets a
 // NOTICE (or CLOSED when a subscription id could be read) and the connection keeps working.
-import { closedMessage, MessageError, noticeMessage, parseClientMessage } from '../../nostr/messages.js';
+// (Messages over limits.maxMessageLength are refused before they are decoded: server.ts.)
+import { closedMessage, MessageError, negErrMessage, noticeMessage, parseClientMessage } from '../../nostr/messages.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 import { handleEvent } from './event.js';
 import { handleReq } from './req.js';
 import { handleCount } from './count.js';
 import { closeSubscription } from './close.js';
+import { handleNegClose, handleNegMsg, handleNegOpen } from './neg.js';
 
 export function dispatch(h: RelayContext, conn: Connection, text: string): void {
-  if (Buffer.byteLength(text) > h.config.limits.maxMessageLength) {
-    h.metrics.refusals.inc({ reason: 'invalid' });
-    conn.send(noticeMessage(`invalid: message larger than ${h.config.limits.maxMessageLength} bytes`));
-    return;
-  }
   let msg;
   try {
     msg = parseClientMessage(text, h.config.limits.maxSubIdLength);
   } catch (e) {
     if (!(e instanceof MessageError)) throw e;
     h.metrics.refusals.inc({ reason: 'invalid' });
-    conn.send(e.subId ? closedMessage(e.subId, e.message) : noticeMessage(e.message));
+    h.access.refused('MESSAGE', e.message, conn.ip);
+    conn.send(e.subId ? (e.negentropy ? negErrMessage(e.subId, e.message) : closedMessage(e.subId, e.message)) : noticeMessage(e.message));
     return;
   }
   const fail = (e: unknown) => h.logger.error({ err: e, verb: msg.type }, 'handler failed');
@@ -39,6 +37,15 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
       return;
     case 'AUTH':
       h.access.handleAuth(conn, msg.event).catch(fail);
+      return;
+    case 'NEG-OPEN':
+      handleNegOpen(h, conn, msg.subId, msg.filter, msg.message).catch(fail);
+      return;
+    case 'NEG-MSG':
+      handleNegMsg(h, conn, msg.subId, msg.message);
+      return;
+    case 'NEG-CLOSE':
+      handleNegClose(h, conn, msg.subId);
       return;
   }
 }

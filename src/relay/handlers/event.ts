@@ -4,15 +4,22 @@ import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 
 export async function handleEvent(h: RelayContext, conn: Connection, event: unknown): Promise<void> {
-  const limited = h.access.rateLimit('EVENT', conn);
-  if (limited) {
+  // Rate limit first; then each EVENT holds a place in flight (a signature check, a slot in the
+  // write batch) until its OK, bounded per connection and per address.
+  const release = h.access.rateLimit('EVENT', conn) ?? h.access.inFlight(conn, 'EVENT');
+  if (typeof release === 'string') {
     const id = typeof (event as { id?: unknown })?.id === 'string' ? (event as { id: string }).id : undefined;
     h.metrics.eventsRejected.inc({ reason: 'rate-limited' });
-    conn.send(id !== undefined ? okMessage(id, false, limited) : noticeMessage(limited));
+    conn.send(id !== undefined ? okMessage(id, false, release) : noticeMessage(release));
     return;
   }
   const t0 = performance.now();
-  const r = await h.ingest(event, { source: 'client', ip: conn.ip, authed: conn.authed });
+  let r;
+  try {
+    r = await h.ingest(event, { source: 'client', ip: conn.ip, authed: conn.authed });
+  } finally {
+    release();
+  }
   h.metrics.writeLatency.observe((performance.now() - t0) / 1000);
   if (!r.ok) h.access.refused('EVENT', r.message, conn.ip);
   conn.send(r.id !== undefined ? okMessage(r.id, r.ok, r.message) : noticeMessage(r.message));

@@ -4,18 +4,28 @@ import { closedMessage } from '../../nostr/messages.js';
 import { firstRefusal } from '../../ingest/hooks.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
+import { filterValues } from '../policy/budgets.js';
 
 /**
  * A REQ's or COUNT's filters after the rate limit and the filter checks; on refusal the CLOSED is
  * sent and counted here and null is returned.
  */
 export function admitFilters(h: RelayContext, conn: Connection, subId: string, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | null {
-  const filters = h.access.rateLimit(verb, conn) ?? readFilters(h, conn, raw, verb);
+  const limited = h.access.rateLimit(verb, conn); // counted as a refusal there
+  const filters = limited ?? readFilters(h, conn, raw, verb);
   if (typeof filters !== 'string') return filters;
-  h.access.refused(verb, filters, conn.ip);
-  h.metrics.refusals.inc({ reason: filters.slice(0, filters.indexOf(':')) });
-  conn.send(closedMessage(subId, filters));
+  refuse(h, conn, subId, verb, filters, limited !== null);
   return null;
+}
+
+/** A REQ or COUNT that finds too many queries waiting for a slot (policy/query-slots.ts). */
+export const QUEUE_FULL = 'rate-limited: too many queries waiting on this connection or from your IP address; wait for their answers';
+
+/** Sends, logs and counts a REQ's or COUNT's refusal (`logged`: the refusal log already has it, as rateLimit() logs its own). */
+export function refuse(h: RelayContext, conn: Connection, subId: string, verb: 'REQ' | 'COUNT', message: string, logged = false): void {
+  if (!logged) h.access.refused(verb, message, conn.ip);
+  h.metrics.refusals.inc({ reason: message.slice(0, message.indexOf(':')) });
+  conn.send(closedMessage(subId, message));
 }
 
 export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | string {
@@ -25,7 +35,7 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
   const filters: Filter[] = [];
   for (const r of raw) {
     try {
-      const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16 });
+      const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16, searchKinds: h.config.search.kinds });
       if (f.limit !== undefined && f.limit > limits.maxLimit) f.limit = limits.maxLimit; // clamp, never refuse
       filters.push(f);
     } catch (e) {
@@ -33,5 +43,7 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
       throw e;
     }
   }
+  const values = filterValues(filters);
+  if (values > limits.maxValuesPerReq) return `restricted: this ${verb} has ${values} filter values, more than ${limits.maxValuesPerReq} (each filter counts one plus the values of its lists)`;
   return firstRefusal(h.policies.rejectFilter, filters, { ip: conn.ip, authed: conn.authed, verb }) ?? filters;
 }

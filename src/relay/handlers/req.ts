@@ -6,7 +6,7 @@ import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
 import { frameAt, frameCount, frameJson, type EventFrames } from '../../store/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
-import { admitFilters } from './filters.js';
+import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
 import { closeSubscription } from './close.js';
 
 /** Live events held per subscription while its scan runs; beyond this the oldest are dropped. */
@@ -17,11 +17,12 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   if (!filters) return;
   if (conn.subs.has(subId)) closeSubscription(h, conn, subId);
   else if (conn.subs.size >= h.config.limits.maxSubscriptions) {
-    h.metrics.refusals.inc({ reason: 'blocked' });
-    conn.send(closedMessage(subId, `blocked: too many open subscriptions (at most ${h.config.limits.maxSubscriptions})`));
-    return;
+    return refuse(h, conn, subId, 'REQ', `rate-limited: too many open subscriptions on this connection (at most ${h.config.limits.maxSubscriptions}); close one first`);
   }
-  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [], seen: null };
+  // what the subscription holds in the live index is charged to the connection and its address
+  const held = h.access.budgets.holdFilters(conn, filters, true);
+  if (typeof held === 'string') return refuse(h, conn, subId, 'REQ', held);
+  const sub: Subscription = { conn, subId, filters, abort: { aborted: false }, pending: [], seen: null, release: held };
   conn.subs.set(subId, sub);
   h.live.add(sub);
   h.metrics.reqs.inc();
@@ -38,13 +39,13 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       release = await h.access.querySlot(conn);
       if (!release) {
         closeSubscription(h, conn, subId);
-        h.metrics.refusals.inc({ reason: 'rate-limited' });
-        conn.send(closedMessage(subId, 'rate-limited: too many queries waiting on this connection'));
+        refuse(h, conn, subId, 'REQ', QUEUE_FULL);
         return;
       }
       if (sub.abort.aborted) return;
       results = await h.queries.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen }, eventFraming(subId));
       sub.seen = seen;
+      h.access.querySlots.charge(conn, eventBytes(results));
     }
   } catch (e) {
     if (!sub.abort.aborted) {
@@ -100,6 +101,12 @@ function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames
     if (!conn.send(frameAt(frames, i))) return false;
   }
   return true;
+}
+
+/** Bytes of stored events in the frames (their framing not counted), as read.resultBytesPerIp counts them. */
+function eventBytes(f: EventFrames): number {
+  const n = frameCount(f);
+  return n === 0 ? 0 : f.ends[n - 1]! - n * (f.prefixLen + f.suffixLen);
 }
 
 /** Whether the subscription's scan already returned (or could see) this event. */

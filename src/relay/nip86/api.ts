@@ -1,5 +1,7 @@
 // NIP-86 relay management: JSON-RPC over HTTP POST to the relay URL with
-// Content-Type: application/nostr+json+rpc, authorised by NIP-98 for the configured admin pubkeys.
+// Content-Type: application/nostr+json+rpc, authorised by NIP-98 for the configured admin pubkeys:
+// the u tag must name this relay (auth/own-urls.ts: never the request's Host header), and each
+// authorization event is accepted once (a captured header cannot be replayed within its window).
 // Changes persist in LMDB (policy/lists.ts) and take effect at once. orbweaver adds two methods:
 // spidertrigger (start a spider run now) and spiderstatus (the spider's progress).
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
@@ -7,13 +9,36 @@ import type { Config } from '../../config.js';
 import type { EventStore } from '../../store/types.js';
 import type { SigChecker } from '../auth/nip42.js';
 import type { Logger } from '../logger.js';
-import { checkHttpAuth, normaliseHttpUrl } from '../auth/nip98.js';
+import { checkHttpAuth } from '../auth/nip98.js';
 import { parseCidr } from '../policy/cidr.js';
 import { parsePubkey } from '../../nostr/keys.js';
 import type { Access } from '../policy/access.js';
 
 export const RPC_CONTENT_TYPE = 'application/nostr+json+rpc';
 const MAX_BODY = 64 * 1024;
+/** allowed distance of an authorization event's created_at from now, seconds (NIP-98 suggests 60) */
+const MAX_AGE_SECONDS = 60;
+
+/**
+ * Authorization events already accepted, until their created_at window has passed; a replay
+ * inside the window is refused. Keyed by the signature, not the id: the same request signed twice
+ * in one second has the same id but a new signature (BIP-340 signing is randomised and its
+ * signatures are not malleable), while a captured header replayed is byte for byte the same.
+ * Only events that passed every check (an admin's signature) are remembered, so the set holds
+ * what the admins sent in the last minute.
+ */
+export class ReplayGuard {
+  private seen = new Map<string, number>();
+  constructor(private readonly windowSeconds: number) {}
+
+  /** true the first time a signature is offered, false on a replay */
+  first(sig: string, createdAt: number, now = Math.floor(Date.now() / 1000)): boolean {
+    for (const [k, until] of this.seen) if (until < now) this.seen.delete(k);
+    if (this.seen.has(sig)) return false;
+    this.seen.set(sig, createdAt + this.windowSeconds);
+    return true;
+  }
+}
 
 /** What the relay handle offers for the spider methods (set by whoever starts the spider). */
 export interface SpiderControl {
@@ -138,10 +163,11 @@ export function managementMethods(d: ManagementDeps): Record<string, Method> {
 /** Handles POST / when its Content-Type is application/nostr+json+rpc. */
 export function createManagementHandler(d: ManagementDeps): (res: HttpResponse, req: HttpRequest) => void {
   const methods = managementMethods(d);
+  // an event is accepted until its created_at + MAX_AGE_SECONDS: remembered a second longer
+  const replays = new ReplayGuard(MAX_AGE_SECONDS + 1);
   return (res, req) => {
     // uWS: everything from req must be read before the first await
     const authHeader = req.getHeader('authorization');
-    const host = req.getHeader('host');
     const url = req.getUrl();
     const query = req.getQuery();
     let aborted = false;
@@ -156,9 +182,10 @@ export function createManagementHandler(d: ManagementDeps): (res: HttpResponse, 
       });
     };
     const run = async (body: Buffer, urls: string[]) => {
-      const auth = await checkHttpAuth({ header: authHeader, method: 'POST', urls, body, maxAgeSeconds: 60 }, d.verifier);
+      const auth = await checkHttpAuth({ header: authHeader, method: 'POST', urls, body, maxAgeSeconds: MAX_AGE_SECONDS }, d.verifier);
       if ('error' in auth) return send('401 Unauthorized', { error: `unauthorized: ${auth.error}` });
       if (!d.access.lists.admins.has(auth.pubkey)) return send('401 Unauthorized', { error: 'unauthorized: this pubkey is not an admin of this relay (adminPubkeys)' });
+      if (!replays.first(auth.sig, auth.createdAt)) return send('401 Unauthorized', { error: 'unauthorized: this authorization event was already used; sign a new one for each request' });
       let call: { method?: unknown; params?: unknown };
       try {
         call = JSON.parse(body.toString('utf8'));
@@ -193,11 +220,7 @@ export function createManagementHandler(d: ManagementDeps): (res: HttpResponse, 
       chunks.push(Buffer.from(chunk.slice(0)));
       if (!last || aborted) return;
       const body = Buffer.concat(chunks);
-      const path = url + (query ? `?${query}` : '');
-      const urls = d.config.publicUrl
-        ? [normaliseHttpUrl(d.config.publicUrl.replace(/\/+$/, '') + (path === '/' ? '' : path))]
-        : host ? [normaliseHttpUrl(`http://${host}${path}`), normaliseHttpUrl(`https://${host}${path}`)] : [];
-      void run(body, urls).catch((e) => {
+      void run(body, d.access.ownUrls.httpUrls(url + (query ? `?${query}` : ''))).catch((e) => {
         d.logger.error({ err: e }, 'NIP-86 request failed');
         send('500 Internal Server Error', { error: 'error: internal error' });
       });

@@ -1,26 +1,34 @@
 // Everything between a client and the relay's core that the operator controls: who may connect
-// (IP lists, connections per IP, trusted proxy header), NIP-42 AUTH, rate limits, who may read
-// what (auth to read, DMs), read-side protection (concurrent queries, scan budget) and the lists
-// NIP-86 changes. server.ts creates one Access and the handlers call into it.
+// (IP lists, connections per IP, trusted proxy header), NIP-42 AUTH, rate limits, what one client
+// may hold (filter values, events in flight: budgets.ts), who may read what (auth to read, DMs),
+// read-side protection (query slots, scan budget) and the lists NIP-86 changes. Per-client limits
+// count by address key (an IPv4 address or an IPv6 /64). server.ts creates one Access and the
+// handlers call into it.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
-import type { EventStore } from '../../store/types.js';
+import type { EventStore, ScanSignal } from '../../store/types.js';
 import type { NostrEvent } from '../../nostr/event.js';
-import type { Filter } from '../../nostr/filter.js';
-import { authMessage, okMessage } from '../../nostr/messages.js';
-import { acceptedRelayUrls, checkAuthEvent, type SigChecker } from '../auth/nip42.js';
+import { authMessage, noticeMessage, okMessage } from '../../nostr/messages.js';
+import { checkAuthEvent, type SigChecker } from '../auth/nip42.js';
+import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
+import { KeyedBuckets } from '../ratelimit/token-bucket.js';
 import { RefusalLog } from '../dashboard/refusals.js';
 import { AccessLists } from './lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
 import { writePolicies } from './write.js';
 import { SpiderWorkers } from './workers.js';
 import type { Policies } from '../../ingest/hooks.js';
+import { ClientBudgets, type Release } from './budgets.js';
+import { QuerySlots } from './query-slots.js';
+import { addressKey } from './cidr.js';
 
 /** What Access needs of a connection (src/relay/connection.ts). */
 export interface ConnLike {
   id: number;
   ip: string;
+  /** address key of ip (cidr.ts addressKey) */
+  key: string;
   challenge: string;
   authed: Set<string>;
   closed: boolean;
@@ -28,14 +36,19 @@ export interface ConnLike {
   close(code?: number, reason?: string): void;
 }
 
+/**
+ * Pubkeys one connection may authenticate: each is checked on every rate-limited message, and the
+ * set lives as long as the connection.
+ */
+export const MAX_AUTHED_PER_CONNECTION = 16;
+
 /** A store signal that also stops a scan past its budget or deadline. */
 export interface ScanGuard {
-  signal: { readonly aborted: boolean };
+  /** passed to the store; its `charge` counts planning and range setup (store/types.ts ScanSignal) */
+  signal: ScanSignal;
   /** why the guard stopped the scan, or null */
   readonly tripped: null | 'budget' | 'timeout';
 }
-
-interface Slots { running: number; queue: Array<() => void> }
 
 export class Access {
   readonly lists: AccessLists;
@@ -44,9 +57,19 @@ export class Access {
   readonly dms: ProtectedKinds;
   /** spider workers (spider.workerPubkeys): exempt from rate limits once authenticated */
   readonly workers: SpiderWorkers;
+  /** what one client holds: filter values, filters, events in flight */
+  readonly budgets: ClientBudgets;
+  /** who runs a scan now (per connection and per address) */
+  readonly querySlots: QuerySlots;
+  /** what the NIP-42 relay tag and the NIP-98 u tag may name */
+  readonly ownUrls: OwnUrls;
+  /** open connections per address key */
   private perIp = new Map<string, number>();
-  private hosts = new WeakMap<object, string>();
-  private slots = new WeakMap<object, Slots>();
+  /** messages and bytes per address key, before anything is decoded */
+  private readonly inputMessages: KeyedBuckets<string>;
+  private readonly inputBytes: KeyedBuckets<string>;
+  private readonly lastInputNotice = new WeakMap<ConnLike, number>();
+  messagesDropped = 0;
   private conns = new Set<ConnLike>();
   authOk = 0;
   authFailed = 0;
@@ -57,6 +80,12 @@ export class Access {
     this.limiter = new RateLimiter(config.rateLimits);
     this.dms = new ProtectedKinds(config.auth.readKinds);
     this.workers = new SpiderWorkers(config.spider.workerPubkeys);
+    this.budgets = new ClientBudgets(config.limits, config.rateLimits);
+    this.querySlots = new QuerySlots(config.read);
+    this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
+    const { messagesPerIp, bytesPerIp, burstSeconds } = config.rateLimits;
+    this.inputMessages = new KeyedBuckets(messagesPerIp, Math.max(1, messagesPerIp * burstSeconds));
+    this.inputBytes = new KeyedBuckets(bytesPerIp, Math.max(config.limits.maxMessageLength, bytesPerIp * burstSeconds));
   }
 
   /** Loads the persisted lists and adds the policy hooks. */
@@ -68,7 +97,7 @@ export class Access {
       if (!this.lists.ipAllowedToConnect(ip)) return 'blocked: your IP address is not on this relay\'s allow list';
       if (this.lists.ipBlockedNow(ip)) return 'blocked: your IP address is blocked on this relay';
       const cap = this.config.rateLimits.maxConnectionsPerIp;
-      if (cap > 0 && (this.perIp.get(ip) ?? 0) >= cap) return `rate-limited: more than ${cap} connections from your IP address`;
+      if (cap > 0 && (this.perIp.get(addressKey(ip)) ?? 0) >= cap) return `rate-limited: more than ${cap} connections from your IP address`;
       return null;
     });
   }
@@ -90,18 +119,16 @@ export class Access {
     return Buffer.from(res.getRemoteAddressAsText()).toString();
   }
 
-  noteHost(conn: object, host: string): void { this.hosts.set(conn, host); }
-
   opened(conn: ConnLike): void {
-    this.perIp.set(conn.ip, (this.perIp.get(conn.ip) ?? 0) + 1);
+    this.perIp.set(conn.key, (this.perIp.get(conn.key) ?? 0) + 1);
     this.conns.add(conn);
     conn.send(authMessage(conn.challenge));
   }
 
   closed(conn: ConnLike): void {
-    const n = (this.perIp.get(conn.ip) ?? 1) - 1;
-    if (n <= 0) this.perIp.delete(conn.ip);
-    else this.perIp.set(conn.ip, n);
+    const n = (this.perIp.get(conn.key) ?? 1) - 1;
+    if (n <= 0) this.perIp.delete(conn.key);
+    else this.perIp.set(conn.key, n);
     this.conns.delete(conn);
     this.limiter.forget(conn);
   }
@@ -120,17 +147,38 @@ export class Access {
 
   // ---- NIP-42 --------------------------------------------------------------------------
 
+  /**
+   * NIP-42. Each AUTH costs a signature check, so it is rate-limited (rateLimits.*.auth) and counts
+   * toward the connection's messages in flight before anything is verified.
+   */
   async handleAuth(conn: ConnLike, raw: unknown): Promise<void> {
     const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id : '';
-    const r = await checkAuthEvent(raw, {
-      challenge: conn.challenge,
-      relayUrls: acceptedRelayUrls(this.config.publicUrl, this.hosts.get(conn) ?? ''),
-      maxAgeSeconds: Math.round(this.config.auth.maxAge / 1000),
-    }, this.verifier);
+    const limited = this.rateLimit('AUTH', conn);
+    const release = limited ?? this.inFlight(conn, 'AUTH');
+    if (typeof release === 'string') {
+      this.authFailed++;
+      conn.send(okMessage(id, false, release));
+      return;
+    }
+    let r: Awaited<ReturnType<typeof checkAuthEvent>>;
+    try {
+      r = await checkAuthEvent(raw, {
+        challenge: conn.challenge,
+        relayUrls: this.ownUrls.relayUrls(),
+        maxAgeSeconds: Math.round(this.config.auth.maxAge / 1000),
+      }, this.verifier);
+    } finally {
+      release();
+    }
     if ('error' in r) {
       this.authFailed++;
       this.refused('AUTH', r.error, conn.ip);
       conn.send(okMessage(id, false, r.error));
+      return;
+    }
+    if (!conn.authed.has(r.pubkey) && conn.authed.size >= MAX_AUTHED_PER_CONNECTION) {
+      this.authFailed++;
+      conn.send(okMessage(id, false, `restricted: at most ${MAX_AUTHED_PER_CONNECTION} pubkeys may authenticate on one connection`));
       return;
     }
     this.authOk++;
@@ -140,11 +188,42 @@ export class Access {
 
   // ---- rate limits ---------------------------------------------------------------------
 
+  /**
+   * Whether a message of `bytes` may be read at all: rateLimits.messagesPerIp and bytesPerIp, per
+   * address, before it is decoded or parsed, so a flood costs little more than its reading. A
+   * message over them is dropped; the connection is told so at most once a second.
+   */
+  admitMessage(conn: ConnLike, bytes: number): boolean {
+    const now = performance.now();
+    if (this.inputMessages.take(conn.key, now) && this.inputBytes.take(conn.key, now, bytes)) return true;
+    if (this.workers.any(conn.authed)) return true;
+    this.messagesDropped++;
+    if (now - (this.lastInputNotice.get(conn) ?? -Infinity) >= 1000) {
+      this.lastInputNotice.set(conn, now);
+      const why = 'rate-limited: too many messages or bytes from your IP address; messages are being dropped unread, slow down';
+      this.refused('MESSAGE', why, conn.ip);
+      conn.send(noticeMessage(why));
+    }
+    return false;
+  }
+
   /** null when the message may be handled, else a `rate-limited:` refusal. */
   rateLimit(verb: Verb, conn: ConnLike): string | null {
     if (this.workers.any(conn.authed)) return null;
-    const r = this.limiter.check(verb, { ip: conn.ip, conn, authed: conn.authed });
+    const r = this.limiter.check(verb, { ip: conn.key, conn, authed: conn.authed });
     if (r) this.refused(verb, r, conn.ip);
+    return r;
+  }
+
+  /**
+   * An EVENT or AUTH entering the signature check and ingest path: the release to call once it is
+   * answered, or a `rate-limited:` refusal when the connection or its address has too many waiting.
+   * Spider workers are exempt, as from the rate limits.
+   */
+  inFlight(conn: ConnLike, verb: 'EVENT' | 'AUTH'): Release | string {
+    if (this.workers.any(conn.authed)) return () => {};
+    const r = this.budgets.inFlight(conn);
+    if (typeof r === 'string') this.refused(verb, r, conn.ip);
     return r;
   }
 
@@ -152,34 +231,24 @@ export class Access {
 
   // ---- reads -----------------------------------------------------------------------------
 
-  /** Waits for one of the connection's query slots; null when too many are already waiting. */
-  async querySlot(conn: object): Promise<(() => void) | null> {
-    let s = this.slots.get(conn);
-    if (!s) this.slots.set(conn, (s = { running: 0, queue: [] }));
-    const slots = s;
-    const release = () => {
-      const next = slots.queue.shift();
-      if (next) next();
-      else slots.running--;
-    };
-    if (slots.running < this.config.read.maxConcurrentQueries) {
-      slots.running++;
-      return release;
-    }
-    if (slots.queue.length >= this.config.read.maxQueuedQueries) return null;
-    await new Promise<void>((resolve) => slots.queue.push(resolve));
-    return release;
+  /** Waits for a query slot (query-slots.ts); null when too many already wait on this connection or address. */
+  querySlot(conn: ConnLike): Promise<Release | null> {
+    return this.querySlots.acquire(conn);
   }
 
   /**
    * A signal for store.query/count that stops the scan once it has read `read.scanBudget` index
    * entries or run `read.queryTimeout`. The store checks the signal once per step of
-   * `store.queryYieldEvery` entries, so each check is counted as that many entries.
+   * `store.queryYieldEvery` entries, so each check is counted as that many entries; the work of
+   * planning and opening ranges is charged in entries too (store/planner.ts planCost). `scanBudget`
+   * replaces read.scanBudget for scans with their own budget (NEG-OPEN: negentropy.scanBudget).
    */
-  scanGuard(outer: { aborted: boolean }): ScanGuard {
-    const maxSteps = Math.max(1, Math.ceil(this.config.read.scanBudget / this.config.store.queryYieldEvery));
+  scanGuard(outer: { aborted: boolean }, scanBudget = this.config.read.scanBudget): ScanGuard {
+    const every = this.config.store.queryYieldEvery;
+    const maxSteps = Math.max(1, Math.ceil(scanBudget / every));
     const deadline = Date.now() + this.config.read.queryTimeout;
     let steps = 0;
+    let polls = 0;
     let tripped: ScanGuard['tripped'] = null;
     const self = this;
     return {
@@ -188,19 +257,20 @@ export class Access {
           if (outer.aborted) return true;
           if (tripped) return true;
           if (++steps > maxSteps) tripped = 'budget';
-          else if (steps % 4 === 0 && Date.now() > deadline) tripped = 'timeout';
+          else if (++polls % 4 === 0 && Date.now() > deadline) tripped = 'timeout';
           if (tripped) self.scansCut++;
           return tripped !== null;
+        },
+        charge(entries: number) {
+          steps += entries / every;
+        },
+        // large index-only COUNTs are counted up to this, then extrapolated (store/query.ts)
+        get budgetLeft() {
+          return Math.max(0, maxSteps - steps) * every;
         },
       },
       get tripped() { return tripped; },
     };
-  }
-
-  /** Stored results a reader may see (DMs only to their author or recipient). */
-  visibleResults(filters: Filter[], authed: ReadonlySet<string>, results: string[]): string[] {
-    if (!this.dms.needsFiltering(filters, authed)) return results;
-    return results.filter((json) => this.dms.canSeeJson(json, authed));
   }
 
   /** Live delivery check. */
@@ -227,7 +297,10 @@ export class Access {
       authFailed: this.authFailed,
       rateLimited: this.limiter.refused,
       scansCut: this.scansCut,
+      messagesDropped: this.messagesDropped,
       clientIps: this.perIp.size,
+      ...this.budgets.figures(),
+      ...this.querySlots.figures(),
       bannedPubkeys: this.lists.list('bannedPubkeys').length + this.lists.configBanned.size,
       blockedIps: this.lists.list('blockedIps').length + this.lists.configIpDeny.size,
     };

@@ -116,3 +116,17 @@ export class CidrSet {
     return r;
   }
 }
+
+/**
+ * The key per-client budgets and limits count by: an IPv4 address (also when written IPv4-mapped,
+ * ::ffff:a.b.c.d) as itself, an IPv6 address by its /64 — one subscriber line or host is handed a
+ * whole /64, so counting single IPv6 addresses would give one attacker 2^64 "clients". Anything
+ * that does not parse (a proxy header's odd value) is its own key.
+ */
+export function addressKey(ip: string): string {
+  const n = parseIp(ip);
+  if (n === null) return ip;
+  if (n >> 32n === 0xffffn) return [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 0xffn)).join('.');
+  const g = [112n, 96n, 80n, 64n].map((s) => ((n >> s) & 0xffffn).toString(16));
+  return `${g.join(':')}::/64`;
+}

@@ -1,14 +1,15 @@
-// Rate limits per client IP, per connection and per authenticated pubkey, separately for EVENT,
-// REQ and COUNT. A message must get a token from every bucket that applies; if one says no, the
+// Rate limits per client IP (IPv6: per /64, see addressKey), per connection and per authenticated
+// pubkey, separately for EVENT, REQ, COUNT and AUTH. A message must get a token from every bucket that applies; if one says no, the
 // tokens already taken are given back, so a refused message costs nothing. Loopback is not special.
 import type { Config } from '../../config.js';
 import { KeyedBuckets } from './token-bucket.js';
 
-export type Verb = 'EVENT' | 'REQ' | 'COUNT';
-const VERBS: Verb[] = ['EVENT', 'REQ', 'COUNT'];
-const key = (v: Verb) => (v === 'EVENT' ? 'event' : v === 'REQ' ? 'req' : 'count');
+export type Verb = 'EVENT' | 'REQ' | 'COUNT' | 'AUTH';
+const VERBS: Verb[] = ['EVENT', 'REQ', 'COUNT', 'AUTH'];
+const key = (v: Verb) => v.toLowerCase() as 'event' | 'req' | 'count' | 'auth';
 
 export interface LimitSubject {
+  /** the client's address key (policy/cidr.ts addressKey: IPv4 address or IPv6 /64) */
   ip: string;
   /** any object that lives as long as the connection */
   conn: object;

@@ -42,12 +42,12 @@ export class KeyedBuckets<K> {
 
   get unlimited(): boolean { return this.rate <= 0; }
 
-  take(key: K, now: number): boolean {
+  take(key: K, now: number, n = 1): boolean {
     if (this.rate <= 0) return true;
     let b = this.buckets.get(key);
     if (!b) this.buckets.set(key, (b = new TokenBucket(this.rate, this.capacity, now)));
     if (now - this.lastSweep > 60_000) this.sweep(now);
-    return b.take(now);
+    return b.take(now, n);
   }
 
   give(key: K): void { this.buckets.get(key)?.give(); }

@@ -1,0 +1,80 @@
+// Where a command's events go (`spider --once`, `sync`): through the one ingest path either way.
+// The data directory is the identity (owner.ts): when a relay owns it (or --relay names one), events
+// are published to that relay over NIP-01 EVENT so they take its ingest path and reach its live
+// subscribers, and the store is opened beside it; otherwise the store is opened here with the
+// relay's own pipeline (policies, verifier, ingest). Whatever answers at host:port is never used.
+import type { Config } from '../config/schema.js';
+import type { Logger } from '../relay/logger.js';
+import { openStore } from '../store/index.js';
+import type { EventStore } from '../store/types.js';
+import { openPipeline, type Pipeline } from './pipeline.js';
+import { checkDataDir } from './data-dir.js';
+import { commandTarget, liveOwner, notAnswering, reachableUrl } from './owner.js';
+import { homeSink } from '../spider/deliver.js';
+import { ingestSink, type EventSink } from '../spider/sink.js';
+import { parseSecretKey } from '../nostr/keys.js';
+
+/** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
+export function localRelayUrl(config: Config): string {
+  return reachableUrl(config.host, config.port);
+}
+
+export interface CommandSink {
+  sink: EventSink;
+  /** the data directory's store: read-only beside a running relay unless `writable` was asked */
+  store: EventStore;
+  /** set when the events are ingested in this process */
+  pipeline?: Pipeline;
+  /** the relay the events are published to */
+  relayUrl?: string;
+  close(): Promise<void>;
+}
+
+export interface CommandSinkOptions {
+  /** publish to this relay (it must answer); default: the relay that owns the data directory */
+  relayUrl?: string;
+  /** ingest in this process even when a relay owns the data directory */
+  local?: boolean;
+  /** beside a running relay the store is opened read-only unless the command writes its own records */
+  writable?: boolean;
+  /** the label of log lines ("spider", "sync") */
+  label: string;
+}
+
+/** The chosen relay does not answer: the message names it and the fix. */
+export class SinkError extends Error {}
+
+export async function openCommandSink(config: Config, logger: Logger, o: CommandSinkOptions): Promise<CommandSink> {
+  const target = commandTarget(config.dataDir, o.relayUrl, o.local);
+  if (target) {
+    // The same delivery as a spider worker's: every event is retried until the relay decides on it,
+    // and with spider.workerKey set it authenticates first (NIP-42).
+    const home = homeSink({
+      url: target.url, authUrl: config.publicUrl || undefined,
+      secretKey: config.spider.workerKey ? parseSecretKey(config.spider.workerKey) : undefined,
+      connectTimeout: Math.min(config.spider.connectTimeout, 3000), okTimeout: 30_000, window: 200,
+      deliveryTimeout: config.spider.deliveryTimeout, log: logger,
+    });
+    try {
+      await home.ready();
+    } catch (e) {
+      await home.close();
+      throw new SinkError(notAnswering(target, config.dataDir, e as Error));
+    }
+    logger.info({ relay: target.url, dataDir: config.dataDir, pid: target.owner?.pid }, target.owner ? `${o.label}: publishing to the relay that owns the data directory` : `${o.label}: publishing to the relay given with --relay`);
+    try {
+      checkDataDir(config.dataDir, 'create');
+      const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger, readOnly: !o.writable });
+      return { sink: home, store, relayUrl: target.url, close: async () => { await home.close(); await store.close(); } };
+    } catch (e) {
+      await home.close();
+      throw e;
+    }
+  }
+  const owner = o.local ? liveOwner(config.dataDir) : null;
+  if (owner) logger.warn({ dataDir: config.dataDir, relay: owner.url, pid: owner.pid }, `${o.label}: --local while a relay owns the data directory: its live subscribers will not see these events`);
+  else logger.info({ dataDir: config.dataDir }, `${o.label}: no relay owns the data directory; ingesting in this process`);
+  // the relay's own pipeline (policies, ingest), so a standalone run meets the same rules as the relay
+  const pipeline = await openPipeline(config, logger, { verifyThreads: 0 });
+  return { sink: ingestSink(pipeline.ingest), store: pipeline.store, pipeline, close: () => pipeline.close() };
+}

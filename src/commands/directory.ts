@@ -1,0 +1,78 @@
+// orbweaver directory [--json] [--relay URL]: every relay the spider knows (and the finder's
+// validated ones), with the NIP-66 monitor's health where it checked them, read from the data
+// directory (read only: it works beside a running relay). The rows are the status page's table, the
+// `directory` part of /status.json and /directory.json, made by the same function
+// (src/spider/directory-view.ts); --json prints the /directory.json document, --relay one relay's
+// detail (uptime per day, the checks, RTT percentiles, events per kind). What only a running relay
+// knows — which relay the spider fetches now, when the next run or monitor cycle starts — is on its
+// pages.
+import type { Config } from '../config.js';
+import { RelayDirectory } from '../spider/directory.js';
+import { directoryView, formatDirectory, utc } from '../spider/directory-view.js';
+import { normalizeRelayUrl } from '../spider/url.js';
+import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type RelayDetail } from '../monitor/document.js';
+import { monitorInfo } from '../app/directory-pages.js';
+import { openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
+
+export const DIRECTORY_USAGE = `usage: orbweaver directory [--json] [--relay <url>]
+  every relay in the directory: URL, hop, state, last crawl, events fetched / stored in it, next
+  attempt, and — once the NIP-66 monitor checked it — online, uptime over 7 days, RTT, software;
+  then the monitor's summary (online now / 24 h / 7 d, networks, software, NIPs). Times in UTC.
+  --json          the /directory.json document (rows, summary, candidates)
+  --relay <url>   one relay's detail: uptime per day, checks, RTT percentiles, events per kind`;
+
+const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
+const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
+
+function formatDetail(d: RelayDetail): string {
+  const r = d.row!;
+  const lines = [
+    d.url,
+    `  now:          ${r.online === null ? 'not checked yet' : `${r.online ? 'online' : 'offline'} at ${utc(r.lastCheck)}${r.checkError ? ` (${r.checkError})` : ''}`}`,
+    `  uptime:       24 h ${pct(d.stats.uptimeDay)}, 7 d ${pct(d.stats.uptimeWeek)}, ${Math.round(d.retentionMs / 86_400_000)} d ${pct(d.stats.uptimeMonth)} (${d.checksInWindow} checks)`,
+    `  rtt open:     p50 ${ms(d.stats.rttOpen.p50)}, p90 ${ms(d.stats.rttOpen.p90)}, p99 ${ms(d.stats.rttOpen.p99)}`,
+    `  rtt read:     p50 ${ms(d.stats.rttRead.p50)}, p90 ${ms(d.stats.rttRead.p90)}, p99 ${ms(d.stats.rttRead.p99)}`,
+    `  software:     ${[r.software, r.version].filter(Boolean).join(' ') || '-'}`,
+    `  network:      ${r.network ?? '-'}`,
+    `  NIPs:         ${r.nips.join(', ') || '-'}`,
+    `  requirements: ${r.requirements.join(', ') || '-'}`,
+    `  certificate:  ${r.sslExpires ? `${r.sslValid ? 'valid' : 'NOT valid'}, expires ${utc(r.sslExpires)}${r.sslIssuer ? `, issued by ${r.sslIssuer}` : ''}` : '-'}`,
+    `  crawl:        ${r.state}${r.hop >= 0 ? `, hop ${r.hop}` : ', found by the finder'}, last ${utc(r.lastCrawl)}`,
+    `  latest 30166: ${d.published ?? '-'}`,
+    `  days:         ${d.days.map((x) => (x.checks === 0 ? '.' : x.online === x.checks ? '#' : x.online === 0 ? '_' : '+')).join('')} (30 days to today: # all online, + some, _ none, . not checked)`,
+  ];
+  if (d.crawl) lines.push(`  events:       ${Object.entries(d.crawl.total).map(([k, n]) => `kind ${k}: ${d.crawl!.last[k] ?? 0} last crawl, ${n} in all`).join('; ')}`);
+  return lines.join('\n');
+}
+
+export async function directoryCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  const args = [...argv];
+  if (takeFlag(args, '--help')) { out.write(DIRECTORY_USAGE + '\n'); return 0; }
+  const json = takeFlag(args, '--json');
+  const relay = takeOption(args, '--relay');
+  rejectUnknown(args, ['--json', '--relay', '--help'], 'directory');
+  const store = await openCommandStore(config);
+  try {
+    const records = openMonitorRecords(store.env, config.spider.monitorRetention);
+    const view = directoryView(new RelayDirectory(store.env).all(), {
+      now: Date.now(),
+      backoff: { base: config.spider.failureBackoff, max: config.spider.maxFailureBackoff },
+      ...(records ? healthLookups(records.history) : {}),
+    });
+    if (relay !== undefined) {
+      const url = normalizeRelayUrl(relay) ?? relay;
+      const row = view.rows.find((r) => r.url === url);
+      if (!row) throw new UsageError(`${relay} is not in the relay directory of ${config.dataDir}`);
+      const detail = records ? relayDetail(url, row, records.history) : null;
+      if (!detail) throw new UsageError(`no monitor records in ${config.dataDir}`);
+      out.write((json ? JSON.stringify(detail, null, 2) : formatDetail(detail)) + '\n');
+      return 0;
+    }
+    // the monitor is not running in this process: its state is what its records say
+    const doc = directoryDocument(view, monitorInfo(config, null), records?.candidates ?? null);
+    out.write((json ? JSON.stringify(doc, null, 2) : formatDirectory(view) + (doc.candidates.total ? `\ncandidates waiting for validation: ${doc.candidates.total}` : '')) + '\n');
+  } finally {
+    await store.close();
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+// One health check of one relay: its NIP-11 document, then a probe (open, read, and write where it
+// is allowed), the certificate for wss://, the network by host name. The address is resolved and
+// checked once with the spider's SSRF rules and both connections go to it. Bounded: every step has
+// the monitor timeout, the NIP-11 document is capped at 64 KiB, frames at 256 KiB; a hostile relay
+// (silent, garbage or huge NIP-11, never answering) costs at most a few timeouts.
+import { fetchNip11Document, sanitizeNip11, type Nip11Info } from '../spider/nip11.js';
+import { resolveTarget, UnsafeUrlError, type Target } from '../spider/url.js';
+import type { NostrEvent } from '../nostr/event.js';
+import { networkOf, wholeMs } from './nip66.js';
+import { probeRelay } from '../spider/probe.js';
+import type { RelayCheck } from './types.js';
+
+export interface CheckOptions {
+  timeout: number;
+  allowPrivate: boolean;
+  /** measure rtt-write with this event where the relay's NIP-11 does not say writing is closed to us */
+  writeEvent?: NostrEvent;
+  signal?: AbortSignal;
+  /** DNS override (tests) */
+  resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+}
+
+/** The 30166 content: the document as compact JSON, or its checked form when the original is large. */
+const MAX_CONTENT = 16 * 1024;
+
+function contentOf(doc: unknown, checked: Nip11Info): string {
+  const raw = JSON.stringify(doc);
+  return raw.length <= MAX_CONTENT ? raw : JSON.stringify(checked);
+}
+
+/**
+ * The write test is allowed only when it was asked for (spider.monitorWrite) and the relay's NIP-11
+ * does not announce that writing needs auth or payment or is restricted: those relays would only
+ * refuse, and a refusal is no round-trip time.
+ */
+export function writeAllowed(nip11: Nip11Info | null): boolean {
+  const l = nip11?.limitation;
+  return !(l?.auth_required || l?.payment_required || l?.restricted_writes);
+}
+
+export async function checkRelay(url: string, o: CheckOptions): Promise<RelayCheck> {
+  const check: RelayCheck = { url, checkedAt: Date.now(), network: networkOf(url), online: false, rtt: {}, nip11: null, observed: {} };
+  let target: Target;
+  try {
+    target = await (o.resolve ?? resolveTarget)(url, o.allowPrivate);
+  } catch (e) {
+    check.error = (e as Error).message.slice(0, 300);
+    if (e instanceof UnsafeUrlError) check.refused = true;
+    return check;
+  }
+  const n11 = await fetchNip11Document(target, o.timeout, o.signal);
+  if (n11.doc !== null) {
+    check.nip11 = sanitizeNip11(n11.doc);
+    if (check.nip11) {
+      check.rtt.nip11 = wholeMs(n11.ms);
+      check.nip11Json = contentOf(n11.doc, check.nip11);
+    }
+  }
+  const write = o.writeEvent && writeAllowed(check.nip11) ? o.writeEvent : undefined;
+  const p = await probeRelay(target, { timeout: o.timeout, write, signal: o.signal });
+  if (p.ssl) check.ssl = p.ssl;
+  if (p.open !== undefined) check.rtt.open = wholeMs(p.open);
+  if (p.read !== undefined) check.rtt.read = wholeMs(p.read);
+  if (p.write?.ms !== undefined) check.rtt.write = wholeMs(p.write.ms);
+  check.answer = p.answer;
+  check.online = p.opened && p.answer !== undefined;
+  if (p.auth) check.observed.auth = true;
+  if (p.write && !p.write.ok && /^(restricted|blocked|pow|payment):/.test(p.write.message)) check.observed.writeRefused = p.write.message;
+  if (p.error) check.error = p.error.slice(0, 300);
+  else if (p.closed) check.error = `read: CLOSED ${p.closed}`.slice(0, 300);
+  return check;
+}

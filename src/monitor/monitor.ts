@@ -1,0 +1,278 @@
+// The NIP-66 monitor as a service (seed 003's finder, validator, monitor and refresher in one
+// process, on the relay's store). Every spider.monitorInterval, one cycle:
+//   1. announce: kind 10166 (frequency, timeouts, checks), kind 0 and, with monitor relays, kind
+//      10002 — at the first cycle of the process and then once a day;
+//   2. finder: relay URLs from stored events become candidates (src/spider/finder.ts);
+//   3. validator: a batch of candidates is probed; those that answer join the directory
+//      (src/spider/validator.ts) — only where `validate` is on: the relay's monitor, not `spider
+//      --once`, whose reach stays within the spider's hops;
+//   4. checks: every directory relay (not refused, not ourselves) gets a check (check.ts),
+//      `monitorConcurrency` at a time; an online relay's check is published as kind 30166; every
+//      check is kept as a snapshot with fresh uptime and RTT figures (history.ts).
+// Between cycles, a relay new in the directory (the spider's first crawl, a validated candidate)
+// is checked within a minute instead of at the next cycle. Cycles never overlap.
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { EventStore } from '../store/types.js';
+import type { NostrEvent } from '../nostr/event.js';
+import type { IngestStatus } from '../ingest/types.js';
+import { npubEncode } from 'nostr-tools/nip19';
+import { RelayDirectory } from '../spider/directory.js';
+import { CandidateStore } from '../spider/candidates.js';
+import { Finder, type FinderSummary } from '../spider/finder.js';
+import { validateCandidates, type ValidationSummary } from '../spider/validator.js';
+import { normalizeRelayUrl, type Target } from '../spider/url.js';
+import { createScheduler } from '../spider/scheduler.js';
+import type { WorkResult } from '../spider/types.js';
+import { checkRelay } from './check.js';
+import { MonitorHistory } from './history.js';
+import { monitorKey, type MonitorKey } from './key.js';
+import { announcementEvent, discoveryEvent, monitorProfile, monitorRelayList } from './nip66.js';
+import { createPublisher, type Publisher } from './publish.js';
+
+/** The monitor's counters (src/app gives it the relay's Prometheus registry's; absent in `spider --once`). */
+export interface MonitorMetrics {
+  cycles: { inc(): void };
+  checks: { inc(labels: { result: 'online' | 'offline' }): void };
+  published: { inc(): void };
+}
+
+export interface MonitorDeps {
+  config: Config;
+  store: EventStore;
+  /** our ingest path, or the command sink of `spider --once` */
+  put: (ev: NostrEvent) => Promise<IngestStatus>;
+  logger: Logger;
+  /** validate candidates (the long-running monitor); `spider --once` does not */
+  validate: boolean;
+  /** our own relay's URLs (never checked) */
+  selfUrls?: string[];
+  /** DNS override (tests) */
+  resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  metrics?: MonitorMetrics;
+}
+
+export interface CycleSummary {
+  startedAt: number;
+  finishedAt: number;
+  finder: FinderSummary | null;
+  validator: ValidationSummary | null;
+  /** relays checked, online among them, 30166 events published (stored by our ingest path) */
+  checked: number;
+  online: number;
+  published: number;
+  /** skipped: refused by the address rules */
+  refused: number;
+  /** 30166 events our ingest path did not store (refused by a policy) */
+  notStored: number;
+  announced: boolean;
+  /** deliveries to spider.monitorRelays */
+  delivered: number;
+  deliveryFailures: number;
+}
+
+export interface MonitorStatus {
+  pubkey: string;
+  npub: string;
+  keySource: MonitorKey['source'];
+  running: boolean;
+  cycles: number;
+  lastCycle: CycleSummary | null;
+  nextCycle: number | null;
+  /** candidates waiting for validation */
+  candidates: number;
+  /** relays with a health record */
+  checked: number;
+  /** changes whenever the directory's health figures do */
+  stamp: string;
+}
+
+export interface Monitor {
+  readonly pubkey: string;
+  readonly history: MonitorHistory;
+  readonly candidates: CandidateStore;
+  /** runs a cycle now and every interval, plus the minute tick for new relays */
+  start(): void;
+  /** one cycle (or the one in progress) */
+  runOnce(): Promise<CycleSummary>;
+  /** an event our ingest path stored: the finder's live feed */
+  seen(ev: NostrEvent): void;
+  /** a spider crawl result: its events per kind */
+  noteCrawl(r: Pick<WorkResult, 'url' | 'startedAt'> & { kinds?: Record<string, number> }): void;
+  status(): MonitorStatus;
+  stop(): Promise<void>;
+}
+
+const ANNOUNCE_EVERY = 24 * 3_600_000;
+const NEW_RELAY_TICK = 60_000;
+
+export function createMonitor(deps: MonitorDeps): Monitor {
+  const cfg = deps.config.spider;
+  const log = deps.logger.child({ component: 'monitor' });
+  const key = monitorKey(cfg.monitorKey, deps.config.dataDir);
+  const directory = new RelayDirectory(deps.store.env);
+  const candidates = new CandidateStore(deps.store.env);
+  const history = new MonitorHistory(deps.store.env, cfg.monitorRetention);
+  const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
+  const finder = new Finder({ store: deps.store, candidates, directory, rKinds: cfg.finderKinds, allowPrivate: cfg.allowPrivate, maxCandidates: cfg.maxCandidates, selfPubkey: key.pubkey, log });
+  const publisher: Publisher = createPublisher({ secretKey: key.secretKey, put: deps.put, relays: cfg.monitorRelays, connectTimeout: cfg.monitorTimeout, log });
+  let stopCtl = new AbortController();
+  let lastAnnounce = 0;
+  let cycles = 0;
+  let lastCycle: CycleSummary | null = null;
+  let running = false;
+  let busy: Promise<unknown> = Promise.resolve();
+  let changes = 0;
+  if (key.source === 'generated') log.info({ pubkey: key.pubkey, file: key.file }, 'monitor: generated its key (kept in the data directory)');
+
+  /** Runs `fn` after whatever the monitor is doing (a cycle, the new-relay tick): never two at once. */
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = busy.then(fn, fn);
+    busy = p.catch(() => undefined);
+    return p;
+  };
+
+  const writeProbe = () => (cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true }, Math.floor(Date.now() / 1000)) : null);
+
+  async function announce(): Promise<void> {
+    const now = Math.floor(Date.now() / 1000);
+    await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite }, now));
+    await publisher.publish(monitorProfile({ relayName: deps.config.info.name, relayUrl: deps.config.publicUrl || undefined }, now));
+    if (cfg.monitorRelays.length) await publisher.publish(monitorRelayList(cfg.monitorRelays, now));
+    lastAnnounce = Date.now();
+  }
+
+  /** The directory relays a check may visit. */
+  function monitored(onlyNew: boolean): string[] {
+    const out: string[] = [];
+    for (const r of directory.all()) {
+      if (r.lastOutcome === 'refused' || r.lastOutcome === 'self' || selfUrls.has(r.url)) continue;
+      if (onlyNew && history.latest(r.url)) continue;
+      out.push(r.url);
+    }
+    return out;
+  }
+
+  async function checkAll(urls: string[], s: CycleSummary): Promise<void> {
+    const signal = stopCtl.signal;
+    // the write test publishes our 10166 (replaceable: repeating it does not pile up)
+    const tmpl = writeProbe();
+    const writeEvent = tmpl ? (await publisher.publish(tmpl)).event : undefined;
+    let next = 0;
+    const worker = async () => {
+      while (next < urls.length && !signal.aborted) {
+        const url = urls[next++];
+        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve });
+        if (signal.aborted) break;
+        if (c.refused) { s.refused++; continue; }
+        s.checked++;
+        deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
+        let published: { id: string; createdAt: number } | null = null;
+        if (c.online) {
+          s.online++;
+          // a newer check must replace the older 30166: never the same second (the lower id would win)
+          const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
+          const { event, status } = await publisher.publish(discoveryEvent(c, createdAt));
+          if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; deps.metrics?.published.inc(); }
+          else if (s.notStored++ === 0) log.warn({ url, status }, 'monitor: our ingest path did not store a 30166 (a policy of this relay refuses it?); counted in the cycle\'s notStored');
+        }
+        await history.record(c, published);
+        changes++;
+        log.debug({ url, online: c.online, rtt: c.rtt, error: c.error }, 'monitor: relay checked');
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(cfg.monitorConcurrency, urls.length) }, worker));
+  }
+
+  function emptyCycle(): CycleSummary {
+    const now = Date.now();
+    return { startedAt: now, finishedAt: now, finder: null, validator: null, checked: 0, online: 0, published: 0, refused: 0, notStored: 0, announced: false, delivered: 0, deliveryFailures: 0 };
+  }
+
+  async function cycle(): Promise<CycleSummary> {
+    const s = emptyCycle();
+    running = true;
+    try {
+      if (Date.now() - lastAnnounce >= ANNOUNCE_EVERY) { await announce(); s.announced = true; }
+      s.finder = await finder.run({ signal: stopCtl.signal });
+      if (deps.validate && cfg.validateBatch > 0 && !stopCtl.signal.aborted) {
+        s.validator = await validateCandidates({
+          candidates, directory, batch: cfg.validateBatch, concurrency: cfg.monitorConcurrency, timeout: cfg.monitorTimeout,
+          maxFailures: cfg.candidateMaxFailures, allowPrivate: cfg.allowPrivate, selfUrls, signal: stopCtl.signal, log, resolve: deps.resolve,
+        });
+        changes++;
+      }
+      await checkAll(monitored(false), s);
+      const d = await publisher.flush();
+      s.delivered = d.delivered;
+      s.deliveryFailures = d.failed;
+    } finally {
+      running = false;
+      s.finishedAt = Date.now();
+      cycles++;
+      deps.metrics?.cycles.inc();
+      lastCycle = s;
+    }
+    log.info({ ms: s.finishedAt - s.startedAt, checked: s.checked, online: s.online, published: s.published, refused: s.refused, finder: s.finder, validator: s.validator }, 'monitor: cycle finished');
+    return s;
+  }
+
+  /** Relays new in the directory get their first check now rather than at the next cycle. */
+  async function checkNew(): Promise<void> {
+    const urls = monitored(true);
+    if (urls.length === 0) return;
+    const s = emptyCycle();
+    await checkAll(urls, s);
+    await publisher.flush();
+    log.info({ checked: s.checked, online: s.online, published: s.published }, 'monitor: new directory relays checked');
+  }
+
+  const scheduler = createScheduler(() => exclusive(cycle), cfg.monitorInterval, (e) => log.error({ err: e }, 'monitor: cycle failed'));
+  let tick: NodeJS.Timeout | null = null;
+  let unsubscribed = false;
+
+  return {
+    pubkey: key.pubkey,
+    history,
+    candidates,
+    start() {
+      if (stopCtl.signal.aborted) stopCtl = new AbortController();
+      log.info({ pubkey: key.pubkey, interval: cfg.monitorInterval, validate: deps.validate, write: cfg.monitorWrite, relays: cfg.monitorRelays }, 'monitor: started');
+      scheduler.start();
+      tick = setInterval(() => {
+        if (!running) exclusive(checkNew).catch((e) => log.error({ err: e }, 'monitor: checking new relays failed'));
+      }, NEW_RELAY_TICK);
+      tick.unref();
+    },
+    runOnce() {
+      if (stopCtl.signal.aborted) stopCtl = new AbortController();
+      return scheduler.runNow<CycleSummary>();
+    },
+    seen(ev) {
+      if (!unsubscribed) finder.see(ev);
+    },
+    noteCrawl(r) {
+      if (!r.kinds) return;
+      history.noteCrawl(r.url, r.kinds, r.startedAt).then(() => { changes++; }, (e) => log.warn({ err: e, url: r.url }, 'monitor: could not keep a crawl\'s counts'));
+    },
+    status() {
+      return {
+        pubkey: key.pubkey, npub: npubEncode(key.pubkey), keySource: key.source, running, cycles, lastCycle,
+        nextCycle: scheduler.nextRun(), candidates: safe(() => candidates.count()), checked: safe(() => history.checkedCount()),
+        stamp: `${cycles}:${changes}`,
+      };
+    },
+    async stop() {
+      unsubscribed = true;
+      stopCtl.abort();
+      if (tick) { clearInterval(tick); tick = null; }
+      await scheduler.stop();
+      await busy;
+      await publisher.close();
+    },
+  };
+}
+
+function safe(fn: () => number): number {
+  try { return fn(); } catch { return 0; }
+}

@@ -1,0 +1,63 @@
+// Unsent output is bounded per connection (limits.maxBufferedBytes) and per address key
+// (limits.maxBufferedBytesPerIp: an IPv4 address or IPv6 /64), so a hundred connections that never
+// read cannot each hold a connection's worth: past the address cap the connection of that address
+// holding the most is closed as a slow reader, whichever of them was being written to.
+//
+// A connection's figure is what it holds queued for this turn plus what uWS still buffers; it is
+// read again on every send, after every flush and on drain, so it is never older than the last
+// time the connection was written to or drained.
+import { Tally } from './policy/budgets.js';
+
+export interface OutputHolder {
+  /** address key (policy/cidr.ts addressKey) */
+  readonly key: string;
+  /** bytes last accounted for this connection */
+  accounted: number;
+}
+
+export type SlowReason = 'connection' | 'address';
+
+export class OutputBudget {
+  private readonly ipBytes = new Tally<string>();
+  private readonly byIp = new Map<string, Set<OutputHolder>>();
+  private all = 0;
+  /** the most unsent output held at once since start */
+  peak = 0;
+
+  constructor(readonly perConnection: number, readonly perIp: number) {}
+
+  add(c: OutputHolder): void {
+    let set = this.byIp.get(c.key);
+    if (!set) this.byIp.set(c.key, (set = new Set()));
+    set.add(c);
+  }
+
+  remove(c: OutputHolder): void {
+    this.ipBytes.add(c.key, -c.accounted);
+    this.all -= c.accounted;
+    c.accounted = 0;
+    const set = this.byIp.get(c.key);
+    if (!set) return;
+    set.delete(c);
+    if (set.size === 0) this.byIp.delete(c.key);
+  }
+
+  /**
+   * Records that `c` now holds `bytes` unsent. Returns the connection to close as a slow reader and
+   * why, or null when every cap holds.
+   */
+  account(c: OutputHolder, bytes: number): { close: OutputHolder; why: SlowReason } | null {
+    this.ipBytes.add(c.key, bytes - c.accounted);
+    this.all += bytes - c.accounted;
+    if (this.all > this.peak) this.peak = this.all;
+    c.accounted = bytes;
+    if (bytes > this.perConnection) return { close: c, why: 'connection' };
+    if (this.ipBytes.get(c.key) <= this.perIp) return null;
+    let largest = c;
+    for (const o of this.byIp.get(c.key) ?? []) if (o.accounted > largest.accounted) largest = o;
+    return { close: largest, why: 'address' };
+  }
+
+  /** unsent bytes over all connections */
+  total(): number { return this.all; }
+}

@@ -1,0 +1,113 @@
+// What one client may hold at once, charged to its connection and to its address key (an IPv4
+// address or an IPv6 /64, cidr.ts addressKey): filter values kept in the live index and in waiting
+// COUNTs, filters every publish may be checked against, and EVENT/AUTH messages in flight (each
+// holds a signature check). Opening more connections does not buy more: the address caps hold
+// across them. Over a cap the request is refused with `rate-limited:` — the client holds too much
+// right now, and closing something frees it — and the connection keeps working.
+import type { Config } from '../../config.js';
+import type { Filter } from '../../nostr/filter.js';
+
+/** Counters by key; a key is forgotten when its count drops to zero. */
+export class Tally<K> {
+  private m = new Map<K, number>();
+  get(k: K): number { return this.m.get(k) ?? 0; }
+  add(k: K, n: number): void {
+    const v = (this.m.get(k) ?? 0) + n;
+    if (v <= 0) this.m.delete(k);
+    else this.m.set(k, v);
+  }
+  get size(): number { return this.m.size; }
+  total(): number {
+    let n = 0;
+    for (const v of this.m.values()) n += v;
+    return n;
+  }
+}
+
+/** What a client's filters weigh: each filter counts one, plus every value of its lists. */
+export function filterValues(filters: Filter[]): number {
+  let n = 0;
+  for (const f of filters) {
+    n += 1 + (f.ids?.length ?? 0) + (f.authors?.length ?? 0) + (f.kinds?.length ?? 0);
+    for (const [, values] of f.tags ?? []) n += values.length;
+  }
+  return n;
+}
+
+/** A connection as the budgets see it: an identity and its address key. */
+export interface BudgetSubject { key: string }
+
+/** Undoes a charge; calling it again does nothing. */
+export type Release = () => void;
+
+const once = (fn: () => void): Release => {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+};
+
+export class ClientBudgets {
+  private readonly connValues = new Tally<BudgetSubject>();
+  private readonly ipValues = new Tally<string>();
+  private readonly ipFilters = new Tally<string>();
+  private readonly connFlight = new Tally<BudgetSubject>();
+  private readonly ipFlight = new Tally<string>();
+  refused = 0;
+
+  constructor(private readonly limits: Config['limits'], private readonly rates: Config['rateLimits']) {}
+
+  /**
+   * Charges the filters of a subscription (live: they enter the live index) or of a waiting COUNT
+   * to the connection and its address. Returns the release, or the `rate-limited:` refusal.
+   */
+  holdFilters(conn: BudgetSubject, filters: Filter[], live: boolean): Release | string {
+    const { maxValuesPerConnection, maxValuesPerIp, maxFiltersPerIp } = this.limits;
+    const values = filterValues(filters);
+    const nFilters = live ? filters.length : 0;
+    const held = this.connValues.get(conn);
+    if (held + values > maxValuesPerConnection) {
+      return this.no(`this connection would hold ${held + values} filter values in open subscriptions and queries (at most ${maxValuesPerConnection}); close some subscriptions first`);
+    }
+    const ipHeld = this.ipValues.get(conn.key);
+    if (ipHeld + values > maxValuesPerIp) {
+      return this.no(`your IP address would hold ${ipHeld + values} filter values in open subscriptions and queries (at most ${maxValuesPerIp}); close some subscriptions first`);
+    }
+    const ipFilters = this.ipFilters.get(conn.key);
+    if (ipFilters + nFilters > maxFiltersPerIp) {
+      return this.no(`your IP address would have ${ipFilters + nFilters} filters in open subscriptions (at most ${maxFiltersPerIp}); close some subscriptions first`);
+    }
+    this.connValues.add(conn, values);
+    this.ipValues.add(conn.key, values);
+    this.ipFilters.add(conn.key, nFilters);
+    return once(() => {
+      this.connValues.add(conn, -values);
+      this.ipValues.add(conn.key, -values);
+      this.ipFilters.add(conn.key, -nFilters);
+    });
+  }
+
+  /** One EVENT or AUTH entering the ingest path / signature check; released when answered. */
+  inFlight(conn: BudgetSubject): Release | string {
+    const { maxInFlightPerConnection: perConn, maxInFlightPerIp: perIp } = this.rates;
+    if (perConn > 0 && this.connFlight.get(conn) >= perConn) return this.no(`more than ${perConn} EVENT/AUTH messages of this connection wait for their OK; wait for them`);
+    if (perIp > 0 && this.ipFlight.get(conn.key) >= perIp) return this.no(`more than ${perIp} EVENT/AUTH messages from your IP address wait for their OK; wait for them`);
+    this.connFlight.add(conn, 1);
+    this.ipFlight.add(conn.key, 1);
+    return once(() => {
+      this.connFlight.add(conn, -1);
+      this.ipFlight.add(conn.key, -1);
+    });
+  }
+
+  figures(): Record<string, number> {
+    return { filterValuesHeld: this.ipValues.total(), liveFilters: this.ipFilters.total(), inFlight: this.ipFlight.total(), budgetRefusals: this.refused };
+  }
+
+  private no(why: string): string {
+    this.refused++;
+    return `rate-limited: ${why}`;
+  }
+}

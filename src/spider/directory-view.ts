@@ -1,0 +1,285 @@
+// The relay directory as operators read it: one row per relay the spider knows, with its hop,
+// state, last crawl, events, quirks in words, last error and next attempt. One function makes the
+// rows for every reader — the status page's table, /status.json and `orbweaver directory` — so
+// they always agree. The NIP-66 monitor (src/monitor) adds its health figures through
+// ViewContext.health; /directory, /directory.json and `orbweaver directory` show the same rows with
+// the summary below (online now / 24 h / 7 d, by network, software and version, supported NIP).
+import { RelayDirectory, type BackoffPolicy, type RelayRecord } from './directory.js';
+import type { Quirks } from './types.js';
+
+export type RelayState =
+  | 'new' // discovered, never attempted
+  | 'crawling' // being fetched right now (known only to the running relay)
+  | 'ok' // every kind fetched completely in the last attempt
+  | 'partial' // reached, some kind stopped early (budget, event cap, refused subscription)
+  | 'failed' // the last attempt failed; tried again next run
+  | 'backoff' // failed repeatedly; not tried before nextAttempt
+  | 'refused' // unsafe address (private, loopback, …): never crawled
+  | 'self'; // our own relay
+
+export const RELAY_STATES: RelayState[] = ['crawling', 'ok', 'partial', 'new', 'failed', 'backoff', 'refused', 'self'];
+
+export interface DirectoryRow {
+  url: string;
+  /** hop at which the latest run found it (0: named by a seed's list; -1: not on the spider's hops, found by the finder and validated) */
+  hop: number;
+  state: RelayState;
+  /** ms since epoch of the last attempt; null: never */
+  lastCrawl: number | null;
+  lastSuccess: number | null;
+  /** events received / stored in the last attempt; null: never attempted */
+  fetched: number | null;
+  stored: number | null;
+  /** events from this relay stored over all runs */
+  storedTotal: number;
+  /** learned behaviour, in words ("cap 500", "no EOSE", …) */
+  quirks: string[];
+  lastError: string | null;
+  /** consecutive failures */
+  failures: number;
+  /** ms since epoch: when it is tried again (the end of its backoff, or the next scheduled run); null: unknown or never */
+  nextAttempt: number | null;
+  firstSeen: number;
+  lastSeen: number;
+  /** from its NIP-11 document (the monitor's latest, else the crawl's) */
+  name: string | null;
+  software: string | null;
+  version: string | null;
+  // ---- NIP-66 health (null / empty until the monitor checked the relay) ----
+  /** the latest check: the WebSocket opened and the relay answered as a Nostr relay */
+  online: boolean | null;
+  lastCheck: number | null;
+  lastOnline: number | null;
+  network: string | null;
+  /** round-trip times of the latest check, ms */
+  rttOpen: number | null;
+  rttRead: number | null;
+  rttWrite: number | null;
+  /** online checks / checks over the last day, week and month (0..1) */
+  uptimeDay: number | null;
+  uptimeWeek: number | null;
+  uptimeMonth: number | null;
+  /** median and 90th percentile over the month's online checks, ms */
+  rttOpenP50: number | null;
+  rttOpenP90: number | null;
+  rttReadP50: number | null;
+  rttReadP90: number | null;
+  /** supported NIPs (NIP-11), NIP-66 requirements (auth, !payment, …) and types */
+  nips: number[];
+  requirements: string[];
+  types: string[];
+  /** wss:// certificate: notAfter (ms since epoch) and issuer */
+  sslExpires: number | null;
+  sslIssuer: string | null;
+  sslValid: boolean | null;
+  /** why the latest check found it offline */
+  checkError: string | null;
+  /** events per kind received from it in its last crawl */
+  eventsByKind: Record<string, number>;
+}
+
+/** What the NIP-66 monitor knows of a relay (src/monitor keeps it; see docs/monitor.md). */
+export interface RelayHealth {
+  checkedAt: number;
+  online: boolean;
+  lastOnline: number | null;
+  network: string;
+  rtt: { open?: number; read?: number; write?: number };
+  name: string | null;
+  software: string | null;
+  version: string | null;
+  nips: number[];
+  requirements: string[];
+  types: string[];
+  ssl: { valid: boolean; expires?: number; issuer?: string } | null;
+  error: string | null;
+  uptimeDay: number | null;
+  uptimeWeek: number | null;
+  uptimeMonth: number | null;
+  rttOpen: { p50: number | null; p90: number | null };
+  rttRead: { p50: number | null; p90: number | null };
+}
+
+export interface DirectoryView {
+  /** ms since epoch */
+  generatedAt: number;
+  total: number;
+  byState: Record<RelayState, number>;
+  summary: DirectorySummary;
+  rows: DirectoryRow[];
+}
+
+export interface ViewContext {
+  now: number;
+  backoff: BackoffPolicy;
+  /** relays being fetched right now (the running spider) */
+  crawling?: Iterable<string>;
+  /** the spider's next scheduled run, when one is scheduled */
+  nextRun?: number | null;
+  /** the monitor's latest figures of a relay */
+  health?: (url: string) => RelayHealth | undefined;
+  /** events per kind of a relay's last crawl */
+  eventsByKind?: (url: string) => Record<string, number> | undefined;
+}
+
+/** Quirks as short words for a table cell. */
+export function quirkWords(q: Quirks): string[] {
+  const out: string[] = [];
+  if (q.cap) out.push(`cap ${q.cap}`);
+  if (q.maxLimit) out.push(`limit ≤ ${q.maxLimit}`);
+  if (q.bounds === 'exclusive') out.push('exclusive since/until');
+  if (q.noEose) out.push('no EOSE');
+  if (q.authRequired) out.push('auth required');
+  if (q.rateLimited) out.push(`rate-limited ×${q.rateLimited}`);
+  if (q.invalid) out.push(`${q.invalid} invalid`);
+  if (q.flooded) out.push('floods');
+  return out;
+}
+
+export function directoryRow(rec: RelayRecord, ctx: ViewContext, crawling: ReadonlySet<string> = new Set(ctx.crawling ?? [])): DirectoryRow {
+  const retryAt = RelayDirectory.retryAt(rec, ctx.backoff);
+  let state: RelayState;
+  if (crawling.has(rec.url)) state = 'crawling';
+  else if (!rec.lastOutcome) state = 'new';
+  else if (rec.lastOutcome === 'failed') state = retryAt > ctx.now ? 'backoff' : 'failed';
+  else state = rec.lastOutcome;
+  let nextAttempt: number | null = null;
+  if (state === 'backoff') nextAttempt = Math.max(retryAt, ctx.nextRun ?? 0);
+  else if (state !== 'crawling' && state !== 'refused' && state !== 'self' && rec.hop >= 0) nextAttempt = ctx.nextRun ?? null;
+  return {
+    url: rec.url,
+    hop: rec.hop,
+    state,
+    lastCrawl: rec.lastAttempt ?? null,
+    lastSuccess: rec.lastSuccess ?? null,
+    fetched: rec.lastCounts ? rec.lastCounts.fetched : null,
+    stored: rec.lastCounts ? rec.lastCounts.stored : null,
+    storedTotal: rec.storedTotal,
+    quirks: quirkWords(rec.quirks ?? {}),
+    lastError: rec.lastError ?? null,
+    failures: rec.failures,
+    nextAttempt,
+    firstSeen: rec.firstSeen,
+    lastSeen: rec.lastSeen,
+    ...healthFields(rec, ctx.health?.(rec.url)),
+    eventsByKind: ctx.eventsByKind?.(rec.url) ?? {},
+  };
+}
+
+function healthFields(rec: RelayRecord, h: RelayHealth | undefined) {
+  return {
+    name: h?.name ?? rec.nip11?.name ?? null,
+    software: h?.software ?? rec.nip11?.software ?? null,
+    version: h?.version ?? rec.nip11?.version ?? null,
+    online: h ? h.online : null,
+    lastCheck: h?.checkedAt ?? null,
+    lastOnline: h?.lastOnline ?? null,
+    network: h?.network ?? null,
+    rttOpen: h?.rtt.open ?? null,
+    rttRead: h?.rtt.read ?? null,
+    rttWrite: h?.rtt.write ?? null,
+    uptimeDay: h?.uptimeDay ?? null,
+    uptimeWeek: h?.uptimeWeek ?? null,
+    uptimeMonth: h?.uptimeMonth ?? null,
+    rttOpenP50: h?.rttOpen.p50 ?? null,
+    rttOpenP90: h?.rttOpen.p90 ?? null,
+    rttReadP50: h?.rttRead.p50 ?? null,
+    rttReadP90: h?.rttRead.p90 ?? null,
+    nips: h?.nips ?? rec.nip11?.supported_nips ?? [],
+    requirements: h?.requirements ?? [],
+    types: h?.types ?? [],
+    sslExpires: h?.ssl?.expires !== undefined ? h.ssl.expires * 1000 : null,
+    sslIssuer: h?.ssl?.issuer ?? null,
+    sslValid: h?.ssl ? h.ssl.valid : null,
+    checkError: h && !h.online ? h.error : null,
+  };
+}
+
+/** Every relay of the directory as rows, by hop then URL. */
+export function directoryView(records: Iterable<RelayRecord>, ctx: ViewContext): DirectoryView {
+  const crawling = new Set(ctx.crawling ?? []);
+  const rows: DirectoryRow[] = [];
+  for (const r of records) rows.push(directoryRow(r, ctx, crawling));
+  const hopOrder = (h: number) => (h < 0 ? Number.MAX_SAFE_INTEGER : h);
+  rows.sort((a, b) => hopOrder(a.hop) - hopOrder(b.hop) || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+  const byState = Object.fromEntries(RELAY_STATES.map((s) => [s, 0])) as Record<RelayState, number>;
+  for (const r of rows) byState[r.state]++;
+  return { generatedAt: ctx.now, total: rows.length, byState, summary: directorySummary(rows, ctx.now), rows };
+}
+
+export interface DirectorySummary {
+  /** relays the monitor has checked */
+  checked: number;
+  /** online at the latest check; online at least once in the last 24 h; in the last 7 days */
+  online: { now: number; day: number; week: number };
+  /** checked relays by NIP-66 network */
+  byNetwork: Record<string, number>;
+  /** checked relays by NIP-11 software and version (unknown: no document), most relays first */
+  bySoftware: Array<{ software: string; version: string | null; relays: number; online: number }>;
+  /** checked relays listing each NIP in their NIP-11 supported_nips, by NIP */
+  byNip: Array<{ nip: number; relays: number }>;
+}
+
+const HOUR_MS = 3_600_000;
+
+/** The aggregate views over the rows (the refresher's analytics of seed 003). */
+export function directorySummary(rows: readonly DirectoryRow[], now: number): DirectorySummary {
+  const checked = rows.filter((r) => r.lastCheck !== null);
+  const since = (ms: number) => checked.filter((r) => r.lastOnline !== null && r.lastOnline > now - ms).length;
+  const byNetwork: Record<string, number> = {};
+  const soft = new Map<string, { software: string; version: string | null; relays: number; online: number }>();
+  const nips = new Map<number, number>();
+  for (const r of checked) {
+    byNetwork[r.network ?? 'clearnet'] = (byNetwork[r.network ?? 'clearnet'] ?? 0) + 1;
+    const software = r.software ?? 'unknown';
+    const key = `${software}\u0000${r.version ?? ''}`;
+    let g = soft.get(key);
+    if (!g) soft.set(key, (g = { software, version: r.version, relays: 0, online: 0 }));
+    g.relays++;
+    if (r.online) g.online++;
+    for (const n of new Set(r.nips)) nips.set(n, (nips.get(n) ?? 0) + 1);
+  }
+  return {
+    checked: checked.length,
+    online: { now: checked.filter((r) => r.online).length, day: since(24 * HOUR_MS), week: since(7 * 24 * HOUR_MS) },
+    byNetwork,
+    bySoftware: [...soft.values()].sort((a, b) => b.relays - a.relays || (a.software < b.software ? -1 : a.software > b.software ? 1 : 0) || String(a.version ?? '').localeCompare(String(b.version ?? ''))),
+    byNip: [...nips].map(([nip, relays]) => ({ nip, relays })).sort((a, b) => a.nip - b.nip),
+  };
+}
+
+/** "2026-11-23 07:45 UTC": one zone everywhere (the page, the CLI, the logs). */
+export function utc(ms: number | null, seconds = false): string {
+  if (ms === null) return '-';
+  return new Date(ms).toISOString().slice(0, seconds ? 19 : 16).replace('T', ' ') + ' UTC';
+}
+
+const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(v === 1 ? 0 : 1)}%`);
+const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
+
+/** The view as the text table `orbweaver directory` prints (health columns once the monitor has checked relays). */
+export function formatDirectory(v: DirectoryView): string {
+  if (v.total === 0) return 'the relay directory is empty: the spider has not run on this data directory (orbweaver spider --once, or ORBWEAVER_SPIDER=1)';
+  const health = v.summary.checked > 0;
+  const head = ['URL', 'HOP', 'STATE', 'LAST CRAWL', 'FETCHED', 'STORED', 'NEXT ATTEMPT', ...(health ? ['ONLINE', 'UPTIME 7D', 'RTT OPEN', 'RTT READ', 'SOFTWARE'] : []), 'QUIRKS', 'LAST ERROR'];
+  const cells = v.rows.map((r) => [
+    r.url, r.hop < 0 ? 'found' : String(r.hop), r.state, utc(r.lastCrawl), r.fetched === null ? '-' : String(r.fetched), r.stored === null ? '-' : String(r.stored),
+    r.nextAttempt === null ? '-' : utc(r.nextAttempt),
+    ...(health ? [r.online === null ? '-' : r.online ? 'yes' : 'no', pct(r.uptimeWeek), ms(r.rttOpen), ms(r.rttRead), [r.software, r.version].filter(Boolean).join(' ') || '-'] : []),
+    r.quirks.join(', ') || '-', (r.lastError ?? r.checkError ?? '-').slice(0, 80),
+  ]);
+  const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...cells.map((c) => c[i].length))));
+  const line = (c: string[]) => c.map((x, i) => (i === c.length - 1 ? x : x.slice(0, widths[i]).padEnd(widths[i]))).join('  ').trimEnd();
+  const states = Object.entries(v.byState).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`).join(', ');
+  const out = [line(head), ...cells.map(line), '', `${v.total} relays: ${states} (times in UTC)`];
+  if (health) {
+    const s = v.summary;
+    out.push(
+      `monitor: ${s.checked} checked; online now ${s.online.now}, in the last 24 h ${s.online.day}, in the last 7 d ${s.online.week}`,
+      `networks: ${Object.entries(s.byNetwork).map(([n, c]) => `${n} ${c}`).join(', ')}`,
+      `software: ${s.bySoftware.slice(0, 10).map((g) => `${g.software}${g.version ? ' ' + g.version : ''} ${g.relays}`).join(', ')}`,
+      `NIPs: ${s.byNip.map((g) => `${g.nip}: ${g.relays}`).join(', ') || '-'}`,
+    );
+  }
+  return out.join('\n');
+}

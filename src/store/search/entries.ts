@@ -1,0 +1,16 @@
+// The search index entries of one event. indexer.ts visitEntries calls this for every event it
+// indexes or removes, so insert and delete list the same entries and cannot drift apart.
+import { docKeys, encodeDoc, searchDoc } from '../../nostr/search.js';
+import { serialKey } from '../keys.js';
+import type { BinDb } from '../schema.js';
+import { postingKey, type SearchDbs } from './schema.js';
+
+type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
+
+export function visitSearchEntries(s: SearchDbs, ev: { kind: number; content?: string }, serial: number, visit: Visit): void {
+  if (!s.kinds.has(ev.kind) || ev.content === undefined) return;
+  const doc = searchDoc(ev.kind, ev.content);
+  if (!doc) return;
+  docKeys(doc, (cls, key) => visit(s.keys, postingKey(cls, key, serial)));
+  visit(s.docs, serialKey(serial), Buffer.from(encodeDoc(doc), 'utf8'));
+}

@@ -1,0 +1,233 @@
+// A NIP-50 search over the index: candidates come from postings in rank order, each is scored
+// with the same tierOf live subscriptions use, checked against the rest of the filter, and the
+// best `limit` are returned best tier first (NIP-50: relevance, not created_at).
+//
+// Order of work, each phase stopping as soon as `limit` results of its tier or better are found:
+//   A  whole fields starting with the query (exact ones come first in the range)  -> tiers 0, 1
+//   B  the rarest query key among name terms                                    -> tier 2 (and 3)
+//   C  the rarest query key among name and body terms                           -> tier 3
+// Every tier-t result has the key each phase reads, so a phase that ends early has already found
+// every better one. Filters that name ids or authors are cheaper the other way round: their few
+// events are scored directly. Bounded cost: at most search.maxPostings entries per filter (the best
+// found so far are returned), every entry counted against the scan budget (the caller's signal is
+// polled between steps), and the rarest key drives an intersection, so a very common word costs no
+// more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
+import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
+import type { Filter } from '../../nostr/filter.js';
+import { createdAtOf, headerLength, idHexOf, kindOf } from '../codec.js';
+import type { FrameArena } from '../frames.js';
+import { serialKey } from '../keys.js';
+import { CompiledFilter } from '../match.js';
+import { planFilter } from '../planner.js';
+import type { CountMode, Item, Scan, ScanEnv } from '../query.js';
+import { exactRange, postingSerial, prefixRange, type SearchDbs } from './schema.js';
+
+/**
+ * Entries counted per key to find the rarest (it drives the intersection). Past this many, every
+ * key counts as common and the longest (most specific) drives: counting further costs more than
+ * it saves on typeahead queries (measured on 100,000 profiles).
+ */
+const ESTIMATE_CAP = 256;
+/** Keys compared at most (a long CJK query has many bigrams; any of them can drive). */
+const MAX_ESTIMATED_KEYS = 8;
+/** First chunk of keys read from a range; chunks double up to MAX_CHUNK. */
+const FIRST_CHUNK = 32;
+const MAX_CHUNK = 1024;
+
+interface Range {
+  start: Buffer;
+  end: Buffer;
+}
+
+export type MakeFilterScan = (f: Filter, limit: number) => Scan;
+
+export class SearchScan implements Scan {
+  readonly out: Item[] = [];
+  count = 0;
+  done = false;
+  /** true when search.maxPostings stopped it before the index was exhausted */
+  truncated = false;
+
+  private readonly q: SearchQuery;
+  private readonly s: SearchDbs;
+  private readonly rest: Filter;
+  private readonly cf: CompiledFilter;
+  private readonly buckets: Item[][] = Array.from({ length: TIERS }, () => []);
+  private readonly seen = new Set<number>();
+  private read = 0;
+  /** search.maxPostings for a REQ; a COUNT or an export (no limit) must see every match: only the scan budget bounds them */
+  private readonly cap: number;
+  private readonly work: Generator<number, void>;
+
+  constructor(
+    private readonly env: ScanEnv,
+    f: Filter,
+    private readonly limit: number,
+    private readonly countMode: CountMode | undefined,
+    /** where the results' bytes go (query.ts ScanOutput); copied when the best are known */
+    private readonly arena: FrameArena | null,
+    private readonly filterScan: MakeFilterScan,
+  ) {
+    this.q = f.search!;
+    this.s = env.dbs.search!;
+    this.rest = { ...f, search: undefined };
+    this.cf = new CompiledFilter(this.rest);
+    this.cap = limit === Infinity ? Infinity : this.s.maxPostings;
+    this.work = this.run();
+    if (limit <= 0) this.done = true;
+  }
+
+  /** Reads about `budget` index entries. */
+  step(budget: number): void {
+    if (this.done) return;
+    for (let n = 0; n < budget; ) {
+      const r = this.work.next();
+      if (r.done) {
+        this.finish();
+        return;
+      }
+      n += r.value;
+    }
+  }
+
+  private finish(): void {
+    const { arena } = this;
+    const { dbs, now } = this.env;
+    for (const b of this.buckets) {
+      for (const it of b) {
+        if (this.out.length >= this.limit) break;
+        if (arena) {
+          // only the results kept are copied, read again (gone or expired since: skipped)
+          const value = dbs.events.getBinaryFast(serialKey(it.serial));
+          if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
+          it.start = arena.append(value, headerLength(value), value.length);
+          it.end = arena.len;
+        }
+        this.out.push(it);
+      }
+    }
+    this.done = true;
+  }
+
+  private *run(): Generator<number, void> {
+    const { q } = this;
+    const plan = planFilter(this.env.dbs, this.rest).name;
+    if (plan === 'ids' || plan === 'pubkind' || plan === 'pubkey') return yield* this.byFilter();
+    if (q.domain !== undefined) {
+      const r = exactRange(KEY_CLASS.DOMAIN, q.domain);
+      // a rare domain drives: all of its postings, since their tiers come in no order (stop early only for domain: alone)
+      if (q.text === '' || (yield* this.estimate([r], ESTIMATE_CAP)) < ESTIMATE_CAP) return void (yield* this.postings([r], q.text === '' ? TIER.EXACT : -1));
+    }
+    if (q.text !== '' && (yield* this.postings([prefixRange(KEY_CLASS.FIELD, q.text)], TIER.FIELD_PREFIX))) return;
+    if (q.terms.length === 0) return;
+    if (yield* this.postings(yield* this.rarest([KEY_CLASS.NAME]), TIER.NAME)) return;
+    yield* this.postings(yield* this.rarest([KEY_CLASS.NAME, KEY_CLASS.BODY]), TIER.BODY);
+  }
+
+  /** Scores the filter's own (few) events: ids and authors filters. */
+  private *byFilter(): Generator<number, void> {
+    const scan = this.filterScan(this.rest, this.cap);
+    while (!scan.done) {
+      scan.step(64);
+      yield 64;
+    }
+    for (const it of scan.out) {
+      this.consider(it.serial);
+      yield 1;
+    }
+  }
+
+  /**
+   * Considers every posting of the ranges in order; true once `limit` results of tier `upTo` or
+   * better are found (or the entry cap is reached): nothing later can rank above them. upTo -1: all.
+   */
+  private *postings(ranges: Range[], upTo: number): Generator<number, boolean> {
+    for (const r of ranges) {
+      for (const key of this.keys(r)) {
+        yield 1;
+        if (++this.read > this.cap) {
+          this.truncated = true;
+          return true;
+        }
+        this.consider(postingSerial(key));
+        if (this.enough(upTo)) return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The ranges (over `classes`) of the query key with the fewest postings. The keys are counted in
+   * lockstep with a doubling cap, so the cost is about (number of keys) x (postings of the rarest),
+   * never a full count of a common one; past ESTIMATE_CAP the longest key is taken.
+   */
+  private *rarest(classes: number[]): Generator<number, Range[]> {
+    const cands: Array<{ key: string; ranges: Range[] }> = [];
+    for (const t of this.q.terms) for (const key of t.keys) if (cands.length < MAX_ESTIMATED_KEYS && !cands.some((c) => c.key === key)) cands.push({ key, ranges: classes.map((c) => prefixRange(c, key)) });
+    if (cands.length === 1) return cands[0].ranges;
+    for (let cap = 32; ; cap *= 2) {
+      let best: { ranges: Range[]; n: number } | undefined;
+      for (const c of cands) {
+        const n = yield* this.estimate(c.ranges, Math.min(cap, ESTIMATE_CAP));
+        if (n < Math.min(cap, ESTIMATE_CAP) && (!best || n < best.n)) best = { ranges: c.ranges, n };
+      }
+      if (best) return best.ranges;
+      if (cap >= ESTIMATE_CAP) return cands.reduce((a, b) => (b.key.length > a.key.length ? b : a)).ranges;
+    }
+  }
+
+  /** Postings in the ranges, counted up to `cap` (each range read whole before yielding: no iterator open across a yield). */
+  private *estimate(ranges: Range[], cap: number): Generator<number, number> {
+    let n = 0;
+    for (const r of ranges) {
+      let m = 0;
+      for (const _ of this.s.keys.getKeys({ start: r.start, end: r.end, limit: cap - n })) m++;
+      n += m;
+      yield m;
+      if (n >= cap) break;
+    }
+    return n;
+  }
+
+  /** Keys of one range in chunks (no read transaction held across the caller's yields). */
+  private *keys(r: Range): Generator<Buffer> {
+    let chunk = FIRST_CHUNK;
+    let last: Buffer | null = null;
+    for (;;) {
+      const keys: Buffer[] = Array.from(this.s.keys.getKeys(last ? { start: last, exclusiveStart: true, end: r.end, limit: chunk } : { start: r.start, end: r.end, limit: chunk }));
+      yield* keys;
+      if (keys.length < chunk) return;
+      last = keys[keys.length - 1];
+      chunk = Math.min(chunk * 2, MAX_CHUNK);
+    }
+  }
+
+  private enough(upTo: number): boolean {
+    if (this.limit === Infinity) return false;
+    let n = 0;
+    for (let t = 0; t <= upTo && t < TIERS; t++) n += this.buckets[t].length;
+    return n >= this.limit;
+  }
+
+  /** Scores one candidate event and keeps it when it matches the query and the rest of the filter. */
+  private consider(serial: number): void {
+    if (this.seen.has(serial)) return;
+    this.seen.add(serial);
+    const key = serialKey(serial);
+    // getBinaryFast returns a reused buffer: score the doc before reading the event
+    const d = this.s.docs.getBinaryFast(key);
+    if (d === undefined) return; // removed since the posting was read
+    const tier = tierOf(this.q, d.toString('utf8'));
+    if (tier < 0) return;
+    const { dbs, now } = this.env;
+    const value = dbs.events.getBinaryFast(key);
+    if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) return;
+    const cm = this.countMode;
+    if (cm) {
+      for (const e of cm.exclude) if (e.matches(value, now)) return;
+      this.count++;
+      return;
+    }
+    this.buckets[tier].push({ created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 });
+  }
+}
