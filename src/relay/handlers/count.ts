@@ -25,10 +25,8 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       refuse(h, conn, subId, 'COUNT', QUEUE_FULL);
       return;
     }
-    let r: CountResult = { count: 0 };
-    if (live.length > 0 && !h.access.dms.needsFiltering(live, conn.authed)) r = await h.queries.count(live, { signal: guard.signal });
-    // protected kinds are counted where this reader may see them: several counts combined, no HLL
-    else if (live.length > 0) r.count = await h.access.dms.count(live, conn.authed, async (fs) => (await h.queries.count(fs, { signal: guard.signal })).count);
+    // protected kinds are counted where this reader may see them (several counts combined, no HLL)
+    const r: CountResult = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : { count: 0 };
     if (guard.tripped) {
       const why = guard.tripped === 'budget' ? 'the count read more index entries than this relay allows' : 'the count ran too long';
       h.access.refused('COUNT', `error: ${why}`, conn.ip);
