@@ -5,9 +5,8 @@
 // ~51 MB of JSON with the defaults. Seeded, signed before any clock starts and cached like the
 // query data set (events.ts), with the follower counts the benchmark needs for its expectations.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir, makeKeys, prng, signAll, type NostrEvent, type Template } from './events.js';
+import { cacheDir, makeKeys, prng, readCachedSet, signAll, writeCachedSet, type NostrEvent, type Template } from './events.js';
 import { log } from './report.js';
 
 export interface DirectoryParams {
@@ -89,18 +88,8 @@ function relayTags(rnd: () => number): string[][] {
 export async function loadDirectory(p: DirectoryParams, regen = false): Promise<DirectorySet> {
   const key = `dir-v${CACHE_VERSION}-a${p.authors}-z${p.zipf}-f${p.maxFollows}-seed-${createHash('sha256').update(p.seed).digest('hex').slice(0, 12)}`;
   const file = join(cacheDir(), `${key}.jsonl`);
-  if (!regen && existsSync(file)) {
-    const started = performance.now();
-    const lines = readFileSync(file, 'utf8').split('\n');
-    const head = JSON.parse(lines[0]!) as { version: number; generatedAt: number; pubkeys: string[] };
-    const events: NostrEvent[] = [];
-    for (let i = 1; i < lines.length; i++) if (lines[i]) events.push(JSON.parse(lines[i]!) as NostrEvent);
-    if (head.version === CACHE_VERSION && events.length === 3 * p.authors) {
-      log(`  directory set: ${events.length} pre-signed events from cache ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-      return finish(p, head.generatedAt, head.pubkeys, events, file);
-    }
-    log(`  cache ${file} is stale: regenerating`);
-  }
+  const cached = regen ? null : readCachedSet(file, CACHE_VERSION, 3 * p.authors, 'directory set');
+  if (cached) return finish(p, cached.generatedAt, cached.pubkeys, cached.events, file);
   const generatedAt = Math.floor(Date.now() / 1000);
   const keys = await makeKeys(p.seed, 'directory', p.authors);
   const pubkeys = keys.map((k) => k.pubkey);
@@ -128,10 +117,7 @@ export async function loadDirectory(p: DirectoryParams, regen = false): Promise<
   }
   log(`  generating the directory set: ${items.length} events by ${p.authors} authors (seed ${p.seed}, zipf ${p.zipf})`);
   const events = await signAll(items, 'directory events');
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, [JSON.stringify({ version: CACHE_VERSION, generatedAt, pubkeys, params: p }), ...events.map((e) => JSON.stringify(e))].join('\n') + '\n');
-  renameSync(tmp, file);
-  log(`  cached in ${file}`);
+  writeCachedSet(file, { version: CACHE_VERSION, generatedAt, pubkeys, params: p }, events);
   return finish(p, generatedAt, pubkeys, events, file);
 }
 

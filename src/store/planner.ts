@@ -27,7 +27,7 @@ export type PlanName = 'ids' | 'addr' | 'tag' | 'pubkind' | 'pubkey' | 'kind' | 
 export type Plan =
   | { name: 'ids'; ids: string[] }
   /** point lookups in the address index: each key is one replaceable address (kind, author) */
-  | { name: 'addr'; keys: Buffer[] }
+  | { name: 'addr'; keys: Buffer[]; names: string[] }
   | {
       name: Exclude<PlanName, 'ids' | 'addr'>;
       db: BinDb;
@@ -63,7 +63,7 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
   // of many authors at once). Addressable kinds are not looked up by #d: an event with several d
   // tags matches each of them but has one address (its first).
   const addr = addressKeys(f);
-  if (addr) return { name: 'addr', keys: addr };
+  if (addr) return { name: 'addr', ...addr };
 
   if (f.tags && f.tags.length > 0) {
     // The tag condition with the fewest entries (estimated when there are several), on the tag+kind
@@ -142,12 +142,21 @@ export function kindsOf(db: BinDb, prefix: Buffer): number[] {
 /** Most point lookups an 'addr' plan makes; more and the filter is scanned. */
 export const MAX_LOOKUPS = 4096;
 
-/** The address keys answering the filter when its authors and kinds name replaceable addresses, else null. */
-function addressKeys(f: Filter): Buffer[] | null {
+/**
+ * The address keys answering the filter when its authors and kinds name replaceable addresses, and
+ * the same addresses as short names (`kind:pubkey`, for addr-memo.ts); else null.
+ */
+function addressKeys(f: Filter): { keys: Buffer[]; names: string[] } | null {
   if (addressLookups(f) === null) return null;
   const keys: Buffer[] = [];
-  for (const k of f.kinds!) for (const pk of f.authors!) keys.push(addrKey(k, pk, ''));
-  return keys;
+  const names: string[] = [];
+  for (const k of f.kinds!) {
+    for (const pk of f.authors!) {
+      keys.push(addrKey(k, pk, ''));
+      names.push(`${k}:${pk}`);
+    }
+  }
+  return { keys, names };
 }
 
 /** How many address lookups answer the filter, or null when it is not answered by them. */

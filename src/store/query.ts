@@ -5,6 +5,7 @@ import { hllAdd, hllMerge, HLL_REGISTERS } from '../nostr/nip45.js';
 import { isActiveSearch } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, headerLength, idHexOf, kindOf, MAX_CREATED_AT, OFF_PUBKEY } from './codec.js';
 import { counterOffset, isCountedPair, isHexPrefix, readCounter } from './counters.js';
+import { addrMemo, remember } from './addr-memo.js';
 import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from './frames.js';
 import { expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, readSerial, serialKey, tagKindPrefix, tagPrefix } from './keys.js';
 import { CompiledFilter } from './match.js';
@@ -116,6 +117,10 @@ export class FilterScan implements Scan {
   private addrKeys: Buffer[] = [];
   private idPos = 0;
   private readonly idSerials = new Set<number>();
+  private addrNames: string[] = [];
+  private memo: Map<string, number> | null = null;
+  /** serials taken from the memo, with the index of their address */
+  private readonly recalled = new Map<number, number>();
   // where matches go (ScanOutput)
   private readonly arena: FrameArena | null;
   private readonly countMode?: CountMode;
@@ -137,7 +142,11 @@ export class FilterScan implements Scan {
     env.signal?.charge?.(planCost(plan));
     this.cf = new CompiledFilter(f, plan.name === 'ids' || plan.name === 'addr' ? undefined : plan.exactTag, plan.name === 'addr');
     if (plan.name === 'ids') this.ids = plan.ids;
-    else if (plan.name === 'addr') this.addrKeys = plan.keys;
+    else if (plan.name === 'addr') {
+      this.addrKeys = plan.keys;
+      this.addrNames = plan.names;
+      this.memo = addrMemo(env.dbs.addr);
+    }
     else this.merge = new MergeScan(plan.db, plan.ranges, limit === Infinity ? 256 : limit);
     if (limit <= 0) this.done = true;
   }
@@ -298,14 +307,34 @@ export class FilterScan implements Scan {
 
   // ---- lookup plans: gets (and id prefix ranges) of the id or address index, then one sort ----
 
+  /** The serial the address index holds for address i of the plan (remembered), or undefined. */
+  private addressSerial(i: number): number | undefined {
+    const name = this.addrNames[i]!;
+    const s = this.env.dbs.addr.getBinaryFast(this.addrKeys[i]!);
+    if (!s) {
+      this.memo!.delete(name);
+      return undefined;
+    }
+    const serial = readSerial(s);
+    remember(this.memo!, name, serial);
+    return serial;
+  }
+
   private stepLookups(budget: number): void {
     const { dbs, now } = this.env;
     let n = 0;
     const keys = this.addrKeys;
     while (this.idPos < keys.length && n < budget) {
-      const s = dbs.addr.getBinaryFast(keys[this.idPos++]!);
+      const i = this.idPos++;
       n++;
-      if (s) this.idSerials.add(readSerial(s));
+      const known = this.memo!.get(this.addrNames[i]!);
+      if (known !== undefined) {
+        this.idSerials.add(known);
+        this.recalled.set(known, i);
+        continue;
+      }
+      const s = this.addressSerial(i);
+      if (s !== undefined) this.idSerials.add(s);
     }
     if (this.idPos < keys.length) return;
     while (this.idPos < this.ids.length && n < budget) {
@@ -329,9 +358,19 @@ export class FilterScan implements Scan {
     // All found within the limit (the usual case: 150 relay lists, limit 500): copied as they are
     // read. Otherwise only the ones kept are copied, read again after the sort.
     const copyNow = !cm && this.arena !== null && this.idSerials.size <= this.limit;
-    for (const serial of this.idSerials) {
-      const value = dbs.events.getBinaryFast(serialKey(serial));
-      if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
+    for (let serial of this.idSerials) {
+      let value = dbs.events.getBinaryFast(serialKey(serial));
+      if (value === undefined || value.length === 0) {
+        // a remembered address whose event has gone: the address index tells its current one
+        const i = this.recalled.get(serial);
+        if (i === undefined) continue;
+        const s = this.addressSerial(i);
+        if (s === undefined || this.idSerials.has(s)) continue;
+        serial = s;
+        value = dbs.events.getBinaryFast(serialKey(serial));
+        if (value === undefined || value.length === 0) continue;
+      }
+      if (!this.cf.matches(value, now)) continue;
       if (this.sink) {
         if (this.sink(createdAtOf(value), value)) continue;
         break;

@@ -11,17 +11,8 @@ import { hllEstimate, hllOffset } from '../../src/nostr/nip45.js';
 import { openStore } from '../../src/store/index.js';
 import { ev, hex, oracleRegisters, put, tmpDir, withStore } from './helpers.js';
 import { rmSync } from 'node:fs';
+import { prng as rng } from '../../bench/lib/events.js';
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const matches = (f: Filter, e: NostrEvent, now: number): boolean => {
   const x = expirationOf(e);
