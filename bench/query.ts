@@ -1,10 +1,10 @@
 // query: load the data set (unless --no-load), then C connections in a closed loop (one REQ at a
 // time per connection: send REQ, wait for EOSE, CLOSE it and send the next) for a fixed time per
 // query shape; queries/s and p50/p99 time from REQ to EOSE (COUNT: to the COUNT reply).
-import { COMMON_OPTS, flag, list, num, str, UsageError, type Opts } from './lib/args.js';
+import { COMMON_OPTS, flag, list, num, str, UsageError, type OptSpec, type Opts } from './lib/args.js';
 import { DATASET_OPTS, LOAD_OPTS, type Bench } from './lib/bench.js';
 import { connectMany, closeAll, msgType, publishAll, sendBatch, type WebSocket } from './lib/client.js';
-import { eventFrames, fakeHex, loadDataset, prng, TAG_VALUES, type Dataset } from './lib/events.js';
+import { eventFrames, fakeHex, loadDataset, prng, TAG_VALUES, type Dataset, type NostrEvent } from './lib/events.js';
 import { Histogram, round } from './lib/histogram.js';
 import { CpuSampler, emit, log, machine, table, waitForQuiet } from './lib/report.js';
 
@@ -60,7 +60,7 @@ export function shapes(ds: Dataset, manyAuthors: number): Shape[] {
   ];
 }
 
-interface ShapeResult {
+export interface ShapeResult {
   queries: number;
   events: number;
   errors: number;
@@ -174,6 +174,15 @@ export async function runShape(conns: WebSocket[], shape: Shape, warmupMs: numbe
   return res;
 }
 
+/** Options of the closed query loop (measureShapes), shared with the directory benchmark. */
+export const LOOP_OPTS: OptSpec[] = [
+  { name: 'connections', type: 'int', default: 8, help: 'querying connections (closed loop, one query outstanding on each)' },
+  { name: 'duration', type: 'number', default: 10, help: 'measured seconds per shape' },
+  { name: 'warmup', type: 'number', default: 2, help: 'unmeasured seconds per shape before measuring' },
+  { name: 'close', type: 'bool', default: true, help: 'send CLOSE after each EOSE; --no-close instead reuses one subscription id per connection, so each REQ replaces the previous subscription' },
+  { name: 'query-timeout', type: 'number', default: 10, help: 'seconds before an unanswered query counts as a timeout' },
+];
+
 export const query: Bench = {
   name: 'query',
   summary: 'load M events, then C connections in a closed loop per query shape; queries/s, p50/p99 time to EOSE',
@@ -181,13 +190,9 @@ export const query: Bench = {
     ...COMMON_OPTS,
     ...DATASET_OPTS,
     ...LOAD_OPTS,
-    { name: 'connections', type: 'int', default: 8, help: 'querying connections (closed loop, one query outstanding on each)' },
-    { name: 'duration', type: 'number', default: 10, help: 'measured seconds per shape' },
-    { name: 'warmup', type: 'number', default: 2, help: 'unmeasured seconds per shape before measuring' },
+    ...LOOP_OPTS,
     { name: 'shapes', type: 'list', default: ['by-id', 'home-64', 'home-1000', 'tag', 'window', 'count'], help: 'shapes to run: by-id, home-64, home-1000, tag, window, count' },
     { name: 'many-authors', type: 'int', default: 1000, help: 'authors in the large home feed (the data set\'s authors plus random keys)' },
-    { name: 'close', type: 'bool', default: true, help: 'send CLOSE after each EOSE; --no-close instead reuses one subscription id per connection, so each REQ replaces the previous subscription' },
-    { name: 'query-timeout', type: 'number', default: 10, help: 'seconds before an unanswered query counts as a timeout' },
   ],
   async run(o: Opts) {
     const url = str(o, 'url');
@@ -199,64 +204,76 @@ export const query: Bench = {
       if (!s) throw new UsageError(`unknown shape ${w}; known: ${all.map((x) => x.name).join(', ')}`);
       return s;
     });
-    if (flag(o, 'load')) {
-      log(`query: loading ${ds.events.length} events into ${url}`);
-      const r = await publishAll(url, eventFrames(ds.events), ds.events.map((e) => e.id), {
-        connections: num(o, 'load-connections'),
-        inflight: num(o, 'load-inflight'),
-        timeoutMs: 600_000,
-        progress: true,
-      });
-      log(`  loaded: ${r.stored} stored, ${r.duplicates} already there, ${r.rejectedTotal} rejected, ${r.missing} missing, ${Math.round((r.stored + r.duplicates) / (r.elapsedMs / 1000))}/s`);
-    }
+    if (flag(o, 'load')) await loadEvents('query', url, ds.events, o);
     const conns = await connectMany(url, num(o, 'connections'));
-    const rows: Record<string, string | number>[] = [];
-    for (const [i, shape] of run.entries()) {
-      log(`query ${shape.name}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s`);
-      await waitForQuiet(num(o, 'quiet-wait'));
-      const cpu = new CpuSampler(o.pid as number | undefined);
-      const r = await runShape(conns, shape, num(o, 'warmup') * 1000, num(o, 'duration') * 1000, num(o, 'query-timeout') * 1000, flag(o, 'close'), i + 1);
-      const res = cpu.read();
-      const lat = r.latency.summary();
-      const qps = r.queries / num(o, 'duration');
-      emit({
-        bench: 'query',
-        label: str(o, 'label') || undefined,
-        url,
-        time: new Date().toISOString(),
-        shape: shape.name,
-        filter: shape.describe,
-        store_events: ds.events.length,
-        connections: conns.length,
-        duration_s: num(o, 'duration'),
-        queries: r.queries,
-        queries_per_s: Math.round(qps),
-        events_per_query: r.queries ? round(r.events / r.queries, 1) : 0,
-        expected_per_query: shape.expect,
-        eose_p50_ms: lat.p50_ms,
-        eose_p99_ms: lat.p99_ms,
-        eose_max_ms: lat.max_ms,
-        errors: r.errors,
-        closed_reasons: Object.keys(r.closedReasons).length ? r.closedReasons : undefined,
-        timeouts: r.timeouts,
-        notices: r.notices,
-        ...res,
-        machine: machine(),
-      });
-      rows.push({
-        shape: shape.name,
-        'q/s': Math.round(qps),
-        'p50 ms': lat.p50_ms,
-        'p99 ms': lat.p99_ms,
-        'events/q': r.queries ? round(r.events / r.queries, 1) : 0,
-        errors: r.errors + r.timeouts,
-        'client CPU%': res.client_cpu_pct,
-        'relay CPU%': res.relay_cpu_pct ?? '-',
-        'machine busy%': res.machine_busy_pct ?? '-',
-      });
-      if (r.queries === 0 && r.errors > 0) log(`  ${shape.name}: every query failed (${JSON.stringify(r.closedReasons)}) — the relay may not support it`);
-    }
+    const rows = await measureShapes('query', url, conns, run, o, { store_events: ds.events.length });
     closeAll(conns);
     table(`query (${ds.events.length} events in store, ${conns.length} connections, closed loop)`, rows);
   },
 };
+
+/** Publishes the data set (options load-connections, load-inflight) and logs what the relay did with it. */
+export async function loadEvents(bench: string, url: string, events: NostrEvent[], o: Opts): Promise<void> {
+  log(`${bench}: loading ${events.length} events into ${url}`);
+  const r = await publishAll(url, eventFrames(events), events.map((e) => e.id), {
+    connections: num(o, 'load-connections'),
+    inflight: num(o, 'load-inflight'),
+    timeoutMs: 600_000,
+    progress: true,
+  });
+  log(`  loaded: ${r.stored} stored, ${r.duplicates} already there, ${r.rejectedTotal} rejected, ${r.missing} missing, ${Math.round((r.stored + r.duplicates) / (r.elapsedMs / 1000))}/s`);
+}
+
+/**
+ * Runs each shape in turn on the open connections (options: duration, warmup, query-timeout,
+ * close, quiet-wait, pid, label) and emits one JSON result per shape; returns the table rows.
+ */
+export async function measureShapes(bench: string, url: string, conns: WebSocket[], run: Shape[], o: Opts, extra: Record<string, unknown>): Promise<Record<string, string | number>[]> {
+  const rows: Record<string, string | number>[] = [];
+  for (const [i, shape] of run.entries()) {
+    log(`${bench} ${shape.name}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s`);
+    await waitForQuiet(num(o, 'quiet-wait'));
+    const cpu = new CpuSampler(o.pid as number | undefined);
+    const r = await runShape(conns, shape, num(o, 'warmup') * 1000, num(o, 'duration') * 1000, num(o, 'query-timeout') * 1000, flag(o, 'close'), i + 1);
+    const res = cpu.read();
+    const lat = r.latency.summary();
+    const qps = r.queries / num(o, 'duration');
+    emit({
+      bench,
+      label: str(o, 'label') || undefined,
+      url,
+      time: new Date().toISOString(),
+      shape: shape.name,
+      filter: shape.describe,
+      ...extra,
+      connections: conns.length,
+      duration_s: num(o, 'duration'),
+      queries: r.queries,
+      queries_per_s: Math.round(qps),
+      events_per_query: r.queries ? round(r.events / r.queries, 1) : 0,
+      expected_per_query: shape.expect,
+      eose_p50_ms: lat.p50_ms,
+      eose_p99_ms: lat.p99_ms,
+      eose_max_ms: lat.max_ms,
+      errors: r.errors,
+      closed_reasons: Object.keys(r.closedReasons).length ? r.closedReasons : undefined,
+      timeouts: r.timeouts,
+      notices: r.notices,
+      ...res,
+      machine: machine(),
+    });
+    rows.push({
+      shape: shape.name,
+      'q/s': Math.round(qps),
+      'p50 ms': lat.p50_ms,
+      'p99 ms': lat.p99_ms,
+      'events/q': r.queries ? round(r.events / r.queries, 1) : 0,
+      errors: r.errors + r.timeouts,
+      'client CPU%': res.client_cpu_pct,
+      'relay CPU%': res.relay_cpu_pct ?? '-',
+      'machine busy%': res.machine_busy_pct ?? '-',
+    });
+    if (r.queries === 0 && r.errors > 0) log(`  ${shape.name}: every query failed (${JSON.stringify(r.closedReasons)}) — the relay may not support it`);
+  }
+  return rows;
+}

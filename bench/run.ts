@@ -9,11 +9,12 @@ import { query } from './query.js';
 import { fanout } from './fanout.js';
 import { spiderFetch } from './spider-fetch.js';
 import { idle } from './idle.js';
+import { directory } from './directory.js';
 import { negentropy } from './negentropy.js';
 import { search } from './search.js';
 import { attack } from './attack.js';
 
-const BENCHES: Bench[] = [ingest, query, fanout, spiderFetch, idle, negentropy, search, attack];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, attack];
 
 function help(): string {
   const parts = [

@@ -183,18 +183,8 @@ export function datasetTemplate(i: number, p: DatasetParams, base: number, pubke
 export async function loadDataset(p: DatasetParams, regen = false): Promise<Dataset> {
   const key = `ds-v${CACHE_VERSION}-n${p.count}-a${p.authors}-span${p.spanSec}-seed-${createHash('sha256').update(p.seed).digest('hex').slice(0, 12)}`;
   const file = join(cacheDir(), `${key}.jsonl`);
-  if (!regen && existsSync(file)) {
-    const started = performance.now();
-    const lines = readFileSync(file, 'utf8').split('\n');
-    const head = JSON.parse(lines[0]!) as { version: number; generatedAt: number; pubkeys: string[] };
-    const events: NostrEvent[] = [];
-    for (let i = 1; i < lines.length; i++) if (lines[i]) events.push(JSON.parse(lines[i]!) as NostrEvent);
-    if (head.version === CACHE_VERSION && events.length === p.count) {
-      log(`  data set: ${events.length} pre-signed events from cache ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-      return finish(p, head.generatedAt, head.pubkeys, events, file);
-    }
-    log(`  cache ${file} is stale: regenerating`);
-  }
+  const cached = regen ? null : readCachedSet(file, CACHE_VERSION, p.count, 'data set');
+  if (cached) return finish(p, cached.generatedAt, cached.pubkeys, cached.events, file);
   const generatedAt = Math.floor(Date.now() / 1000);
   const base = generatedAt - p.spanSec - 1;
   const keys = await makeKeys(p.seed, 'authors', p.authors);
@@ -206,11 +196,39 @@ export async function loadDataset(p: DatasetParams, regen = false): Promise<Data
   }
   log(`  generating data set: ${p.count} events by ${p.authors} authors (seed ${p.seed})`);
   const events = await signAll(items, 'data set events');
+  writeCachedSet(file, { version: CACHE_VERSION, generatedAt, pubkeys, params: p }, events);
+  return finish(p, generatedAt, pubkeys, events, file);
+}
+
+/** A cached, signed event set: a JSON head line, then one event per line. */
+export interface CachedSet {
+  generatedAt: number;
+  pubkeys: string[];
+  events: NostrEvent[];
+}
+
+/** The set cached in `file`, or null when it is missing or was written by another version or size. */
+export function readCachedSet(file: string, version: number, count: number, what: string): CachedSet | null {
+  if (!existsSync(file)) return null;
+  const started = performance.now();
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const head = JSON.parse(lines[0]!) as { version: number; generatedAt: number; pubkeys: string[] };
+  const events: NostrEvent[] = [];
+  for (let i = 1; i < lines.length; i++) if (lines[i]) events.push(JSON.parse(lines[i]!) as NostrEvent);
+  if (head.version !== version || events.length !== count) {
+    log(`  cache ${file} is stale: regenerating`);
+    return null;
+  }
+  log(`  ${what}: ${events.length} pre-signed events from cache ${file} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  return { generatedAt: head.generatedAt, pubkeys: head.pubkeys, events };
+}
+
+/** Writes a set to the cache (through a temporary file, so a reader never sees half of it). */
+export function writeCachedSet(file: string, head: { version: number; generatedAt: number; pubkeys: string[]; params: object }, events: NostrEvent[]): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, [JSON.stringify({ version: CACHE_VERSION, generatedAt, pubkeys, params: p }), ...events.map((e) => JSON.stringify(e))].join('\n') + '\n');
+  writeFileSync(tmp, [JSON.stringify(head), ...events.map((e) => JSON.stringify(e))].join('\n') + '\n');
   renameSync(tmp, file);
   log(`  cached in ${file}`);
-  return finish(p, generatedAt, pubkeys, events, file);
 }
 
 function finish(params: DatasetParams, generatedAt: number, pubkeys: string[], events: NostrEvent[], cacheFile: string): Dataset {

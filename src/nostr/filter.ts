@@ -46,7 +46,16 @@ export interface FilterLimits {
 
 export const DEFAULT_FILTER_LIMITS: FilterLimits = { maxFilterValues: 5000, maxTagFilters: 16 };
 
-const HEX_PREFIX = /^[0-9a-f]{1,64}$/;
+/** 1-64 lowercase hex digits (a loop: the regex was ~9% of the main thread for 150-author filters) */
+function isHexPrefix(v: string): boolean {
+  const n = v.length;
+  if (n === 0 || n > 64) return false;
+  for (let i = 0; i < n; i++) {
+    const c = v.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 
 /** Parses one filter; throws FilterError with a message (no prefix) on bad input. */
 export function parseFilter(raw: unknown, limits: FilterLimits = DEFAULT_FILTER_LIMITS): Filter {
@@ -105,7 +114,7 @@ function searchKinds(f: Filter, indexed: readonly number[]): void {
 function hexList(key: string, value: unknown, limits: FilterLimits): string[] {
   if (!Array.isArray(value)) throw new FilterError(`${key} must be an array`);
   if (value.length > limits.maxFilterValues) throw new FilterError(`${key} has more than ${limits.maxFilterValues} values`);
-  for (const v of value) if (typeof v !== 'string' || !HEX_PREFIX.test(v)) throw new FilterError(`${key} must be lowercase hex strings`);
+  for (const v of value) if (typeof v !== 'string' || !isHexPrefix(v)) throw new FilterError(`${key} must be lowercase hex strings`);
   return [...new Set(value as string[])];
 }
 

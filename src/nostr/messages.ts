@@ -66,11 +66,15 @@ const q = JSON.stringify;
 export const okMessage = (id: string, ok: boolean, message: string): string => `["OK",${q(id)},${ok},${q(message)}]`;
 /** `eventJson` must be the event's JSON text (as stored). */
 export const eventMessage = (subId: string, eventJson: string): string => `["EVENT",${q(subId)},${eventJson}]`;
+const CLOSE_ARRAY = new Uint8Array([0x5d]); // ]
+/** The UTF-8 bytes around an event's JSON in eventMessage(subId, json), to build that message from bytes. */
+export const eventFraming = (subId: string): { prefix: Uint8Array; suffix: Uint8Array } => ({ prefix: Buffer.from(`["EVENT",${q(subId)},`), suffix: CLOSE_ARRAY });
 export const eoseMessage = (subId: string): string => `["EOSE",${q(subId)}]`;
 export const closedMessage = (subId: string, message: string): string => `["CLOSED",${q(subId)},${q(message)}]`;
 export const noticeMessage = (message: string): string => `["NOTICE",${q(message)}]`;
-export const countMessage = (subId: string, count: number, approximate = false): string =>
-  `["COUNT",${q(subId)},${approximate ? q({ count, approximate }) : q({ count })}]`;
+/** NIP-45 answer; `hll` is the hex of the 256 HyperLogLog registers, when the relay has them. */
+export const countMessage = (subId: string, count: number, approximate = false, hll?: string): string =>
+  `["COUNT",${q(subId)},${q({ count, ...(approximate ? { approximate } : {}), ...(hll ? { hll } : {}) })}]`;
 export const authMessage = (challenge: string): string => `["AUTH",${q(challenge)}]`;
 /** NIP-77 */
 export const negMsgMessage = (subId: string, hex: string): string => `["NEG-MSG",${q(subId)},"${hex}"]`;

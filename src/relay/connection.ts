@@ -56,7 +56,7 @@ export class Connection implements OutputHolder {
     this.key = addressKey(ip);
   }
 
-  private outbox: string[] = [];
+  private outbox: Array<string | Uint8Array> = [];
   private outboxBytes = 0;
 
   /** The socket is open: from now on this connection's output counts toward its address. */
@@ -66,14 +66,15 @@ export class Connection implements OutputHolder {
   }
 
   /**
-   * Queues text for this turn's flush. Returns false when the connection is gone, or was just
+   * Queues a text message for this turn's flush: a string, or its UTF-8 bytes (a ready frame from a
+   * query, sent without making a string). Returns false when the connection is gone, or was just
    * closed because its unsent output (in uWS and queued here) passed a cap: a slow reader.
    */
-  send(text: string): boolean {
+  send(text: string | Uint8Array): boolean {
     const ws = this.ws;
     if (this.closed || !ws) return false;
     this.outbox.push(text);
-    this.outboxBytes += text.length;
+    this.outboxBytes += typeof text === 'string' ? text.length : text.byteLength;
     const over = this.output.account(this, this.outboxBytes + ws.getBufferedAmount());
     if (over) {
       (over.close as Connection).closeSlow(over.why);

@@ -5,9 +5,10 @@
 // read-only store handle on the same LMDB environment (LMDB readers do not lock each other).
 //
 // Like verify-pool.ts, requests go out in one postMessage per worker per turn of the event loop,
-// replies come back batched the same way, and workers are unref'd while idle. Results are the
-// stored JSON texts as a string array (structured clone of 500 strings costs the main thread
-// ~0.15 ms, less than joining and splitting them) plus the `seen` serials for live subscriptions.
+// and workers are unref'd while idle. Results come back as ready EVENT messages in one buffer that
+// is transferred, not cloned (store/frames.ts: cloning the answer's strings and encoding them again
+// to send was most of the main thread's time for large answers), plus the `seen` serials for live
+// subscriptions. COUNT answers carry the NIP-45 HLL registers where the store keeps them.
 //
 // Cancellation: the store polls `signal.aborted` between steps, which cannot cross threads, so
 // the main thread checks the in-flight requests' signals every ABORT_POLL_MS and sends an abort
@@ -16,9 +17,11 @@
 // this runner's scanGuard() (not Access.scanGuard) for signals passed to it.
 import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
-import type { EventStore, QueryOptions } from '../store/types.js';
+import { releaseFrames, type EventFrames, type Framing } from '../store/frames.js';
+import type { CountResult, EventStore, HllRefresh, QueryOptions } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
+import { pointLookups } from '../store/planner.js';
 import { visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
@@ -26,10 +29,12 @@ export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 export interface QueryRunner {
   /** worker threads; 0 = queries run on the calling thread */
   readonly threads: number;
-  /** same contract as EventStore.query, including opts.seen */
-  query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
-  /** same contract as EventStore.count */
-  count(filters: Filter[], opts?: CountOptions): Promise<number>;
+  /** same contract as EventStore.queryFrames, including opts.seen */
+  query(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames>;
+  /** same contract as EventStore.countResult (recomputed HLL registers are stored by the runner) */
+  count(filters: Filter[], opts?: CountOptions): Promise<CountResult>;
+  /** The frames of a query() were sent (or dropped): their buffer goes back to the thread that made it. */
+  release(frames: EventFrames): void;
   /** NIP-77 item set of one filter (EventStore.negentropyItems, with protected kinds hidden as asked) */
   negentropyItems(filter: Filter, req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems>;
   /**
@@ -44,8 +49,9 @@ export interface QueryRunner {
 export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }, scanBudget?: number) => ScanGuard): QueryRunner {
   return {
     threads: 0,
-    query: (filters, opts) => store.query(filters, opts),
-    count: (filters, opts) => store.count(filters, opts),
+    query: (filters, opts, framing) => store.queryFrames(filters, opts, framing),
+    count: (filters, opts) => store.countResult(filters, opts),
+    release: releaseFrames,
     negentropyItems: (filter, req, opts) => store.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...opts }),
     scanGuard: guard,
     close: async () => {},
@@ -70,15 +76,22 @@ export interface GuardLimits {
 }
 
 export type Request =
-  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean }
+  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing }
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
   | { t: 'n'; id: number; g: number; limits: GuardLimits; filter: Filter; req: NegItemsRequest; now?: number }
-  | { t: 'a'; g: number };
+  | { t: 'a'; g: number }
+  /** buffers of sent answers, back for reuse (transferred) */
+  | { t: 'r'; bufs: ArrayBuffer[] };
 
 export interface Reply {
   id: number;
-  events?: string[];
+  /** REQ: the results, transferred */
+  frames?: EventFrames;
+  /** COUNT */
   n?: number;
+  approximate?: boolean;
+  hll?: Uint8Array;
+  refresh?: HllRefresh[];
   /** negentropy items (the records' buffer is transferred, not copied) */
   neg?: NegentropyItems;
   upTo?: number;
@@ -101,22 +114,20 @@ export interface QueryPoolOptions extends WorkerInit {
 /** How often in-flight requests' signals are checked for an abort (CLOSE, connection gone). */
 const ABORT_POLL_MS = 5;
 
-/** Most full ids for a query still run inline (see inlineable). */
-const INLINE_IDS = 64;
+/** Most point lookups (full ids, addresses) a query may need and still run inline (see inlineable). */
+const INLINE_LOOKUPS = 64;
 
 /**
- * Lookups by full ids are a few gets each: cheaper on the main thread than a round trip to a
- * worker (measured: by-id 36.7k q/s inline, 23-25k q/s through the pool). They read at most one
- * index entry per id, so they need no scan budget either.
+ * Lookups by full ids or addresses are a few gets each: cheaper on the main thread than a round
+ * trip to a worker (measured: by-id 36.7k q/s inline, 23-25k q/s through the pool). They read at
+ * most one index entry per lookup, so they need no scan budget either.
  */
 function inlineable(filters: Filter[]): boolean {
-  let n = 0;
-  for (const f of filters) {
-    if (!f.ids) return false;
-    for (const id of f.ids) if (id.length !== 64 || ++n > INLINE_IDS) return false;
-  }
-  return true;
+  const n = pointLookups(filters);
+  return n !== null && n <= INLINE_LOOKUPS;
 }
+
+const noFrames = (framing: Framing): EventFrames => ({ buf: new Uint8Array(0), ends: new Uint32Array(0), kinds: new Uint16Array(0), prefixLen: framing.prefix.length, suffixLen: framing.suffix.length });
 
 let nextGuardId = 1;
 
@@ -156,6 +167,8 @@ interface PoolWorker {
   w: Worker;
   inflight: number;
   queue: Request[];
+  /** buffers to hand back with the next batch */
+  returning: ArrayBuffer[];
   dead: boolean;
 }
 
@@ -169,10 +182,14 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
   let poll: NodeJS.Timeout | null = null;
   let closing = false;
 
+  /** which worker made each answer buffer in use on this thread (release() hands it back) */
+  const origin = new WeakMap<ArrayBufferLike, PoolWorker>();
+
   const settle = (r: Reply) => {
     const op = ops.get(r.id);
     if (!op) return;
     ops.delete(r.id);
+    if (r.frames) origin.set(r.frames.buf.buffer, op.worker);
     op.worker.inflight--;
     const g = op.guard;
     if (g) {
@@ -204,7 +221,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       w.once('message', (m: { ready?: true; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
       w.once('error', reject);
     });
-    const pw: PoolWorker = { w, inflight: 0, queue: [], dead: false };
+    const pw: PoolWorker = { w, inflight: 0, queue: [], returning: [], dead: false };
     w.on('message', (batch: Reply[] | { closed: true }) => {
       if (Array.isArray(batch)) for (const r of batch) settle(r);
     });
@@ -217,18 +234,28 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
   const flush = () => {
     scheduled = false;
     for (const pw of workers) {
-      if (pw.queue.length === 0 || pw.dead) continue;
-      pw.w.postMessage(pw.queue);
+      if (pw.dead) continue;
+      if (pw.returning.length > 0) {
+        pw.queue.push({ t: 'r', bufs: pw.returning });
+        pw.returning = [];
+      }
+      if (pw.queue.length === 0) continue;
+      const r = pw.queue.find((m) => m.t === 'r') as { bufs: ArrayBuffer[] } | undefined;
+      pw.w.postMessage(pw.queue, r ? r.bufs : undefined);
       pw.queue = [];
     }
   };
-  const send = (pw: PoolWorker, m: Request) => {
-    pw.queue.push(m);
+  const schedule = () => {
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
     }
   };
+  const send = (pw: PoolWorker, m: Request) => {
+    pw.queue.push(m);
+    schedule();
+  };
+
   const checkAborts = () => {
     for (const op of ops.values()) {
       if (op.aborting || !op.outer?.aborted) continue;
@@ -269,24 +296,39 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
 
   return {
     threads: opts.threads,
-    async query(filters, qo) {
+    async query(filters, qo, framing) {
       const signal = qo.signal;
-      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return []; // as the store: nothing scanned
-      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined }));
-      if (!p) return fallback.query(filters, qo);
+      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
+      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing }));
+      if (!p) return fallback.queryFrames(filters, qo, framing);
       const r = await p;
       if (qo.seen) {
         qo.seen.upTo = r.upTo ?? 0;
         if (r.newer) for (const id of r.newer) qo.seen.newer.add(id);
       }
-      return r.events ?? [];
+      return r.frames ?? noFrames(framing);
     },
     async count(filters, co) {
       const signal = co?.signal;
-      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return 0;
+      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
       const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
-      if (!p) return fallback.count(filters, co);
-      return (await p).n ?? 0;
+      if (!p) return fallback.countResult(filters, co);
+      const r = await p;
+      // a worker's store handle is read-only: the main thread's writes the recomputed registers
+      if (r.refresh) fallback.refreshHll(r.refresh).catch(() => {});
+      const out: CountResult = { count: r.n ?? 0 };
+      if (r.approximate) out.approximate = true;
+      if (r.hll) out.hll = r.hll;
+      return out;
+    },
+    release(frames) {
+      const ab = frames.buf.buffer;
+      const pw = origin.get(ab);
+      if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
+      origin.delete(ab);
+      if (pw.dead || ab.byteLength === 0) return;
+      pw.returning.push(ab as ArrayBuffer);
+      schedule();
     },
     async negentropyItems(filter, req, co) {
       const signal = co?.signal;

@@ -4,6 +4,7 @@
 // queries run interleaved, since the store yields between steps, and aborts arrive between steps.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
+import { framesTransfer, giveBuffer } from '../store/frames.js';
 import type { SeenSerials } from '../store/types.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
 import { visibleValue } from './handlers/neg-items.js';
@@ -40,6 +41,11 @@ class Guard {
   charge(entries: number): void {
     this.steps += entries / init.queryYieldEvery;
   }
+
+  /** index entries still allowed (the store counts large index-only COUNTs up to this, then estimates) */
+  get budgetLeft(): number {
+    return Math.max(0, this.maxSteps - this.steps) * init.queryYieldEvery;
+  }
 }
 
 const guards = new Map<number, Guard>();
@@ -63,11 +69,17 @@ function reply(r: Reply, gid: number, g: Guard): void {
   r.steps = g.steps;
   r.tripped = g.tripped;
   if (--g.refs === 0) guards.delete(gid);
-  // negentropy records move to the main thread instead of being copied
-  parentPort!.postMessage([r], r.neg && r.neg.records.byteLength > 0 ? [r.neg.records.buffer as ArrayBuffer] : []);
+  // the results' buffers and negentropy records move to the main thread (no copy)
+  const transfer: ArrayBuffer[] = r.frames ? framesTransfer(r.frames) : [];
+  if (r.neg && r.neg.records.byteLength > 0) transfer.push(r.neg.records.buffer as ArrayBuffer);
+  parentPort!.postMessage([r], transfer);
 }
 
 async function run(m: Request): Promise<void> {
+  if (m.t === 'r') {
+    for (const ab of m.bufs) giveBuffer(ab);
+    return;
+  }
   if (m.t === 'a') {
     const g = guards.get(m.g);
     if (g) g.abort = true;
@@ -77,14 +89,14 @@ async function run(m: Request): Promise<void> {
   try {
     if (m.t === 'q') {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
-      const events = await store.query(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen });
-      reply({ id: m.id, events, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
+      const frames = await store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
+      reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
     } else if (m.t === 'n') {
       const neg = await store.negentropyItems(m.filter, { maxItems: m.req.maxItems, accept: visibleValue(m.req.hidden), now: m.now, signal: g });
       reply({ id: m.id, neg }, m.g, g);
     } else {
-      const n = await store.count(m.filters, { now: m.now, signal: g });
-      reply({ id: m.id, n }, m.g, g);
+      const r = await store.countResult(m.filters, { now: m.now, signal: g });
+      reply({ id: m.id, n: r.count, approximate: r.approximate, hll: r.hll, refresh: r.refresh }, m.g, g);
     }
   } catch (e) {
     reply({ id: m.id, error: (e as Error).message ?? String(e) }, m.g, g);

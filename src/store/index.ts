@@ -14,11 +14,13 @@ import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
 import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
-import type { EventStore, QueryOptions, StoreStats, WriteResult } from './types.js';
+import { framesToJson, type EventFrames, type Framing } from './frames.js';
+import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { BatchWriter } from './writer.js';
 
-export type { EventStore, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
+export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
+export type { EventFrames, Framing } from './frames.js';
 export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 
 export interface OpenStoreOptions {
@@ -41,7 +43,7 @@ export interface OpenStoreOptions {
 }
 
 const DEFAULTS = { mapSize: 64 * 1024 ** 3, maxBatch: 1000, queryYieldEvery: 2000 };
-/** named databases: ours (14, with search) and room for other modules' (spider directory, policy lists) */
+/** named databases: ours (15, with search) and room for other modules' (spider directory, policy lists) */
 const MAX_DBS = 64;
 
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
@@ -99,12 +101,31 @@ class LmdbEventStore implements EventStore {
     return this.w().write(ev, json);
   }
 
-  query(filters: Filter[], opts: QueryOptions): Promise<string[]> {
-    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen);
+  async query(filters: Filter[], opts: QueryOptions): Promise<string[]> {
+    return framesToJson(await runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen));
   }
 
-  count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number> {
-    return runCount(this.scanEnv(opts), filters);
+  queryFrames(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames> {
+    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen, framing);
+  }
+
+  async count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number> {
+    return (await runCount(this.scanEnv(opts), filters)).count;
+  }
+
+  async countResult(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<CountResult> {
+    const r = await runCount(this.scanEnv(opts), filters);
+    // this handle owns the writer: store recomputed registers now (a query thread's handle cannot)
+    if (r.refresh && this.writer) {
+      this.refreshHll(r.refresh).catch((err: unknown) => this.opts.logger?.warn({ err }, 'storing recomputed HLL registers failed'));
+      delete r.refresh;
+    }
+    return r;
+  }
+
+  async refreshHll(refresh: HllRefresh[]): Promise<void> {
+    const w = this.w();
+    await Promise.all(refresh.map((x) => w.refreshHll(Buffer.from(x.key), x.version, x.registers)));
   }
 
   iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string> {

@@ -1,8 +1,10 @@
 // Which index entries one event has. Used both to insert and to delete, so the two can't drift.
-// Keys are built into one reused scratch buffer: lmdb-js copies a key before putSync/removeSync
-// return, and index maintenance is the ingest bottleneck (fewer allocations, less GC).
+// Keys are built in place in one reused scratch buffer (lmdb-js copies a key before putSync and
+// removeSync return): index maintenance runs on the main thread for every stored event, so it
+// allocates nothing per entry.
 import type { NostrEvent } from '../nostr/event.js';
-import { CREATED_PREFIX, EMPTY, expiryKey, kindPrefix, pubkeyPrefix, pubkindPrefix, SERIAL_BYTES, tagPrefix } from './keys.js';
+import { CounterBatch, isCountedPair } from './counters.js';
+import { EMPTY, expiryKey, MAX_TAG_PREFIX, PK_PREFIX_BYTES, SERIAL_BYTES, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 import { visitSearchEntries } from './search/entries.js';
 
@@ -11,38 +13,64 @@ type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & { c
 /** value: empty for every index but the search documents */
 type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 
-let scratch = Buffer.allocUnsafe(256);
+const scratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2 + 4 + SERIAL_BYTES);
 
-/** prefix + created_at + serial in the scratch buffer (valid until the next call) */
-function suffixed(prefix: Uint8Array, ca: number, serial: number): Buffer {
-  const n = prefix.length + 4 + SERIAL_BYTES;
-  if (n > scratch.length) scratch = Buffer.allocUnsafe(2 * n);
-  scratch.set(prefix, 0);
-  scratch.writeUInt32BE(ca, prefix.length);
-  scratch.writeUIntBE(serial, prefix.length + 4, SERIAL_BYTES);
-  return scratch.subarray(0, n);
+/** Appends created_at + serial at `o` in the scratch buffer; returns the key (valid until the next write). */
+function suffix(o: number, ca: number, serial: number): Buffer {
+  scratch.writeUInt32BE(ca, o);
+  scratch.writeUIntBE(serial, o + 4, SERIAL_BYTES);
+  return scratch.subarray(0, o + 4 + SERIAL_BYTES);
+}
+
+/**
+ * Whether tags[i] is not indexed: not indexable (a single-letter name with a value, spec 1.12), or
+ * a repeat of an earlier (name, value), which would only write the same key again. Few tags are
+ * compared, many go through a set.
+ */
+function skipTag(tags: string[][], i: number, seen: Set<string> | null): boolean {
+  const t = tags[i]!;
+  if (t.length < 2 || t[0]!.length !== 1) return true;
+  if (seen) {
+    const k = `${t[0]}\n${t[1]}`;
+    if (seen.has(k)) return true;
+    seen.add(k);
+    return false;
+  }
+  for (let j = 0; j < i; j++) {
+    const u = tags[j]!;
+    if (u.length >= 2 && u[0] === t[0] && u[1] === t[1]) return true;
+  }
+  return false;
+}
+
+/**
+ * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets (a copy
+ * of) the tag+kind prefix of each entry that counters.ts counts.
+ */
+export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: (prefix: Buffer) => void): void {
+  const tags = ev.tags;
+  const seen = tags.length > 16 ? new Set<string>() : null;
+  for (let i = 0; i < tags.length; i++) {
+    if (skipTag(tags, i, seen)) continue;
+    const t = tags[i]!;
+    const end = Math.abs(writeTagPrefix(scratch, 0, t[0]!, t[1]!));
+    scratch.writeUInt16BE(ev.kind, end);
+    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(Buffer.from(scratch.subarray(0, end + 2)));
+    visit(dbs.tagkind, suffix(end + 2, ev.created_at, serial));
+  }
 }
 
 /** Visits every entry with an empty value: time-ordered indexes, and expiry when the event expires. */
-export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, visit: Visit): void {
+export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, visit: Visit, counted?: (prefix: Buffer) => void): void {
   const ca = ev.created_at;
-  const pk8 = pubkeyPrefix(ev.pubkey);
-  visit(dbs.created, suffixed(CREATED_PREFIX, ca, serial));
-  visit(dbs.kind, suffixed(kindPrefix(ev.kind), ca, serial));
-  visit(dbs.pubkey, suffixed(pk8, ca, serial));
-  visit(dbs.pubkind, suffixed(pubkindPrefix(pk8, ev.kind), ca, serial));
-  // One entry per distinct (name, value); a repeated tag would only rewrite the same key.
-  let seen: Set<string> | undefined;
-  for (const t of ev.tags) {
-    if (t.length < 2 || t[0].length !== 1) continue; // indexable: single-letter name with a value (spec 1.12)
-    const { prefix } = tagPrefix(t[0], t[1]);
-    if (ev.tags.length > 1) {
-      const k = prefix.toString('latin1');
-      if ((seen ??= new Set()).has(k)) continue;
-      seen.add(k);
-    }
-    visit(dbs.tag, suffixed(prefix, ca, serial));
-  }
+  visit(dbs.created, suffix(0, ca, serial));
+  scratch.writeUInt16BE(ev.kind, 0);
+  visit(dbs.kind, suffix(2, ca, serial));
+  scratch.write(ev.pubkey, 0, PK_PREFIX_BYTES, 'hex');
+  visit(dbs.pubkey, suffix(PK_PREFIX_BYTES, ca, serial));
+  scratch.writeUInt16BE(ev.kind, PK_PREFIX_BYTES); // the pubkey prefix is still in place
+  visit(dbs.pubkind, suffix(PK_PREFIX_BYTES + 2, ca, serial));
+  visitTagEntries(dbs, ev, serial, visit, counted);
   if (expiration !== null) visit(dbs.expiry, expiryKey(expiration, serial));
   if (dbs.search) visitSearchEntries(dbs.search, ev, serial, visit);
 }
@@ -50,10 +78,12 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
 const put: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
 const remove: Visit = (db, key) => void db.removeSync(key);
 
-export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): void =>
-  visitEntries(dbs, ev, serial, expiration, put);
-export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): void =>
-  visitEntries(dbs, ev, serial, expiration, remove);
+/** Writes the event's entries and notes its counted tags (+1) in `counters`. */
+export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): void =>
+  visitEntries(dbs, ev, serial, expiration, put, (k) => counters.note(k, ev.pubkey, 1));
+/** Removes the event's entries and notes its counted tags (-1) in `counters`. */
+export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): void =>
+  visitEntries(dbs, ev, serial, expiration, remove, (k) => counters.note(k, ev.pubkey, -1));
 
 /** The entries as fresh buffers (tests, stats tools). */
 export function indexEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): Array<[BinDb, Buffer]> {

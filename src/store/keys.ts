@@ -64,7 +64,7 @@ export function pubkindPrefix(pk8: Buffer, kind: number): Buffer {
 // Name: a single UTF-16 code unit (what a filter's "#x" can name): 1 byte when ASCII, else 0xff + 2 bytes.
 
 const INLINE_MAX = 32;
-const TYPE_HEX = 0x80;
+export const TYPE_HEX = 0x80;
 const TYPE_HASH = 0x81;
 const HASH_BYTES = 8;
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -77,32 +77,61 @@ export interface TagPrefix {
 
 const isWellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
-export function tagPrefix(name: string, value: string): TagPrefix {
+/** Longest tag prefix: 3 name bytes + type + 32 bytes. */
+export const MAX_TAG_PREFIX = 36;
+
+/**
+ * Writes the tag prefix of (name, value) into `buf` at `at` (MAX_TAG_PREFIX bytes must be free);
+ * returns where it ends, negated when the prefix is not exact (hashed). The indexer builds its keys
+ * in one scratch buffer this way, without allocating per tag.
+ */
+export function writeTagPrefix(buf: Buffer, at: number, name: string, value: string): number {
   const code = name.charCodeAt(0);
-  const nameBytes = code < 0x80 ? Buffer.from([code]) : Buffer.from([0xff, code >> 8, code & 0xff]);
-  let type: number;
-  let body: Buffer;
-  let exact = true;
-  if (value.length === 64 && HEX64.test(value)) {
-    type = TYPE_HEX;
-    body = Buffer.from(value, 'hex');
-  } else {
-    const utf8 = Buffer.from(value, 'utf8');
-    // Lone surrogates do not survive UTF-8 encoding, so such values are hashed and re-checked.
-    if (utf8.length <= INLINE_MAX && isWellFormed(value)) {
-      type = utf8.length;
-      body = utf8;
-    } else {
-      type = TYPE_HASH;
-      body = hash('sha256', utf8, 'buffer').subarray(0, HASH_BYTES);
-      exact = false;
-    }
+  let o = at;
+  if (code < 0x80) buf[o++] = code;
+  else {
+    buf[o++] = 0xff;
+    buf[o++] = code >> 8;
+    buf[o++] = code & 0xff;
   }
-  const prefix = Buffer.allocUnsafe(nameBytes.length + 1 + body.length);
-  nameBytes.copy(prefix, 0);
-  prefix[nameBytes.length] = type;
-  body.copy(prefix, nameBytes.length + 1);
-  return { prefix, exact };
+  if (value.length === 64 && HEX64.test(value)) {
+    buf[o++] = TYPE_HEX;
+    buf.write(value, o, 32, 'hex');
+    return o + 32;
+  }
+  const len = Buffer.byteLength(value, 'utf8');
+  // Lone surrogates do not survive UTF-8 encoding, so such values are hashed and re-checked.
+  if (len <= INLINE_MAX && (len === value.length || isWellFormed(value))) {
+    buf[o++] = len;
+    buf.write(value, o, len, 'utf8');
+    return o + len;
+  }
+  buf[o++] = TYPE_HASH;
+  hash('sha256', value, 'buffer').copy(buf, o, 0, HASH_BYTES);
+  return -(o + HASH_BYTES);
+}
+
+const prefixScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX);
+
+export function tagPrefix(name: string, value: string): TagPrefix {
+  const end = writeTagPrefix(prefixScratch, 0, name, value);
+  return { prefix: Buffer.from(prefixScratch.subarray(0, Math.abs(end))), exact: end > 0 };
+}
+
+/** Where a tag prefix's type byte is (after the 1- or 3-byte name). */
+export const tagTypeAt = (prefix: Uint8Array): number => (prefix[0] === 0xff ? 3 : 1);
+
+// ---- tag+kind index ----
+// key = tag prefix (above) + kind (2) + created_at + serial: one (name, value, kind) is one
+// contiguous time-ordered range, so {kinds, #x} filters read only matching entries, and a tag's
+// entries for one kind can be counted natively. Filters without kinds merge the ranges of the
+// kinds a value has (found by seeking from kind to kind, see planner.ts).
+
+export function tagKindPrefix(tag: Uint8Array, kind: number): Buffer {
+  const b = Buffer.allocUnsafe(tag.length + 2);
+  b.set(tag, 0);
+  b.writeUInt16BE(kind, tag.length);
+  return b;
 }
 
 // ---- non-time-ordered keys ----
@@ -119,9 +148,11 @@ export function addrKey(kind: number, pubkeyHex: string, d: string): Buffer {
   const b = Buffer.allocUnsafe(66);
   b.writeUInt16BE(kind, 0);
   b.write(pubkeyHex, 2, 32, 'hex');
-  hash('sha256', Buffer.from(d, 'utf16le'), 'buffer').copy(b, 34);
+  (d === '' ? EMPTY_D_HASH : hash('sha256', Buffer.from(d, 'utf16le'), 'buffer')).copy(b, 34);
   return b;
 }
+/** sha256 of the empty d tag: every replaceable event's address (looked up 150 at a time by outbox clients) */
+const EMPTY_D_HASH = hash('sha256', Buffer.alloc(0), 'buffer');
 
 /** Pubkey part of a tombstone that blocks the id whoever the author (operator ban). */
 export const ANY_PUBKEY = '0'.repeat(64);

@@ -31,11 +31,14 @@ export class CompiledFilter {
   /** NIP-50, checked on the parsed event (a search filter scanned by time, a COUNT's earlier filters) */
   private readonly search?: SearchQuery;
 
-  /** `skipTag`: index in f.tags of the condition the plan's ranges already guarantee. */
-  constructor(f: Filter, skipTag?: number) {
+  /**
+   * `skipTag`: index in f.tags of the condition the plan's ranges already guarantee;
+   * `keyed`: the plan's keys already guarantee authors and kinds (address lookups).
+   */
+  constructor(f: Filter, skipTag?: number, keyed = false) {
     if (f.ids) this.ids = new HexMatcher(f.ids);
-    if (f.authors) this.authors = new HexMatcher(f.authors);
-    if (f.kinds) this.kinds = new Set(f.kinds);
+    if (f.authors && !keyed) this.authors = new HexMatcher(f.authors);
+    if (f.kinds && !keyed) this.kinds = new Set(f.kinds);
     this.since = f.since ?? 0;
     this.until = f.until ?? Number.MAX_SAFE_INTEGER;
     if (isActiveSearch(f.search)) this.search = f.search;
@@ -45,10 +48,12 @@ export class CompiledFilter {
     });
   }
 
-  /** Whether the stored value matches and has not expired at `now`. */
-  matches(value: Buffer, now: number): boolean {
-    const exp = expirationOfValue(value);
-    if (exp !== null && exp <= now) return false;
+  /** Whether the stored value matches and has not expired at `now` (unless `anyExpiry`). */
+  matches(value: Buffer, now: number, anyExpiry = false): boolean {
+    if (!anyExpiry) {
+      const exp = expirationOfValue(value);
+      if (exp !== null && exp <= now) return false;
+    }
     const ca = createdAtOf(value);
     if (ca < this.since || ca > this.until) return false;
     if (this.kinds && !this.kinds.has(kindOf(value))) return false;

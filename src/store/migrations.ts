@@ -2,19 +2,44 @@
 // They run on open inside one write transaction that re-reads the version, so two processes
 // opening the same directory at once cannot both migrate.
 import type { RootDatabase } from 'lmdb';
+import { createdAtOf, jsonOf, kindOf, pubkeyHexOf } from './codec.js';
+import { CounterBatch } from './counters.js';
+import { visitTagEntries } from './indexer.js';
+import { EMPTY, readSerial } from './keys.js';
 import type { Dbs } from './schema.js';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 export const VERSION_KEY = 'schemaVersion';
 
 /** Migration to version N (index N): runs inside the write transaction, synchronously. */
-export type Migration = (dbs: Dbs) => void;
+export type Migration = (dbs: Dbs, env: RootDatabase) => void;
+
+/** Counter notes applied every this many events, so a large store's rebuild holds a bounded map. */
+const COUNTER_CHUNK = 5000;
+
+/**
+ * Version 2: the tag index (name + value + created_at) becomes the tag+kind index (name + value +
+ * kind + created_at), and the NIP-45 counters (counters.ts) start. Both are rebuilt from the stored
+ * events, then the old tag index is dropped. Takes about as long as indexing the events' tags did.
+ */
+function tagKindIndex(dbs: Dbs, env: RootDatabase): void {
+  const counters = new CounterBatch();
+  let n = 0;
+  for (const { key, value } of dbs.events.getRange({})) {
+    const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
+    const ev = { pubkey: pubkeyHexOf(value), created_at: createdAtOf(value), kind: kindOf(value), tags };
+    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), (k) => counters.note(k, ev.pubkey, 1));
+    if (++n % COUNTER_CHUNK === 0) counters.apply(dbs.tagcount);
+  }
+  counters.apply(dbs.tagcount);
+  env.openDB<Buffer, Buffer>({ name: 'ev.tag', keyEncoding: 'binary', encoding: 'binary' }).dropSync();
+}
 
 /**
  * migrations[n] upgrades a database at version n-1 to version n. Version 1 is the first layout:
- * nothing to convert. Add a version 2 by appending a function here and bumping SCHEMA_VERSION.
+ * nothing to convert. Add a version by appending a function here and bumping SCHEMA_VERSION.
  */
-export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}];
+export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}, tagKindIndex];
 
 export interface MigrationReport {
   from: number;
@@ -39,7 +64,7 @@ export function migrate(
     for (let v = from + 1; v <= target; v++) {
       const m = migrations[v];
       if (!m) throw new Error(`no migration to event store schema version ${v}`);
-      m(dbs);
+      m(dbs, env);
     }
     if (from !== target) dbs.meta.putSync(VERSION_KEY, target);
     return { from, to: target };

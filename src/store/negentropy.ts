@@ -66,7 +66,7 @@ export async function runNegentropyItems(env: ScanEnv, f: Filter, opts: Negentro
     n++;
     return true;
   };
-  const scan = new FilterScan(env, { ...f, limit: undefined }, Infinity, undefined, sink);
+  const scan = new FilterScan(env, { ...f, limit: undefined }, Infinity, { sink });
   const complete = await drive(scan, env);
   if (overLimit) return none(true, complete);
   if (!complete) return none(false, false);

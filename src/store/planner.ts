@@ -2,7 +2,8 @@
 // ranges already guarantee (so the post-filter, and count(), can skip work).
 import type { Filter } from '../nostr/filter.js';
 import { MAX_CREATED_AT } from './codec.js';
-import { CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, pubkeyPrefix, pubkindPrefix, tagPrefix, timeRange } from './keys.js';
+import { isReplaceable } from '../nostr/kinds.js';
+import { addrKey, CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, pubkeyPrefix, pubkindPrefix, tagKindPrefix, tagPrefix, timeRange } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
 /** ids shorter than this (hex chars) are too unselective for the id index: they are post-filtered. */
@@ -21,19 +22,23 @@ export interface ScanRange {
   end: Buffer;
 }
 
-export type PlanName = 'ids' | 'tag' | 'pubkind' | 'pubkey' | 'kind' | 'created';
+export type PlanName = 'ids' | 'addr' | 'tag' | 'pubkind' | 'pubkey' | 'kind' | 'created';
 
 export type Plan =
   | { name: 'ids'; ids: string[] }
+  /** point lookups in the address index: each key is one replaceable address (kind, author) */
+  | { name: 'addr'; keys: Buffer[]; names: string[] }
   | {
-      name: Exclude<PlanName, 'ids'>;
+      name: Exclude<PlanName, 'ids' | 'addr'>;
       db: BinDb;
       ranges: ScanRange[];
       /** index in f.tags of the condition the ranges guarantee exactly (the post-filter skips it) */
       exactTag?: number;
       /** the ranges alone decide the filter: count() needs no event reads */
       indexOnly: boolean;
-      /** index entries read and ranges opened while planning (the tag estimates), see planCost */
+      /** no event is in two of the ranges: an index-only count is the sum of the ranges' counts */
+      disjoint: boolean;
+      /** index entries read and ranges opened while planning (kind seeks, tag estimates), see planCost */
       planned?: number;
     };
 
@@ -53,22 +58,33 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
 
   if (f.ids && f.ids.every((id) => id.length >= MIN_ID_PREFIX)) return { name: 'ids', ids: f.ids };
 
+  // Replaceable kinds of given authors: each (kind, author) is at most one stored event, found in
+  // the address index without scanning (the outbox model's relay lists, profiles and follow lists
+  // of many authors at once). Addressable kinds are not looked up by #d: an event with several d
+  // tags matches each of them but has one address (its first).
+  const addr = addressKeys(f);
+  if (addr) return { name: 'addr', ...addr };
+
   if (f.tags && f.tags.length > 0) {
-    let best: { index: number; prefixes: Buffer[]; exact: boolean; cost: number } | undefined;
+    // The tag condition with the fewest entries (estimated when there are several), on the tag+kind
+    // index: one range per value and kind — the filter's kinds, or the kinds each value has.
+    let best: { index: number; ranges: ScanRange[]; values: number; exact: boolean; cost: number } | undefined;
     const work = { planned: 0 };
     f.tags.forEach(([name, values], index) => {
       const tps = values.map((v) => tagPrefix(name, v));
-      const prefixes = tps.map((t) => t.prefix);
-      const cost = f.tags!.length === 1 ? 0 : estimate(dbs.tag, rangesOf(prefixes), work);
-      if (!best || cost < best.cost) best = { index, prefixes, exact: tps.every((t) => t.exact), cost };
+      const prefixes = dedupePrefixes(tps.map((t) => t.prefix));
+      const ranges = tagRanges(dbs, prefixes, f.kinds, since, until, work);
+      const cost = f.tags!.length === 1 ? 0 : estimate(dbs.tagkind, ranges, work);
+      if (!best || cost < best.cost) best = { index, ranges, values: prefixes.length, exact: tps.every((t) => t.exact), cost };
     });
     const b = best!;
     return {
       name: 'tag',
-      db: dbs.tag,
-      ranges: rangesOf(b.prefixes),
+      db: dbs.tagkind,
+      ranges: b.ranges,
       exactTag: b.exact ? b.index : undefined,
-      indexOnly: b.exact && f.tags.length === 1 && onlyHas(f, 'tags'),
+      indexOnly: b.exact && f.tags.length === 1 && onlyHas(f, 'tags', 'kinds'),
+      disjoint: b.values === 1,
       planned: work.planned,
     };
   }
@@ -78,14 +94,97 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
     if (f.kinds && pks.length * f.kinds.length <= MAX_RANGES) {
       const prefixes: Buffer[] = [];
       for (const pk of pks) for (const k of f.kinds) prefixes.push(pubkindPrefix(pk, k));
-      return { name: 'pubkind', db: dbs.pubkind, ranges: rangesOf(prefixes), indexOnly: false };
+      return { name: 'pubkind', db: dbs.pubkind, ranges: rangesOf(prefixes), indexOnly: false, disjoint: true };
     }
-    if (pks.length <= MAX_RANGES || !f.kinds) return { name: 'pubkey', db: dbs.pubkey, ranges: rangesOf(pks), indexOnly: false };
+    if (pks.length <= MAX_RANGES || !f.kinds) return { name: 'pubkey', db: dbs.pubkey, ranges: rangesOf(pks), indexOnly: false, disjoint: true };
   }
 
-  if (f.kinds) return { name: 'kind', db: dbs.kind, ranges: rangesOf(f.kinds.map(kindPrefix)), indexOnly: onlyHas(f, 'kinds') };
+  if (f.kinds) return { name: 'kind', db: dbs.kind, ranges: rangesOf(f.kinds.map(kindPrefix)), indexOnly: onlyHas(f, 'kinds'), disjoint: true };
 
-  return { name: 'created', db: dbs.created, ranges: [timeRange(CREATED_PREFIX, since, until)], indexOnly: onlyHas(f) };
+  return { name: 'created', db: dbs.created, ranges: [timeRange(CREATED_PREFIX, since, until)], indexOnly: onlyHas(f), disjoint: true };
+}
+
+/**
+ * Ranges of the tag+kind index for these tag prefixes: with kinds, each (value, kind); without,
+ * each kind the value has, found by seeking past one kind's entries to the next kind's first key.
+ */
+function tagRanges(dbs: Dbs, prefixes: Buffer[], kinds: number[] | undefined, since: number, until: number, work: { planned: number }): ScanRange[] {
+  const out: ScanRange[] = [];
+  // Many values times many kinds: only the kinds the values have (at most the kinds stored).
+  const wanted = kinds && prefixes.length * kinds.length > MAX_RANGES ? new Set(kinds) : undefined;
+  for (const p of prefixes) {
+    if (kinds && !wanted) {
+      for (const k of kinds) out.push(timeRange(tagKindPrefix(p, k), since, until));
+      continue;
+    }
+    const have = kindsOf(dbs.tagkind, p);
+    work.planned += (have.length + 1) * RANGE_COST; // one seek per kind found and one past the last
+    for (const k of have) if (!wanted || wanted.has(k)) out.push(timeRange(tagKindPrefix(p, k), since, until));
+  }
+  return out;
+}
+
+/** Kinds present under a tag prefix, ascending: one seek per kind. */
+export function kindsOf(db: BinDb, prefix: Buffer): number[] {
+  const kinds: number[] = [];
+  const end = Buffer.concat([prefix, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])]);
+  let from = tagKindPrefix(prefix, 0);
+  for (;;) {
+    let found = -1;
+    for (const k of db.getKeys({ start: from, end, limit: 1 })) found = k.readUInt16BE(prefix.length);
+    if (found < 0) return kinds;
+    kinds.push(found);
+    if (found === 0xffff) return kinds;
+    from = tagKindPrefix(prefix, found + 1);
+  }
+}
+
+/** Most point lookups an 'addr' plan makes; more and the filter is scanned. */
+export const MAX_LOOKUPS = 4096;
+
+/**
+ * The address keys answering the filter when its authors and kinds name replaceable addresses, and
+ * the same addresses as short names (`kind:pubkey`, for addr-memo.ts); else null.
+ */
+function addressKeys(f: Filter): { keys: Buffer[]; names: string[] } | null {
+  if (addressLookups(f) === null) return null;
+  const keys: Buffer[] = [];
+  const names: string[] = [];
+  for (const k of f.kinds!) {
+    for (const pk of f.authors!) {
+      keys.push(addrKey(k, pk, ''));
+      names.push(`${k}:${pk}`);
+    }
+  }
+  return { keys, names };
+}
+
+/** How many address lookups answer the filter, or null when it is not answered by them. */
+function addressLookups(f: Filter): number | null {
+  if (!f.authors || !f.kinds || f.kinds.length === 0 || f.authors.length === 0) return null;
+  for (const a of f.authors) if (a.length !== 64) return null;
+  for (const k of f.kinds) if (!isReplaceable(k)) return null;
+  const n = f.authors.length * f.kinds.length;
+  return n <= MAX_LOOKUPS ? n : null;
+}
+
+/**
+ * Point lookups (full ids, addresses) that answer these filters, or null when one of them needs a
+ * scan: small lookups are cheaper on the calling thread than a round trip to a query thread.
+ */
+export function pointLookups(filters: Filter[]): number | null {
+  let n = 0;
+  for (const f of filters) {
+    if (f.ids) {
+      for (const id of f.ids) if (id.length !== 64) return null;
+      n += f.ids.length;
+      continue;
+    }
+    const a = addressLookups(f);
+    if (a === null) return null;
+    n += a;
+  }
+  return n;
 }
 
 /** Equal prefixes scan the same range once. */
@@ -124,9 +223,9 @@ export const RANGE_COST = 3;
 /**
  * The work a plan costs before its first step, in index entries, for read budgets (a REQ's scan
  * budget counts it): the entries and ranges the tag estimates read while planning, plus one
- * RANGE_COST for each range the scan opens. ids plans count each lookup in their steps.
+ * RANGE_COST for each range the scan opens. ids and addr plans count each lookup in their steps.
  */
 export function planCost(plan: Plan): number {
-  if (plan.name === 'ids') return 0;
+  if (plan.name === 'ids' || plan.name === 'addr') return 0;
   return (plan.planned ?? 0) + plan.ranges.length * RANGE_COST;
 }

@@ -19,8 +19,10 @@ export interface Dbs {
   pubkey: BinDb;
   /** pubkey[0..8] + kind (2) + created_at + serial -> '' */
   pubkind: BinDb;
-  /** tag name + typed value (keys.ts tagPrefix) + created_at + serial -> '' */
-  tag: BinDb;
+  /** tag name + typed value (keys.ts tagPrefix) + kind (2) + created_at + serial -> '' */
+  tagkind: BinDb;
+  /** tag+kind prefix of a counted (tag, kind) pair (counters.ts) -> count and NIP-45 HLL registers */
+  tagcount: BinDb;
   /** address kind + pubkey + sha256(d) -> serial of the stored version */
   addr: BinDb;
   /** deleted id (32) + deleting pubkey (32) -> '' */
@@ -36,7 +38,7 @@ export interface Dbs {
 }
 
 /** The indexes stats() reports, by name. */
-export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tag', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
+export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
 
 export function openDbs(env: RootDatabase): Dbs {
   const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' });
@@ -47,7 +49,8 @@ export function openDbs(env: RootDatabase): Dbs {
     kind: bin('kind'),
     pubkey: bin('pubkey'),
     pubkind: bin('pubkind'),
-    tag: bin('tag'),
+    tagkind: bin('tagkind'),
+    tagcount: bin('tagcount'),
     addr: bin('addr'),
     tombId: bin('tomb_id'),
     tombAddr: bin('tomb_addr'),

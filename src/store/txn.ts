@@ -4,6 +4,7 @@
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
+import { CounterBatch, refreshHll } from './counters.js';
 import { putEntries, removeEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
@@ -22,6 +23,23 @@ function addrKeyOf(ev: Pick<NostrEvent, 'kind' | 'pubkey' | 'tags'>): Buffer | n
 export class WriteTxn {
   private next = 0;
   private startNext = 0;
+  /** counted tags' +1/-1 notes, applied in finish() */
+  private readonly counters = new CounterBatch();
+  /** whether any id tombstone exists; looked up once per transaction (most stores have none, which saves two lookups per event) */
+  private anyTombIds: boolean | undefined;
+
+  private hasTombIds(): boolean {
+    if (this.anyTombIds === undefined) {
+      this.anyTombIds = false;
+      for (const _ of this.dbs.tombId.getKeys({ limit: 1 })) this.anyTombIds = true;
+    }
+    return this.anyTombIds;
+  }
+
+  private putTombId(key: Buffer): void {
+    this.dbs.tombId.putSync(key, EMPTY);
+    this.anyTombIds = true;
+  }
 
   constructor(
     private readonly dbs: Dbs,
@@ -35,9 +53,15 @@ export class WriteTxn {
     this.next = this.startNext = next;
   }
 
-  /** Persists the serial counter; call once at the end of the transaction. */
+  /** Persists the serial counter and the counters; call once at the end of the transaction. */
   finish(): void {
     if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
+    this.counters.apply(this.dbs.tagcount);
+  }
+
+  /** Stores recomputed HLL registers of a stale counter if it is unchanged since (counters.ts). */
+  refreshHll(key: Buffer, version: number, registers: Uint8Array): boolean {
+    return refreshHll(this.dbs.tagcount, key, version, registers);
   }
 
   private allocSerial(): number {
@@ -60,7 +84,7 @@ export class WriteTxn {
     const idK = idKey(ev.id);
     if (dbs.id.doesExist(idK)) return duplicate();
     // A deletion is never blocked: deleting a kind 5 has no effect (NIP-09).
-    if (ev.kind !== DELETION_KIND) {
+    if (ev.kind !== DELETION_KIND && this.hasTombIds()) {
       if (dbs.tombId.doesExist(tombIdKey(ev.id, ev.pubkey))) return deleted(MSG.deletedId);
       if (dbs.tombId.doesExist(tombIdKey(ev.id, ANY_PUBKEY))) return deleted(MSG.banned);
     }
@@ -84,7 +108,7 @@ export class WriteTxn {
     const sk = serialKey(serial);
     dbs.events.putSync(sk, encodeValue(ev, json, expiration));
     dbs.id.putSync(idK, sk);
-    putEntries(dbs, ev, serial, expiration);
+    putEntries(dbs, ev, serial, expiration, this.counters);
     if (addrK) dbs.addr.putSync(addrK, sk);
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
@@ -106,7 +130,7 @@ export class WriteTxn {
           removed.push(target.header.id);
         }
         // Also when the target is not (yet) stored: it is blocked if it arrives from this author.
-        dbs.tombId.putSync(tombIdKey(t[1], del.pubkey), EMPTY);
+        this.putTombId(tombIdKey(t[1], del.pubkey));
       } else if (t[0] === 'a') {
         const a = parseAddress(t[1]);
         if (!a || a.pubkey !== del.pubkey || !(isReplaceable(a.kind) || isAddressable(a.kind))) continue;
@@ -130,7 +154,7 @@ export class WriteTxn {
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
     const { tags, content } = JSON.parse(jsonOf(value)) as { tags: string[][]; content: string };
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content };
-    removeEntries(dbs, ev, serial, h.expiration);
+    removeEntries(dbs, ev, serial, h.expiration, this.counters);
     dbs.id.removeSync(idKey(h.id));
     const ak = addrKeyOf(ev);
     if (ak) {
@@ -147,7 +171,7 @@ export class WriteTxn {
     const cur = dbs.id.getBinary(idKey(idHex));
     const target = cur && this.storedHeader(readSerial(cur));
     if (target) this.deleteStored(readSerial(cur!), target.value);
-    dbs.tombId.putSync(tombIdKey(idHex, ANY_PUBKEY), EMPTY);
+    this.putTombId(tombIdKey(idHex, ANY_PUBKEY));
     return Boolean(target);
   }
 

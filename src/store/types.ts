@@ -3,6 +3,7 @@ import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import type { Precheck, PrecheckEvent } from './precheck.js';
+import type { EventFrames, Framing } from './frames.js';
 import type { NegentropyItemOptions, NegentropyItems } from './negentropy.js';
 
 /**
@@ -46,6 +47,8 @@ export interface SeenSerials {
 export interface ScanSignal {
   readonly aborted: boolean;
   charge?(entries: number): void;
+  /** index entries the scan may still read, when the signal keeps a budget (large index-only COUNTs are extrapolated past it) */
+  readonly budgetLeft?: number;
 }
 
 export interface QueryOptions {
@@ -59,6 +62,23 @@ export interface QueryOptions {
   now?: number;
   /** filled in by query(): what the scan covered (for live subscriptions) */
   seen?: SeenSerials;
+}
+
+/** A COUNT's answer. */
+export interface CountResult {
+  count: number;
+  /** an estimate: an index-only count larger than the read budget, extrapolated (query.ts) */
+  approximate?: boolean;
+  /** NIP-45 HyperLogLog registers (256), for the counts the store keeps them for (counters.ts) */
+  hll?: Uint8Array;
+  /** stale registers recomputed for this answer: hand them to EventStore.refreshHll to store them */
+  refresh?: HllRefresh[];
+}
+
+export interface HllRefresh {
+  key: Uint8Array;
+  version: number;
+  registers: Uint8Array;
 }
 
 export interface StoreStats {
@@ -84,8 +104,17 @@ export interface EventStore {
    * Returns the events' JSON texts. Never returns expired or deleted events. Long scans yield.
    */
   query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
+  /**
+   * The same results as ready messages: each event's JSON bytes between `framing.prefix` and
+   * `framing.suffix`, back to back in one transferable buffer (frames.ts), no string per event.
+   */
+  queryFrames(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames>;
   /** Number of stored events matching any of the filters (each counted once; limits ignored). */
   count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number>;
+  /** count() with the NIP-45 HLL registers where the store maintains them. */
+  countResult(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<CountResult>;
+  /** Stores HLL registers recomputed by a countResult() (of this or another handle on the store). */
+  refreshHll(refresh: HllRefresh[]): Promise<void>;
   /** Streams every match of one filter newest first without a limit, in constant memory (export). */
   iterate(filter: Filter, opts?: Pick<QueryOptions, 'signal' | 'now'>): AsyncIterable<string>;
   /**

@@ -14,7 +14,8 @@ import type { WriteResult } from './types.js';
 type Op =
   | { type: 'event'; ev: NostrEvent; json: string }
   | { type: 'remove'; id: string }
-  | { type: 'sweep'; now: number; max: number };
+  | { type: 'sweep'; now: number; max: number }
+  | { type: 'hll'; key: Buffer; version: number; registers: Uint8Array };
 
 type OpResult = WriteResult | boolean | { deleted: number; scanned: number };
 
@@ -49,6 +50,11 @@ export class BatchWriter {
 
   remove(id: string): Promise<boolean> {
     return this.enqueue({ type: 'remove', id }) as Promise<boolean>;
+  }
+
+  /** Stores recomputed HLL registers of a stale counter (counters.ts refreshHll). */
+  refreshHll(key: Buffer, version: number, registers: Uint8Array): Promise<boolean> {
+    return this.enqueue({ type: 'hll', key, version, registers }) as Promise<boolean>;
   }
 
   /** Deletes expired events, one bounded batch per transaction, until none is left. */
@@ -140,6 +146,8 @@ export class BatchWriter {
         return txn.remove(op.id);
       case 'sweep':
         return txn.sweep(op.now, op.max);
+      case 'hll':
+        return txn.refreshHll(op.key, op.version, op.registers);
     }
   }
 }

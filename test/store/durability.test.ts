@@ -76,25 +76,25 @@ test('schema: a new database is at the current version; newer versions are refus
     const s = await openStore({ dir });
     const meta = s.env.openDB<unknown, string>({ name: 'ev.meta' });
     assert.equal(meta.get(VERSION_KEY), SCHEMA_VERSION);
-    assert.equal(SCHEMA_VERSION, 1);
+    assert.equal(SCHEMA_VERSION, 2);
     await s.close();
 
-    // the runner with a hypothetical version 2
+    // the runner with a hypothetical version 3
     const env = open({ path: dir, maxDbs: 64 });
     const dbs = openDbs(env);
     const seen: number[] = [];
-    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2)], 2);
-    assert.deepEqual(report, { from: 1, to: 2 });
-    assert.deepEqual(seen, [2], 'only the missing migration runs');
-    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => seen.push(2)], 2), { from: 2, to: 2 });
-    assert.deepEqual(seen, [2]);
+    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2), () => seen.push(3)], 3);
+    assert.deepEqual(report, { from: 2, to: 3 });
+    assert.deepEqual(seen, [3], 'only the missing migration runs');
+    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => {}, () => seen.push(3)], 3), { from: 3, to: 3 });
+    assert.deepEqual(seen, [3]);
     // a failing migration leaves the version untouched
-    assert.throws(() => migrate(env, dbs, [null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 3), /boom/);
-    assert.equal(dbs.meta.get(VERSION_KEY), 2);
+    assert.throws(() => migrate(env, dbs, [null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 4), /boom/);
+    assert.equal(dbs.meta.get(VERSION_KEY), 3);
     assert.equal(dbs.meta.get('junk'), undefined, 'aborted with the transaction');
     await env.close();
 
-    await assert.rejects(openStore({ dir }), /schema version 2 is newer/);
+    await assert.rejects(openStore({ dir }), /schema version 3 is newer/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

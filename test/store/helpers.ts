@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import type { Filter } from '../../src/nostr/filter.js';
 import { openStore, type OpenStoreOptions } from '../../src/store/index.js';
 import type { EventStore, QueryOptions, WriteResult } from '../../src/store/types.js';
 
@@ -54,3 +55,23 @@ export async function ids(store: EventStore, filters: Parameters<EventStore['que
 
 export const newestFirst = (a: NostrEvent, b: NostrEvent): number =>
   b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** NIP-45, step by step: offset from the filter's first tag value, then for each event's pubkey... */
+export function oracleRegisters(f: Filter, events: Array<Pick<NostrEvent, 'pubkey'>>): string {
+  const value = f.tags![0]![1][0]!;
+  const offset = 8 + Number.parseInt(value[32]!, 16); // a hex id or pubkey is used as it is
+  const regs = new Array<number>(256).fill(0);
+  for (const e of events) {
+    const pk = Buffer.from(e.pubkey, 'hex');
+    const ri = pk[offset]!; // "the byte at position offset of the event pubkey"
+    let zeros = 0; // "leading zero bits starting at position offset+1" (the next 7 bytes)
+    for (let bit = 0; bit < 56; bit++) {
+      const byte = pk[offset + 1 + (bit >> 3)]!;
+      if (byte & (0x80 >> (bit & 7))) break;
+      zeros++;
+    }
+    regs[ri] = Math.max(regs[ri]!, zeros + 1);
+  }
+  return Buffer.from(regs).toString('hex');
+}
+

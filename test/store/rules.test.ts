@@ -45,6 +45,29 @@ test('replaceable: newest per (kind, pubkey) is kept; the old version is removed
     assert.equal(s.stats().indexes.addr, 4);
   }));
 
+test('replaceable lookups by address (remembered per store handle) follow every new version, deletion and removal', () =>
+  withStore(async (s) => {
+    const pks = [hex(), hex(), hex()];
+    const q = () => ids(s, [{ kinds: [0, 10002], authors: pks }]);
+    const v1 = pks.map((pubkey) => ev({ kind: 10002, pubkey, created_at: 1000 }));
+    for (const e of v1) await put(s, e);
+    assert.deepEqual(new Set(await q()), new Set(v1.map((e) => e.id)));
+    assert.deepEqual(new Set(await q()), new Set(v1.map((e) => e.id)), 'asked again: the same');
+    // a new version of the first, a kind 0 for the second, the third deleted (NIP-09 a tag)
+    const v2 = ev({ kind: 10002, pubkey: pks[0], created_at: 1100 });
+    await put(s, v2);
+    const profile = ev({ kind: 0, pubkey: pks[1], created_at: 1100 });
+    await put(s, profile);
+    await put(s, ev({ kind: 5, pubkey: pks[2], created_at: 1200, tags: [['a', `10002:${pks[2]}:`]] }));
+    assert.deepEqual(new Set(await q()), new Set([v2.id, v1[1]!.id, profile.id]));
+    // removed by the operator, then a version older than the removed one may come back
+    assert.equal(await s.remove(v2.id), true);
+    assert.deepEqual(new Set(await q()), new Set([v1[1]!.id, profile.id]));
+    const back = ev({ kind: 10002, pubkey: pks[0], created_at: 1050 });
+    await put(s, back);
+    assert.deepEqual(new Set(await q()), new Set([back.id, v1[1]!.id, profile.id]));
+  }));
+
 test('replaceable: equal created_at keeps the lower id, whichever arrives first', () =>
   withStore(async (s) => {
     const pk = hex();
@@ -115,7 +138,7 @@ test('NIP-09 e tag: deletes the author\'s own event and reports it removed', () 
     assert.equal(again.status, 'deleted');
     assert.equal(again.ok, false);
     assert.match(again.message, /^blocked: /);
-    assert.equal(s.stats().indexes.tag, 1, 'only the deletion\'s e tag entry is left');
+    assert.equal(s.stats().indexes.tagkind, 1, 'only the deletion\'s e tag entry is left');
   }));
 
 test('NIP-09 e tag: another author\'s event is neither deleted nor blocked', () =>

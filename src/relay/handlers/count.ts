@@ -1,6 +1,10 @@
-// NIP-45 COUNT: the number of stored events matching any of the filters.
+// NIP-45 COUNT: the number of stored events matching any of the filters, with the HyperLogLog
+// registers (`hll`) for the counts the store maintains them for (store/counters.ts: NIP-45's common
+// filters, one #p/#e/#q/#E value with their kinds), so clients can merge counts across relays.
 import { closedMessage, countMessage } from '../../nostr/messages.js';
 import { isEmptyFilter } from '../../nostr/filter.js';
+import { hllHex } from '../../nostr/nip45.js';
+import type { CountResult } from '../../store/types.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
@@ -21,7 +25,8 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       refuse(h, conn, subId, 'COUNT', QUEUE_FULL);
       return;
     }
-    const n = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : 0;
+    // protected kinds are counted where this reader may see them (several counts combined, no HLL)
+    const r: CountResult = live.length > 0 ? await h.access.dms.count(live, conn.authed, (fs) => h.queries.count(fs, { signal: guard.signal })) : { count: 0 };
     if (guard.tripped) {
       const why = guard.tripped === 'budget' ? 'the count read more index entries than this relay allows' : 'the count ran too long';
       h.access.refused('COUNT', `error: ${why}`, conn.ip);
@@ -29,7 +34,7 @@ export async function handleCount(h: RelayContext, conn: Connection, subId: stri
       return;
     }
     h.metrics.counts.inc();
-    conn.send(countMessage(subId, n));
+    conn.send(countMessage(subId, r.count, r.approximate ?? false, r.hll && hllHex(r.hll)));
   } catch (e) {
     h.logger.error({ err: e, subId }, 'count failed');
     conn.send(closedMessage(subId, 'error: the count failed'));

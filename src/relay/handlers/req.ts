@@ -1,8 +1,9 @@
 // REQ: stored events newest first, EOSE, then live events. The subscription is live from the
 // moment the REQ arrives; events that arrive during the scan wait in `pending` and are sent after
 // EOSE unless the scan already returned them, so nothing is missed or sent twice.
-import { closedMessage, eoseMessage, eventMessage } from '../../nostr/messages.js';
-import { isEmptyFilter } from '../../nostr/filter.js';
+import { closedMessage, eoseMessage, eventFraming, eventMessage } from '../../nostr/messages.js';
+import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
+import { frameAt, frameCount, frameJson, type EventFrames } from '../../store/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
@@ -28,7 +29,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
 
   const t0 = performance.now();
   const scan = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
-  let results: string[] = [];
+  let results: EventFrames | null = null;
   const seen = { upTo: 0, newer: new Set<string>() };
   const guard = h.queries.scanGuard(sub.abort);
   let release: (() => void) | null = null;
@@ -42,12 +43,9 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
         return;
       }
       if (sub.abort.aborted) return;
-      results = await h.queries.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen });
+      results = await h.queries.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen }, eventFraming(subId));
       sub.seen = seen;
-      results = h.access.visibleResults(scan, conn.authed, results);
-      let bytes = 0;
-      for (const r of results) bytes += r.length;
-      h.access.querySlots.charge(conn, bytes);
+      h.access.querySlots.charge(conn, eventBytes(results));
     }
   } catch (e) {
     if (!sub.abort.aborted) {
@@ -60,27 +58,55 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     release?.();
     conn.busy--;
   }
-  if (sub.abort.aborted) return;
+  if (sub.abort.aborted) {
+    if (results) h.queries.release(results);
+    return;
+  }
   if (guard.tripped) {
     const why = guard.tripped === 'budget' ? 'the query read more index entries than this relay allows for one REQ' : 'the query ran too long';
     closeSubscription(h, conn, subId);
     h.metrics.refusals.inc({ reason: 'error' });
     h.access.refused('REQ', `error: ${why}`, conn.ip);
-    if (sendEach(conn, subId, results)) conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
+    if (sendFrames(h, conn, scan, results)) conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
+    done(h, conn, results);
     return;
   }
   const pending = sub.pending ?? [];
   sub.pending = null;
-  if (sendEach(conn, subId, results) && conn.send(eoseMessage(subId))) {
-    sendEach(conn, subId, pending.filter((p) => !covered(sub, p.id, p.serial)).map((p) => p.json));
+  if (sendFrames(h, conn, scan, results) && conn.send(eoseMessage(subId))) {
+    for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
   }
+  done(h, conn, results);
   h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
 }
 
-/** Sends events to a subscription; false when the connection went away on the way. */
-function sendEach(conn: Connection, subId: string, jsons: string[]): boolean {
-  for (const json of jsons) if (!conn.send(eventMessage(subId, json))) return false;
+/** Writes what was queued for the connection now (uWS copies it), then the answer's buffer is free. */
+function done(h: RelayContext, conn: Connection, frames: EventFrames | null): void {
+  if (!frames) return;
+  conn.flush();
+  h.queries.release(frames);
+}
+
+/**
+ * Sends a scan's results (ready EVENT frames) to the connection, without the events of protected
+ * kinds this reader may not see (policy/read.ts: DMs only to their author or recipient). False
+ * when the connection went away on the way.
+ */
+function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames: EventFrames | null): boolean {
+  if (!frames) return true;
+  const dms = h.access.dms;
+  const hide = dms.needsFiltering(filters, conn.authed);
+  for (let i = 0, n = frameCount(frames); i < n; i++) {
+    if (hide && dms.kinds.has(frames.kinds[i]!) && !dms.canSeeJson(frameJson(frames, i), conn.authed)) continue;
+    if (!conn.send(frameAt(frames, i))) return false;
+  }
   return true;
+}
+
+/** Bytes of stored events in the frames (their framing not counted), as read.resultBytesPerIp counts them. */
+function eventBytes(f: EventFrames): number {
+  const n = frameCount(f);
+  return n === 0 ? 0 : f.ends[n - 1]! - n * (f.prefixLen + f.suffixLen);
 }
 
 /** Whether the subscription's scan already returned (or could see) this event. */

@@ -5,6 +5,7 @@
 import type { Filter } from '../../nostr/filter.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import type { ReadContext, RejectFilter } from '../../ingest/hooks.js';
+import type { CountResult } from '../../store/types.js';
 
 export type AuthMode = 'off' | 'write' | 'read' | 'all';
 
@@ -74,8 +75,11 @@ export class ProtectedKinds {
   /**
    * COUNT with protected kinds counted only where the reader may see them, exactly:
    * count(F) - count(F within protected kinds) + count(F within protected kinds, by or to the reader).
+   * Such a combined count has no HLL registers; it is approximate when count(F) is. The small
+   * protected counts run first: count(F) may then use what is left of the read budget for an
+   * estimate (store/query.ts) without leaving the others nothing.
    */
-  async count(filters: Filter[], authed: ReadonlySet<string>, count: (fs: Filter[]) => Promise<number>): Promise<number> {
+  async count(filters: Filter[], authed: ReadonlySet<string>, count: (fs: Filter[]) => Promise<CountResult>): Promise<CountResult> {
     if (!this.needsFiltering(filters, authed)) return count(filters);
     const inProtected: Filter[] = [];
     for (const f of filters) {
@@ -92,12 +96,11 @@ export class ProtectedKinds {
       const pv = p ? p.filter((v) => authed.has(v)) : mine;
       if (pv.length > 0) visible.push({ ...f, tags: [...(f.tags ?? []).filter(([n]) => n !== 'p'), ['p', pv]] });
     }
-    const [all, hidden, seen] = await Promise.all([
-      count(filters),
-      inProtected.length > 0 ? count(inProtected) : 0,
-      visible.length > 0 ? count(visible) : 0,
-    ]);
-    return all - hidden + seen;
+    const hidden = inProtected.length > 0 ? (await count(inProtected)).count : 0;
+    const seen = visible.length > 0 ? (await count(visible)).count : 0;
+    const all = await count(filters);
+    const n = all.count - hidden + seen;
+    return all.approximate ? { count: n, approximate: true } : { count: n };
   }
 }
 

@@ -14,7 +14,8 @@
 // more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
 import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
 import type { Filter } from '../../nostr/filter.js';
-import { createdAtOf, idHexOf, jsonOf } from '../codec.js';
+import { createdAtOf, headerLength, idHexOf, kindOf } from '../codec.js';
+import type { FrameArena } from '../frames.js';
 import { serialKey } from '../keys.js';
 import { CompiledFilter } from '../match.js';
 import { planFilter } from '../planner.js';
@@ -63,6 +64,8 @@ export class SearchScan implements Scan {
     f: Filter,
     private readonly limit: number,
     private readonly countMode: CountMode | undefined,
+    /** where the results' bytes go (query.ts ScanOutput); copied when the best are known */
+    private readonly arena: FrameArena | null,
     private readonly filterScan: MakeFilterScan,
   ) {
     this.q = f.search!;
@@ -88,9 +91,18 @@ export class SearchScan implements Scan {
   }
 
   private finish(): void {
+    const { arena } = this;
+    const { dbs, now } = this.env;
     for (const b of this.buckets) {
       for (const it of b) {
         if (this.out.length >= this.limit) break;
+        if (arena) {
+          // only the results kept are copied, read again (gone or expired since: skipped)
+          const value = dbs.events.getBinaryFast(serialKey(it.serial));
+          if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) continue;
+          it.start = arena.append(value, headerLength(value), value.length);
+          it.end = arena.len;
+        }
         this.out.push(it);
       }
     }
@@ -216,6 +228,6 @@ export class SearchScan implements Scan {
       this.count++;
       return;
     }
-    this.buckets[tier].push({ created_at: createdAtOf(value), id: idHexOf(value), json: jsonOf(value), serial });
+    this.buckets[tier].push({ created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 });
   }
 }

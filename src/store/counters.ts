@@ -1,0 +1,142 @@
+// Maintained counts and NIP-45 HyperLogLog registers for the (tag, kind) pairs that NIP-45 names
+// as common queries (follower, reaction, repost, reply, quote and comment counts), so that
+// `COUNT {"kinds":[3],"#p":[pk]}` is one read instead of a scan of every follow list.
+//
+// One entry per (tag name, 64-hex value, kind) in ev.tagcount, keyed by the tag+kind prefix:
+//   flags (1) | count (4) | version (4) | registers
+// registers are dense (256 bytes, flag DENSE) or sparse (index, value) byte pairs sorted by index
+// while fewer than 128 registers are set: most values have a handful of events.
+//
+// Counts are exact: the indexer notes +1/-1 for every entry it writes or removes (the same code for
+// both, so they cannot drift), and the notes of a write transaction are applied at its end.
+// Registers can only grow: when an author's last counted event for a value goes (an unfollow, a
+// deletion), the entry is marked STALE and its registers may still include that author. A stale
+// entry's registers are recomputed from the index when asked (query.ts) and written back if the
+// entry has not changed since (its version): refreshHll().
+import { hllAdd, HLL_REGISTERS } from '../nostr/nip45.js';
+import { TYPE_HEX, tagTypeAt } from './keys.js';
+import type { BinDb } from './schema.js';
+
+const F_DENSE = 1;
+const F_STALE = 2;
+const HEADER = 9;
+/** sparse pairs beyond this take more room than the dense form */
+const SPARSE_MAX = HLL_REGISTERS / 2;
+
+/** Tag names and the kinds counted with them: NIP-45's "common filters". */
+const COUNTED: ReadonlyMap<string, ReadonlySet<number>> = new Map([
+  ['p', new Set([3])],
+  ['e', new Set([1, 6, 7])],
+  ['q', new Set([1, 1111])],
+  ['E', new Set([1111])],
+]);
+
+/** Whether entries of this tag name with this kind are counted (value permitting: 64-hex only). */
+export const isCountedPair = (name: string, kind: number): boolean => COUNTED.get(name)?.has(kind) ?? false;
+
+/** Whether a tag prefix holds a 64-hex value (keys.ts TYPE_HEX), the only values counted. */
+export const isHexPrefix = (tagPrefix: Uint8Array): boolean => tagPrefix[tagTypeAt(tagPrefix)] === TYPE_HEX;
+
+/** NIP-45 offset of a counter key: 8 + the hex digit at position 32 of the value = high nibble of value byte 16. */
+export const counterOffset = (key: Uint8Array): number => 8 + (key[tagTypeAt(key) + 1 + 16]! >> 4);
+
+export interface Counter {
+  count: number;
+  version: number;
+  /** registers may include authors whose events are gone */
+  stale: boolean;
+  /** dense registers (256) */
+  registers: Uint8Array;
+}
+
+export function decodeCounter(v: Uint8Array): Counter {
+  const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
+  const flags = v[0]!;
+  const registers = new Uint8Array(HLL_REGISTERS);
+  if (flags & F_DENSE) registers.set(v.subarray(HEADER, HEADER + HLL_REGISTERS));
+  else for (let i = HEADER; i + 1 < v.length; i += 2) registers[v[i]!] = v[i + 1]!;
+  return { count: dv.getUint32(1), version: dv.getUint32(5), stale: (flags & F_STALE) !== 0, registers };
+}
+
+export function encodeCounter(c: Counter): Buffer {
+  let set = 0;
+  for (let i = 0; i < HLL_REGISTERS; i++) if (c.registers[i] !== 0) set++;
+  const dense = set > SPARSE_MAX;
+  const b = Buffer.allocUnsafe(HEADER + (dense ? HLL_REGISTERS : 2 * set));
+  b[0] = (dense ? F_DENSE : 0) | (c.stale ? F_STALE : 0);
+  b.writeUInt32BE(c.count, 1);
+  b.writeUInt32BE(c.version >>> 0, 5);
+  if (dense) b.set(c.registers, HEADER);
+  else {
+    let o = HEADER;
+    for (let i = 0; i < HLL_REGISTERS; i++) {
+      if (c.registers[i] === 0) continue;
+      b[o++] = i;
+      b[o++] = c.registers[i]!;
+    }
+  }
+  return b;
+}
+
+const empty = (): Counter => ({ count: 0, version: 0, stale: false, registers: new Uint8Array(HLL_REGISTERS) });
+
+/** The counter of one tag+kind prefix, or undefined when no counted event has it. */
+export function readCounter(db: BinDb, key: Uint8Array): Counter | undefined {
+  const v = db.getBinaryFast(key as Buffer);
+  return v && v.length >= HEADER ? decodeCounter(v) : undefined;
+}
+
+/**
+ * The notes of one write transaction: per counter key, per author, the net change of that author's
+ * counted events. Applied once at the end of the transaction (a popular key in many events of a
+ * batch is read and written once). Net per author, not per event, because a replaceable event that
+ * replaces an older version removes and re-adds the same author: that author stays counted, so the
+ * registers stay exact.
+ */
+export class CounterBatch {
+  private readonly pending = new Map<string, { key: Buffer; authors: Map<string, number> }>();
+
+  note(key: Buffer, pubkey: string, delta: 1 | -1): void {
+    const k = key.toString('latin1');
+    let p = this.pending.get(k);
+    if (!p) this.pending.set(k, (p = { key: Buffer.from(key), authors: new Map() }));
+    p.authors.set(pubkey, (p.authors.get(pubkey) ?? 0) + delta);
+  }
+
+  get size(): number {
+    return this.pending.size;
+  }
+
+  apply(db: BinDb): void {
+    for (const { key, authors } of this.pending.values()) {
+      const cur = db.getBinary(key);
+      const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
+      const offset = counterOffset(key);
+      let delta = 0;
+      let changed = false;
+      for (const [pubkey, net] of authors) {
+        if (net === 0) continue; // added and removed again, or removed and re-added: no change
+        changed = true;
+        delta += net;
+        if (net > 0) hllAdd(c.registers, Buffer.from(pubkey, 'hex'), 0, offset);
+        else c.stale = true;
+      }
+      if (!changed) continue;
+      c.count = Math.max(0, c.count + delta);
+      c.version = (c.version + 1) >>> 0;
+      if (c.count === 0) db.removeSync(key);
+      else db.putSync(key, encodeCounter(c));
+    }
+    this.pending.clear();
+  }
+}
+
+/** Writes recomputed registers of a stale counter, unless it changed since they were computed. */
+export function refreshHll(db: BinDb, key: Buffer, version: number, registers: Uint8Array): boolean {
+  const cur = db.getBinary(key);
+  if (!cur || cur.length < HEADER) return false;
+  const c = decodeCounter(cur);
+  if (c.version !== version || !c.stale) return false;
+  db.putSync(key, encodeCounter({ count: c.count, version: (c.version + 1) >>> 0, stale: false, registers }));
+  return true;
+}
