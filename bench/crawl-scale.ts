@@ -12,7 +12,7 @@
 // holding each event with probability --share. Relay stores are prepared once and cached under
 // $TMPDIR/orbweaver-bench/crawl-scale/ (written straight into LMDB, or `strfry import`).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +37,7 @@ const OPTIONS: OptSpec[] = [
   { name: 'strfry-config', type: 'string', default: '', help: 'strfry config file (db, port and nofiles are set on the command line); default: a minimal one' },
   { name: 'spider-env', type: 'list', default: [], help: 'extra KEY=VALUE settings for the spider process' },
   { name: 'spider-node-args', type: 'list', default: [], help: 'extra node options for the spider process, e.g. --cpu-prof' },
-  { name: 'heap-mb', type: 'list', default: ['0'], help: 'V8 heap caps to run the spider process with (--max-old-space-size; 0: node\'s default)' },
+  { name: 'heap-mb', type: 'list', default: [], help: 'spider.heapMb values to run the spider with (the V8 heap limit it runs itself with; 0: node\'s default; none given: the setting\'s default)' },
   { name: 'repeat', type: 'int', default: 1, help: 'crawls per configuration' },
   { name: 'home-share', type: 'number', default: 0, help: 'the spider\'s store holds each event with this probability before the crawl (e.g. 0.99: an incremental run where 1% is new)' },
   { name: 'negentropy', type: 'list', default: [], help: 'spider.negentropy values to run (listed, probe, off; default: the spider\'s default)' },
@@ -187,6 +187,42 @@ function sample(pid: number): ProcSample | null {
 
 const cpuTicks = (pid: number) => sample(pid)?.ticks ?? 0;
 
+const heapLabel = (heap: string) => (heap === '' ? 'default' : Number(heap) > 0 ? `${heap} MB` : 'node default');
+
+/** A process and its descendants (the standalone spider runs itself again with a heap limit). */
+function tree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const t of readdirSync(`/proc/${out[i]}/task`)) {
+        for (const c of readFileSync(`/proc/${out[i]}/task/${t}/children`, 'utf8').split(' ')) if (c.trim()) out.push(Number(c));
+      }
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+/** The sum over a process tree: what the operator's machine pays for one `orbweaver spider`. */
+function treeSample(pid: number): ProcSample | null {
+  const top = sample(pid);
+  if (!top) return null;
+  let waited = 0; // CPU of descendants that have exited and been waited for (cutime + cstime)
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+    waited = Number(f[13]) + Number(f[14]);
+  } catch { /* gone */ }
+  const all = { ...top, ticks: top.ticks + waited };
+  for (const c of tree(pid).slice(1)) {
+    const s = sample(c);
+    if (!s) continue;
+    all.rssAnonKb += s.rssAnonKb;
+    all.hwmKb += s.hwmKb;
+    all.ticks += s.ticks;
+  }
+  return all;
+}
+
 interface Counts {
   fetched: number; stored: number; duplicate: number; rejected: number; invalid: number; truncated: number; truncatedSlices: number; verified?: number; bytes?: number;
   nip77Relays?: number; nip77Kinds?: number; nip77Fallbacks?: number; nip77Ids?: number; nip77Bytes?: number;
@@ -231,7 +267,7 @@ async function crawl(urls: string[], env: Record<string, string>, nodeArgs: stri
   proc.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
   let peak = 0, hwm = 0, ticks = 0;
   const timer = setInterval(() => {
-    const s = sample(proc.pid!);
+    const s = treeSample(proc.pid!);
     if (!s) return;
     peak = Math.max(peak, s.rssAnonKb);
     hwm = Math.max(hwm, s.hwmKb);
@@ -278,8 +314,9 @@ async function main(argv: string[]): Promise<number> {
     const dirs = await relayDirs(impl, d, n, share, Boolean(o.regen));
     if (o['prepare-only']) continue;
     const held = share === 1 ? () => true : (id: string) => dirs.some((_, i) => holds(id, i, share));
-    for (const c of concs) for (const neg of negs) for (const heap of o['heap-mb'] as string[]) {
-      const nodeArgs = [...(o['spider-node-args'] as string[]), ...(Number(heap) > 0 ? [`--max-old-space-size=${heap}`] : [])];
+    const heaps = (o['heap-mb'] as string[]).length ? (o['heap-mb'] as string[]) : [''];
+    for (const c of concs) for (const neg of negs) for (const heap of heaps) {
+      const nodeArgs = o['spider-node-args'] as string[];
       for (let rep = 0; rep < Number(o.repeat); rep++) {
         const started = await Promise.allSettled(dirs.map((dir) => impl.start(dir)));
         const relays = started.flatMap((x) => (x.status === 'fulfilled' ? [x.value] : []));
@@ -287,8 +324,8 @@ async function main(argv: string[]): Promise<number> {
         if (failed) { await Promise.all(relays.map((x) => x.stop())); throw failed.reason; }
         try {
           const relayTicks0 = relays.map((r) => cpuTicks(r.proc.pid!));
-          const env = { ...extra, ...(c ? { ORBWEAVER_SPIDER_CONCURRENCY: c } : {}), ...(neg ? { ORBWEAVER_SPIDER_NEGENTROPY: neg } : {}) };
-          log(`crawl: ${scenario}, ${n} ${impl.name} relay(s), concurrency ${c || 'default'}, negentropy ${neg || 'default'}, heap ${Number(heap) > 0 ? `${heap} MB` : 'default'}${homeShare ? `, home holding ${homeShare * 100}%` : ''}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''}`);
+          const env = { ...extra, ...(c ? { ORBWEAVER_SPIDER_CONCURRENCY: c } : {}), ...(neg ? { ORBWEAVER_SPIDER_NEGENTROPY: neg } : {}), ...(heap ? { ORBWEAVER_SPIDER_HEAP_MB: heap } : {}) };
+          log(`crawl: ${scenario}, ${n} ${impl.name} relay(s), concurrency ${c || 'default'}, negentropy ${neg || 'default'}, heap ${heapLabel(heap)}${homeShare ? `, home holding ${homeShare * 100}%` : ''}${Object.keys(extra).length ? `, ${JSON.stringify(extra)}` : ''}`);
           const r = await crawl(relays.map((x) => x.url), env, nodeArgs, { d, share: homeShare });
           const relayCpu = relays.reduce((a, x, i) => a + cpuTicks(x.proc.pid!) - relayTicks0[i]!, 0) / 100;
           const check = await missing(d, r.dir, held);
@@ -297,7 +334,7 @@ async function main(argv: string[]): Promise<number> {
           const result = {
             bench: 'crawl-scale', label: o.label, impl: impl.name, scenario, relays: n, share, events: d.events, expected: check.expected,
             missing: check.missing, concurrency: c || 'default', negentropy: neg || 'default', home_share: homeShare, home_preloaded: r.preloaded,
-            heap_mb: Number(heap) || 'default', spider_env: extra,
+            heap_mb: heapLabel(heap), spider_env: extra,
             wall_s: +(r.wallMs / 1000).toFixed(2), run_s: +(r.summary.durationMs / 1000).toFixed(2),
             fetched: e.fetched, stored: e.stored, duplicate: e.duplicate, rejected: e.rejected, invalid: e.invalid, truncated: e.truncated,
             sig_checks: e.verified ?? null, mb_received: e.bytes !== undefined ? +(e.bytes / 1e6).toFixed(1) : null,
@@ -308,7 +345,7 @@ async function main(argv: string[]): Promise<number> {
           };
           emit(result);
           rows.push({
-            scenario: `${scenario} ${n}x${share}${homeShare ? ` home ${homeShare}` : ''}`, conc: c || 'def', neg: neg || 'def', heap: Number(heap) || 'def', 'wall s': result.wall_s, stored: e.stored, missing: check.missing, fetched: e.fetched, dup: e.duplicate,
+            scenario: `${scenario} ${n}x${share}${homeShare ? ` home ${homeShare}` : ''}`, conc: c || 'def', neg: neg || 'def', heap: heapLabel(heap), 'wall s': result.wall_s, stored: e.stored, missing: check.missing, fetched: e.fetched, dup: e.duplicate,
             'sig checks': e.verified ?? '-', 'MB in': result.mb_received ?? '-', 'nip77 relays/ids': `${e.nip77Relays ?? '-'}/${e.nip77Ids ?? '-'}`,
             'RssAnon MB': result.peak_rss_anon_mb, 'spider cpu s': result.spider_cpu_s, 'relays cpu s': result.relays_cpu_s,
           });

@@ -6,6 +6,7 @@ import { VERSION } from './relay/version.js';
 import { didYouMean } from './config/suggest.js';
 import { DataDirError } from './app/data-dir.js';
 import { redactSecrets } from './config/redact.js';
+import { followParent, rerunWithHeapLimit } from './app/heap-limit.js';
 
 const USAGE = `orbweaver ${VERSION} — a Nostr relay with a built-in directory spider
 
@@ -142,6 +143,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
+  // spider and worker crawl for a long time: they run with a bounded heap (src/app/heap-limit.ts)
+  if ((parsed.command === 'spider' || parsed.command === 'worker') && !parsed.rest.some((a) => a === '--help' || a === '-h')) {
+    const rerun = rerunWithHeapLimit(config.spider.heapMb);
+    if (rerun) return rerun;
+  }
+  followParent();
   const { UsageError } = await import('./commands/common.js');
   try {
     return await runCommand(parsed, config);

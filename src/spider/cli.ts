@@ -9,6 +9,7 @@ import { createSpider } from './spider.js';
 import { formatSummary } from './status.js';
 import { createMonitor, type CycleSummary, type Monitor } from '../monitor/monitor.js';
 import { unknownOption } from '../config/suggest.js';
+import { heapLimitMb } from '../app/heap-limit.js';
 
 export { localRelayUrl } from '../app/command-sink.js';
 
@@ -68,6 +69,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     return 2;
   }
   const { sink, store } = opened;
+  logger.info({ heapLimitMb: heapLimitMb(), pid: process.pid, via: opened.relayUrl ?? 'this process' }, 'spider started');
   const selfUrls = [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])];
   // With the monitor on, the crawl is followed by a monitor cycle over the directory (its events go
   // the same way as the crawl's). A one-shot run does not validate candidates: those may lie beyond

@@ -10,6 +10,7 @@ import { homeSink, pubkeyOf } from './deliver.js';
 import { parseSecretKey } from '../nostr/keys.js';
 import { RedisQueue } from './queue-redis.js';
 import { runWorker } from './worker.js';
+import { heapLimitMb } from '../app/heap-limit.js';
 
 export const WORKER_USAGE = `usage: orbweaver worker [--redis redis://host:6379/0] [--relay ws://home-relay:7447] [--concurrency n] [--name id]
 
@@ -50,7 +51,7 @@ export async function workerCommand(config: Config, argv: string[], signal?: Abo
     url: home, authUrl: config.publicUrl || home, secretKey, connectTimeout: Math.min(config.spider.connectTimeout, 5000),
     okTimeout: 30_000, window: 200, deliveryTimeout: config.spider.deliveryTimeout, log: logger,
   });
-  logger.info({ redis: redis.replace(/\/\/[^@/]*@/, '//***@'), queueKey: config.spider.queueKey, home, concurrency, name: queue.name, pubkey: secretKey ? pubkeyOf(secretKey) : null },
+  logger.info({ redis: redis.replace(/\/\/[^@/]*@/, '//***@'), queueKey: config.spider.queueKey, home, concurrency, name: queue.name, pubkey: secretKey ? pubkeyOf(secretKey) : null, heapLimitMb: heapLimitMb(), pid: process.pid },
     secretKey ? 'orbweaver worker started' : 'orbweaver worker started WITHOUT a key (spider.workerKey): the home relay sees an anonymous client');
   const stop = new AbortController();
   const onSignal = () => { logger.info('worker stopping: finishing or giving back the items in progress'); stop.abort(); };

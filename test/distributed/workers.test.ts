@@ -167,7 +167,9 @@ test('kill -9 of a worker mid-fetch: its item is re-leased after the TTL and fin
   const key = 'kill:spider';
   const slowC = net.find((c) => c.relay === slow)!;
   const relay = await coordinator(key);
-  const first = worker('doomed', relay, key);
+  // One process (spider.heapMb 0): a heap-limited worker is a child whose parent's death is a
+  // graceful stop (it gives its items back); this test is about a worker that dies outright.
+  const first = worker('doomed', relay, key, { ORBWEAVER_SPIDER_HEAP_MB: '0' });
   // Alone, it leases every item in turn; kill it while it is connected to the slow relay.
   await until(() => slowC.open > 0, 60_000, 'the first worker to be fetching the slow relay');
   await first.kill('SIGKILL');

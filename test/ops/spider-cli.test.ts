@@ -23,6 +23,10 @@ test('spider without --once runs every spider.interval until SIGTERM, then exits
     },
   });
   try {
+    // the standalone spider runs itself again with a bounded heap (spider.heapMb, default 256 MB)
+    const started = await spider.waitForLog((l) => l.msg === 'spider started', 30_000, 'the start');
+    assert.notEqual(started.pid, spider.proc.pid, 'the crawl runs in a heap-limited child');
+    assert.ok(Number(started.heapLimitMb) >= 256 && Number(started.heapLimitMb) < 400, `heap limit ${started.heapLimitMb} MB`);
     let runs = 0;
     await spider.waitForLog((l) => l.msg === 'spider: run finished' && ++runs >= 1, 30_000, 'the first run');
     await spider.waitForLog(() => spider.logs.filter((l) => l.msg === 'spider: run finished').length >= 2, 30_000, 'a second run one interval later');
@@ -32,6 +36,30 @@ test('spider without --once runs every spider.interval until SIGTERM, then exits
     await spider.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
     await Promise.all([bootstrap.close(), a.close()]);
+  }
+});
+
+test('the heap-limited spider stops when its parent is killed outright; spider.heapMb 0 and NODE_OPTIONS run it in one process', async () => {
+  const dir = tempDir();
+  const env = { ORBWEAVER_SPIDER_SEEDS: keypair().pk, ORBWEAVER_SPIDER_INTERVAL: '1h' };
+  const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  try {
+    const spider = spawnCli(['spider', '--local', '--data', dir], { env });
+    const child = Number((await spider.waitForLog((l) => l.msg === 'spider started', 30_000, 'the start')).pid);
+    assert.ok(alive(child));
+    await spider.kill('SIGKILL');
+    const until = Date.now() + 20_000;
+    while (alive(child) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(alive(child), false, 'the child stopped with its parent');
+    for (const extra of [{ ORBWEAVER_SPIDER_HEAP_MB: '0' }, { NODE_OPTIONS: '--max-old-space-size=200' }]) {
+      const one = spawnCli(['spider', '--local', '--data', dir], { env: { ...env, ...extra } });
+      const s = await one.waitForLog((l) => l.msg === 'spider started', 30_000, 'the start');
+      assert.equal(s.pid, one.proc.pid, `no second process with ${JSON.stringify(extra)}`);
+      if (extra.NODE_OPTIONS) assert.ok(Number(s.heapLimitMb) < 256, `the operator's limit is kept: ${s.heapLimitMb} MB`);
+      assert.equal(await one.kill('SIGTERM'), 0, one.stderr());
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
