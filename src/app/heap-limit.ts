@@ -2,7 +2,7 @@
 //
 // Why: with node's default limit (a quarter of RAM) V8 lets the heap of a long crawl grow to several
 // times what is alive before it collects (bench/RESULTS.md "Spider at scale": 314–546 MB of
-// anonymous memory against 201–260 MB with a 256 MB limit, at the same or better speed). The limit
+// anonymous memory against 201–260 MB with a 256 MB limit, at up to ~13% more time). The limit
 // can only be set when node starts (v8.setFlagsFromString is too late: the heap is sized by then),
 // so the command runs itself once more as a child with --max-old-space-size in NODE_OPTIONS and
 // passes signals and the exit code through. An operator who sets the flag (node's own or
