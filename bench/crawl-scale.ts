@@ -173,7 +173,11 @@ async function relayDirs(impl: Impl, d: DirectoryData, n: number, share: number,
 // ---------------------------------------------------------------------------------------------
 // The spider process
 
-interface ProcSample { rssAnonKb: number; hwmKb: number; ticks: number }
+interface ProcSample {
+  rssAnonKb: number; hwmKb: number; ticks: number;
+  /** CPU of descendants that have exited and been waited for (cutime + cstime) */
+  waitedTicks: number;
+}
 
 function sample(pid: number): ProcSample | null {
   try {
@@ -181,7 +185,7 @@ function sample(pid: number): ProcSample | null {
     const kb = (k: string) => Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(st)?.[1] ?? 0);
     const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    return { rssAnonKb: kb('RssAnon'), hwmKb: kb('VmHWM'), ticks: Number(f[11]) + Number(f[12]) };
+    return { rssAnonKb: kb('RssAnon'), hwmKb: kb('VmHWM'), ticks: Number(f[11]) + Number(f[12]), waitedTicks: Number(f[13]) + Number(f[14]) };
   } catch { return null; }
 }
 
@@ -206,13 +210,7 @@ function tree(pid: number): number[] {
 function treeSample(pid: number): ProcSample | null {
   const top = sample(pid);
   if (!top) return null;
-  let waited = 0; // CPU of descendants that have exited and been waited for (cutime + cstime)
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-    waited = Number(f[13]) + Number(f[14]);
-  } catch { /* gone */ }
-  const all = { ...top, ticks: top.ticks + waited };
+  const all = { ...top, ticks: top.ticks + top.waitedTicks };
   for (const c of tree(pid).slice(1)) {
     const s = sample(c);
     if (!s) continue;

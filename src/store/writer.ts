@@ -1,9 +1,9 @@
 // The batched writer. write() queues; one loop runs one LMDB write transaction per batch of up
 // to maxBatch operations and MAX_BATCH_ENTRIES index entries. The next batch starts as soon as the
 // previous one has committed, so a lone event is written at once (low latency) and batches grow by
-// themselves under load (the queue fills while a commit is in flight). Each promise resolves only after its batch is
-// flushed to disk (overlappingSync: the flush of batch N overlaps batch N+1), so an
-// acknowledged event survives kill -9.
+// themselves under load (the queue fills while a commit is in flight). Each promise resolves only
+// after its batch is flushed to disk (overlappingSync: the flush of batch N overlaps batch N+1), so
+// an acknowledged event survives kill -9.
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
@@ -36,7 +36,8 @@ export interface WriterOptions {
  * commits, and in a large store nearly every entry of a follow list lands on a page of its own.
  * Measured writing 20,000 directory events (a third of them kind 3 lists of ~100 follows) into a
  * store of 540,000: memory outside the V8 heap peaked at 169 MB with batches of 1,000 events and
- * 84 MB with this bound, at +31% write time (57 s against 44 s; 48,000 entries: 141 MB, +4%).
+ * 84 MB with this bound, at +31% write time (57 s against 44 s; 48,000 entries: 141 MB, +4%);
+ * a spider crawl of 54,000 directory events takes 1.5–1.7× as long (bench/RESULTS.md).
  * The bound is for memory: a process's memory must not grow with the size of its store. Batches of
  * small events (kind 1 with a few tags: ~12–16 entries each) still reach maxBatch.
  */
