@@ -81,7 +81,7 @@ export type Request =
   | { t: 'n'; id: number; g: number; limits: GuardLimits; filter: Filter; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number }
   /** buffers of sent answers, back for reuse (transferred) */
-  | { t: 'r'; bufs: ArrayBuffer[] };
+  | { t: 'r'; bufs: ArrayBufferLike[] };
 
 export interface Reply {
   id: number;
@@ -168,7 +168,7 @@ interface PoolWorker {
   inflight: number;
   queue: Request[];
   /** buffers to hand back with the next batch */
-  returning: ArrayBuffer[];
+  returning: ArrayBufferLike[];
   dead: boolean;
 }
 
@@ -240,8 +240,9 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
         pw.returning = [];
       }
       if (pw.queue.length === 0) continue;
-      const r = pw.queue.find((m) => m.t === 'r') as { bufs: ArrayBuffer[] } | undefined;
-      pw.w.postMessage(pw.queue, r ? r.bufs : undefined);
+      // shared buffers (frames.ts) go back by reference; only plain ones are transferred
+      const r = pw.queue.find((m) => m.t === 'r') as { bufs: ArrayBufferLike[] } | undefined;
+      pw.w.postMessage(pw.queue, r ? r.bufs.filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) : undefined);
       pw.queue = [];
     }
   };
@@ -327,7 +328,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
       origin.delete(ab);
       if (pw.dead || ab.byteLength === 0) return;
-      pw.returning.push(ab as ArrayBuffer);
+      pw.returning.push(ab);
       schedule();
     },
     async negentropyItems(filter, req, co) {

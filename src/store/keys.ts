@@ -17,6 +17,15 @@ export function serialKey(serial: number): Buffer {
   b.writeUIntBE(serial, 0, SERIAL_BYTES);
   return b;
 }
+const serialScratch = Buffer.allocUnsafe(SERIAL_BYTES);
+/**
+ * A serial key in one shared scratch buffer, valid until the next call: for reads only (lmdb-js
+ * copies a key before a get), where a scan's per-event allocation of a key showed in its profile.
+ */
+export function serialKeyRef(serial: number): Buffer {
+  serialScratch.writeUIntBE(serial, 0, SERIAL_BYTES);
+  return serialScratch;
+}
 export const readSerial = (b: Buffer, offset = 0): number => b.readUIntBE(offset, SERIAL_BYTES);
 
 /** created_at of a time-ordered index key */

@@ -3,7 +3,7 @@
 import type { Filter } from '../nostr/filter.js';
 import { MAX_CREATED_AT } from './codec.js';
 import { isReplaceable } from '../nostr/kinds.js';
-import { addrKey, CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, pubkeyPrefix, pubkindPrefix, tagKindPrefix, tagPrefix, timeRange } from './keys.js';
+import { CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, pubkeyPrefix, pubkindPrefix, tagKindPrefix, tagPrefix, timeRange } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
 /** ids shorter than this (hex chars) are too unselective for the id index: they are post-filtered. */
@@ -26,8 +26,11 @@ export type PlanName = 'ids' | 'addr' | 'tag' | 'pubkind' | 'pubkey' | 'kind' | 
 
 export type Plan =
   | { name: 'ids'; ids: string[] }
-  /** point lookups in the address index: each key is one replaceable address (kind, author) */
-  | { name: 'addr'; keys: Buffer[]; names: string[] }
+  /**
+   * point lookups in the address index, one per replaceable address (kind, author): every kind with
+   * every author. The keys are made by the scan, and only for addresses its memo does not hold.
+   */
+  | { name: 'addr'; kinds: number[]; authors: string[] }
   | {
       name: Exclude<PlanName, 'ids' | 'addr'>;
       db: BinDb;
@@ -62,8 +65,7 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
   // the address index without scanning (the outbox model's relay lists, profiles and follow lists
   // of many authors at once). Addressable kinds are not looked up by #d: an event with several d
   // tags matches each of them but has one address (its first).
-  const addr = addressKeys(f);
-  if (addr) return { name: 'addr', ...addr };
+  if (addressLookups(f) !== null) return { name: 'addr', kinds: f.kinds!, authors: f.authors! };
 
   if (f.tags && f.tags.length > 0) {
     // The tag condition with the fewest entries (estimated when there are several), on the tag+kind
@@ -141,23 +143,6 @@ export function kindsOf(db: BinDb, prefix: Buffer): number[] {
 
 /** Most point lookups an 'addr' plan makes; more and the filter is scanned. */
 export const MAX_LOOKUPS = 4096;
-
-/**
- * The address keys answering the filter when its authors and kinds name replaceable addresses, and
- * the same addresses as short names (`kind:pubkey`, for addr-memo.ts); else null.
- */
-function addressKeys(f: Filter): { keys: Buffer[]; names: string[] } | null {
-  if (addressLookups(f) === null) return null;
-  const keys: Buffer[] = [];
-  const names: string[] = [];
-  for (const k of f.kinds!) {
-    for (const pk of f.authors!) {
-      keys.push(addrKey(k, pk, ''));
-      names.push(`${k}:${pk}`);
-    }
-  }
-  return { keys, names };
-}
 
 /** How many address lookups answer the filter, or null when it is not answered by them. */
 function addressLookups(f: Filter): number | null {

@@ -5,9 +5,9 @@ import { hllAdd, hllMerge, HLL_REGISTERS } from '../nostr/nip45.js';
 import { isActiveSearch } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, headerLength, idHexOf, kindOf, MAX_CREATED_AT, OFF_PUBKEY } from './codec.js';
 import { counterOffset, isCountedPair, isHexPrefix, readCounter } from './counters.js';
-import { addrMemo, remember } from './addr-memo.js';
+import { addrMemo, type AddrMemo } from './addr-memo.js';
 import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from './frames.js';
-import { expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, readSerial, serialKey, tagKindPrefix, tagPrefix } from './keys.js';
+import { addrKey, expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, readSerial, serialKeyRef, tagKindPrefix, tagPrefix } from './keys.js';
 import { CompiledFilter } from './match.js';
 import { planCost, planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
 import { MergeScan } from './scan.js';
@@ -114,11 +114,12 @@ export class FilterScan implements Scan {
   private runCa = -1;
   // lookup plans (ids, addr)
   private ids: string[] = [];
-  private addrKeys: Buffer[] = [];
+  /** addr plans: lookup i is kind addrKinds[i / addrAuthors.length] of author addrAuthors[i % addrAuthors.length] */
+  private addrKinds: number[] = [];
+  private addrAuthors: string[] = [];
   private idPos = 0;
   private readonly idSerials = new Set<number>();
-  private addrNames: string[] = [];
-  private memo: Map<string, number> | null = null;
+  private memo: AddrMemo | null = null;
   /** serials taken from the memo, with the index of their address */
   private readonly recalled = new Map<number, number>();
   // where matches go (ScanOutput)
@@ -143,8 +144,8 @@ export class FilterScan implements Scan {
     this.cf = new CompiledFilter(f, plan.name === 'ids' || plan.name === 'addr' ? undefined : plan.exactTag, plan.name === 'addr');
     if (plan.name === 'ids') this.ids = plan.ids;
     else if (plan.name === 'addr') {
-      this.addrKeys = plan.keys;
-      this.addrNames = plan.names;
+      this.addrKinds = plan.kinds;
+      this.addrAuthors = plan.authors;
       this.memo = addrMemo(env.dbs.addr);
     }
     else this.merge = new MergeScan(plan.db, plan.ranges, limit === Infinity ? 256 : limit);
@@ -217,7 +218,7 @@ export class FilterScan implements Scan {
     const full = new CompiledFilter(this.f); // this.cf skips the condition the index decides
     let n = 0;
     for (const serial of expired) {
-      const value = this.env.dbs.events.getBinaryFast(serialKey(serial));
+      const value = this.env.dbs.events.getBinaryFast(serialKeyRef(serial));
       if (value && value.length > 0 && full.matches(value, this.env.now, true)) n++;
     }
     return n;
@@ -250,7 +251,7 @@ export class FilterScan implements Scan {
       }
       const serial = keySerial(key);
       // Volatile buffer: used up before the next read.
-      const value = dbs.events.getBinaryFast(serialKey(serial));
+      const value = dbs.events.getBinaryFast(serialKeyRef(serial));
       if (value === undefined || value.length === 0) continue; // deleted since the key was read
       if (!this.cf.matches(value, now)) continue;
       if (this.sink) {
@@ -293,7 +294,7 @@ export class FilterScan implements Scan {
       const it = run[i]!;
       if (it.start < 0 && this.arena) {
         // not copied while scanning: read it again (gone or expired since: skipped)
-        const value = this.env.dbs.events.getBinaryFast(serialKey(it.serial));
+        const value = this.env.dbs.events.getBinaryFast(serialKeyRef(it.serial));
         if (value === undefined || value.length === 0 || !this.cf.matches(value, this.env.now)) continue;
         this.place(it, value);
       }
@@ -309,25 +310,28 @@ export class FilterScan implements Scan {
 
   /** The serial the address index holds for address i of the plan (remembered), or undefined. */
   private addressSerial(i: number): number | undefined {
-    const name = this.addrNames[i]!;
-    const s = this.env.dbs.addr.getBinaryFast(this.addrKeys[i]!);
+    const authors = this.addrAuthors;
+    const kind = this.addrKinds[Math.floor(i / authors.length)]!;
+    const pubkey = authors[i % authors.length]!;
+    const s = this.env.dbs.addr.getBinaryFast(addrKey(kind, pubkey, ''));
     if (!s) {
-      this.memo!.delete(name);
+      this.memo!.delete(kind, pubkey);
       return undefined;
     }
     const serial = readSerial(s);
-    remember(this.memo!, name, serial);
+    this.memo!.set(kind, pubkey, serial);
     return serial;
   }
 
   private stepLookups(budget: number): void {
     const { dbs, now } = this.env;
     let n = 0;
-    const keys = this.addrKeys;
-    while (this.idPos < keys.length && n < budget) {
+    const authors = this.addrAuthors;
+    const lookups = this.addrKinds.length * authors.length;
+    while (this.idPos < lookups && n < budget) {
       const i = this.idPos++;
       n++;
-      const known = this.memo!.get(this.addrNames[i]!);
+      const known = this.memo!.get(this.addrKinds[Math.floor(i / authors.length)]!, authors[i % authors.length]!);
       if (known !== undefined) {
         this.idSerials.add(known);
         this.recalled.set(known, i);
@@ -336,7 +340,7 @@ export class FilterScan implements Scan {
       const s = this.addressSerial(i);
       if (s !== undefined) this.idSerials.add(s);
     }
-    if (this.idPos < keys.length) return;
+    if (this.idPos < lookups) return;
     while (this.idPos < this.ids.length && n < budget) {
       const id = this.ids[this.idPos++];
       if (id.length === 64) {
@@ -359,7 +363,7 @@ export class FilterScan implements Scan {
     // read. Otherwise only the ones kept are copied, read again after the sort.
     const copyNow = !cm && this.arena !== null && this.idSerials.size <= this.limit;
     for (let serial of this.idSerials) {
-      let value = dbs.events.getBinaryFast(serialKey(serial));
+      let value = dbs.events.getBinaryFast(serialKeyRef(serial));
       if (value === undefined || value.length === 0) {
         // a remembered address whose event has gone: the address index tells its current one
         const i = this.recalled.get(serial);
@@ -367,7 +371,7 @@ export class FilterScan implements Scan {
         const s = this.addressSerial(i);
         if (s === undefined || this.idSerials.has(s)) continue;
         serial = s;
-        value = dbs.events.getBinaryFast(serialKey(serial));
+        value = dbs.events.getBinaryFast(serialKeyRef(serial));
         if (value === undefined || value.length === 0) continue;
       }
       if (!this.cf.matches(value, now)) continue;
@@ -387,7 +391,7 @@ export class FilterScan implements Scan {
     const take = Math.min(items.length, this.limit);
     for (let i = 0; i < take; i++) {
       const it = items[i]!;
-      if (it.start < 0 && this.arena) this.place(it, dbs.events.getBinaryFast(serialKey(it.serial))!);
+      if (it.start < 0 && this.arena) this.place(it, dbs.events.getBinaryFast(serialKeyRef(it.serial))!);
       this.out.push(it);
     }
     this.done = true;
@@ -464,6 +468,8 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   const byId = new Map<string, Item>();
   // NIP-50: search results keep their rank order (filter by filter, each event once where it first ranks)
   let ranked = false;
+  /** the one filter's matches: a scan hands them out distinct and in final order */
+  let only: Item[] | null = null;
   for (const f of filters) {
     if (!canMatch(f)) continue;
     const limit = Math.min(f.limit ?? defaultLimit, maxLimit);
@@ -471,11 +477,12 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
     const scan = scanFor(env, f, limit, { arena });
     ranked ||= scan instanceof SearchScan;
     const finished = await drive(scan, env);
-    for (const it of scan.out) if (!byId.has(it.id)) byId.set(it.id, it);
+    if (filters.length === 1) only = scan.out;
+    else for (const it of scan.out) if (!byId.has(it.id)) byId.set(it.id, it);
     if (!finished) break;
   }
-  const all = [...byId.values()];
-  if (!ranked) all.sort(compareNewestFirst);
+  const all = only ?? [...byId.values()];
+  if (!ranked && !only) all.sort(compareNewestFirst);
   if (seen) for (const it of all) if (it.serial > seen.upTo) seen.newer.add(it.id);
   return assemble(arena, all);
 }
@@ -546,7 +553,7 @@ function countFromCounters(env: ScanEnv, f: Filter, expiredSerials: () => Set<nu
   const cf = new CompiledFilter(f);
   let dirty = false;
   for (const serial of expired) {
-    const v = dbs.events.getBinaryFast(serialKey(serial));
+    const v = dbs.events.getBinaryFast(serialKeyRef(serial));
     if (v && v.length > 0 && cf.matches(v, now, true)) {
       count--;
       dirty = true;
@@ -562,7 +569,7 @@ function countFromCounters(env: ScanEnv, f: Filter, expiredSerials: () => Set<nu
     const regs = new Uint8Array(HLL_REGISTERS);
     const r = { start: Buffer.concat([key, tail(until, MAX_SERIAL)]), end: Buffer.concat([key, tail(since, 0)]) };
     for (const k of dbs.tagkind.getKeys({ start: r.start, end: r.end, reverse: true })) {
-      const v = dbs.events.getBinaryFast(serialKey(keySerial(k)));
+      const v = dbs.events.getBinaryFast(serialKeyRef(keySerial(k)));
       if (!v || v.length === 0) continue;
       const exp = expirationOfValue(v);
       if (exp !== null && exp <= now) continue;
@@ -603,7 +610,7 @@ export function getValue(dbs: Dbs, id: string, now: number): Buffer | undefined 
   if (!/^[0-9a-f]{64}$/.test(id)) return undefined;
   const s = dbs.id.getBinary(hexBytes(id));
   if (!s) return undefined;
-  const value = dbs.events.getBinary(serialKey(readSerial(s)));
+  const value = dbs.events.getBinary(serialKeyRef(readSerial(s)));
   if (!value) return undefined;
   const exp = expirationOfValue(value);
   return exp !== null && exp <= now ? undefined : value;
