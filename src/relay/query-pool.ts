@@ -5,8 +5,8 @@
 // read-only store handle on the same LMDB environment (LMDB readers do not lock each other).
 //
 // Like verify-pool.ts, requests go out in one postMessage per worker per turn of the event loop,
-// and workers are unref'd while idle. Results come back as ready EVENT messages in one buffer that
-// is transferred, not cloned (store/frames.ts: cloning the answer's strings and encoding them again
+// and workers are unref'd while idle. Results come back as ready EVENT messages in one shared
+// buffer, not cloned (store/frames.ts: cloning the answer's strings and encoding them again
 // to send was most of the main thread's time for large answers), plus the `seen` serials for live
 // subscriptions. COUNT answers carry the NIP-45 HLL registers where the store keeps them.
 //

@@ -1,7 +1,7 @@
 // Query results as ready WebSocket messages in one buffer. A scan copies each matching event's JSON
 // bytes once, straight from the LMDB value into a growing buffer, between the framing the caller
 // asked for (`["EVENT","<subid>",` and `]`): no per-event string is made, and a query thread hands
-// the whole answer to the main thread by transferring the buffer instead of cloning 500 strings.
+// the whole answer to the main thread as one shared buffer instead of cloning 500 strings.
 // The main thread sends each frame as a slice of it (measured on the followers shape of the
 // directory benchmark, ~3.5 MB per answer: cloning and re-encoding strings was ~80% of the time).
 

@@ -137,3 +137,40 @@ test('pool: an abort stops the worker\'s scan, the budget trips the guard, seen 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---- answer buffers: shared memory, reused only after release ----
+
+test('pool: answers arrive in shared buffers, a released buffer is reused, a held one is never written over', async () => {
+  const dir = tempDir();
+  const store = await openStore({ dir });
+  const t = now() - 10_000;
+  // contents of odd lengths, so frames start at every alignment (copies into shared memory)
+  const events: NostrEvent[] = Array.from({ length: 400 }, (_, i) => ({ id: hex(32), pubkey: hex(32), created_at: t + i, kind: i % 2 === 0 ? 1 : 3, tags: [['p', hex(32)]], content: 'x'.repeat(i * 37 % 1000 + 1), sig: hex(64) }));
+  await Promise.all(events.map((ev) => store.write(ev, JSON.stringify(ev))));
+  const pool = await queryPool({ threads: 1, dir, mapSize: 64 * 1024 ** 3, queryYieldEvery: 100, scanBudget: 1_000_000, queryTimeout: 10_000 }, store);
+  const opts = { defaultLimit: 500, maxLimit: 500 };
+  const framing = { prefix: Buffer.from('["EVENT","s",'), suffix: Buffer.from(']') };
+  const text = (f: Awaited<ReturnType<typeof pool.query>>): string[] => Array.from({ length: f.ends.length }, (_, i) => Buffer.from(f.buf.buffer, f.buf.byteOffset + (i === 0 ? 0 : f.ends[i - 1]!), f.ends[i]! - (i === 0 ? 0 : f.ends[i - 1]!)).toString('utf8'));
+  const expect = async (filter: object): Promise<string[]> => (await store.query([parseFilter(filter)], opts)).map((j) => `["EVENT","s",${j}]`);
+  try {
+    const held = await pool.query([parseFilter({ kinds: [1] })], opts, framing);
+    assert.ok(held.buf.buffer instanceof SharedArrayBuffer, 'the frames are in shared memory');
+    const heldText = text(held);
+    assert.deepEqual(heldText, await expect({ kinds: [1] }));
+    // released answers go back to the worker, which writes its next answers into them
+    for (let i = 0; i < 5; i++) {
+      const f = await pool.query([parseFilter({ kinds: [3], limit: 200 - i })], opts, framing);
+      assert.deepEqual(text(f), await expect({ kinds: [3], limit: 200 - i }));
+      pool.release(f);
+    }
+    const all = await pool.query([parseFilter({})], opts, framing);
+    assert.deepEqual(text(all), await expect({}));
+    pool.release(all);
+    assert.deepEqual(text(held), heldText, 'the answer still held was not written over');
+    pool.release(held);
+  } finally {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
