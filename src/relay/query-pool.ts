@@ -80,7 +80,7 @@ export type Request =
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
   | { t: 'n'; id: number; g: number; limits: GuardLimits; filter: Filter; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number }
-  /** buffers of sent answers, back for reuse (transferred) */
+  /** shared buffers of sent answers, back for reuse */
   | { t: 'r'; bufs: ArrayBufferLike[] };
 
 export interface Reply {
@@ -240,9 +240,8 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
         pw.returning = [];
       }
       if (pw.queue.length === 0) continue;
-      // shared buffers (frames.ts) go back by reference; only plain ones are transferred
-      const r = pw.queue.find((m) => m.t === 'r') as { bufs: ArrayBufferLike[] } | undefined;
-      pw.w.postMessage(pw.queue, r ? r.bufs.filter((b): b is ArrayBuffer => b instanceof ArrayBuffer) : undefined);
+      // answer buffers are shared memory (frames.ts): they go back by reference, nothing to transfer
+      pw.w.postMessage(pw.queue);
       pw.queue = [];
     }
   };

@@ -49,11 +49,7 @@ export function framesToJson(f: EventFrames): string[] {
  * The buffers a postMessage should transfer to hand `f` over without copying: the small index
  * arrays. The frames' buffer is shared memory (see below), which a postMessage passes by reference.
  */
-export const framesTransfer = (f: EventFrames): ArrayBuffer[] => {
-  const out = [f.ends.buffer as ArrayBuffer, f.kinds.buffer as ArrayBuffer];
-  if (f.buf.buffer instanceof ArrayBuffer && f.buf.buffer.byteLength > 0) out.push(f.buf.buffer);
-  return out;
-};
+export const framesTransfer = (f: EventFrames): ArrayBuffer[] => [f.ends.buffer as ArrayBuffer, f.kinds.buffer as ArrayBuffer];
 
 // ---- answer buffers, recycled ----
 // A fresh multi-megabyte buffer costs a page fault per 4 KB the first time it is written (measured:
