@@ -326,7 +326,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       const pw = origin.get(ab);
       if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
       origin.delete(ab);
-      if (pw.dead || ab.byteLength === 0) return;
+      if (pw.dead) return;
       pw.returning.push(ab);
       schedule();
     },

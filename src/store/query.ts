@@ -308,11 +308,18 @@ export class FilterScan implements Scan {
 
   // ---- lookup plans: gets (and id prefix ranges) of the id or address index, then one sort ----
 
+  /** Kind and author of address i of an addr plan. */
+  private addrKindAt(i: number): number {
+    return this.addrKinds[Math.floor(i / this.addrAuthors.length)]!;
+  }
+  private addrAuthorAt(i: number): string {
+    return this.addrAuthors[i % this.addrAuthors.length]!;
+  }
+
   /** The serial the address index holds for address i of the plan (remembered), or undefined. */
   private addressSerial(i: number): number | undefined {
-    const authors = this.addrAuthors;
-    const kind = this.addrKinds[Math.floor(i / authors.length)]!;
-    const pubkey = authors[i % authors.length]!;
+    const kind = this.addrKindAt(i);
+    const pubkey = this.addrAuthorAt(i);
     const s = this.env.dbs.addr.getBinaryFast(addrKey(kind, pubkey, ''));
     if (!s) {
       this.memo!.delete(kind, pubkey);
@@ -326,12 +333,11 @@ export class FilterScan implements Scan {
   private stepLookups(budget: number): void {
     const { dbs, now } = this.env;
     let n = 0;
-    const authors = this.addrAuthors;
-    const lookups = this.addrKinds.length * authors.length;
+    const lookups = this.addrKinds.length * this.addrAuthors.length;
     while (this.idPos < lookups && n < budget) {
       const i = this.idPos++;
       n++;
-      const known = this.memo!.get(this.addrKinds[Math.floor(i / authors.length)]!, authors[i % authors.length]!);
+      const known = this.memo!.get(this.addrKindAt(i), this.addrAuthorAt(i));
       if (known !== undefined) {
         this.idSerials.add(known);
         this.recalled.set(known, i);
