@@ -40,7 +40,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     const refused = firstRefusal(policies.rejectEvent, info, ctx);
     if (refused) return reject(id, refused);
     // ctx.verified: the in-process spider checked this event's id and signature already (once).
-    const bad = ctx.verified ? null : await verifier.check(event);
+    const bad = ctx.verified ? null : await verifier.check(event, json);
     if (bad) return reject(id, bad);
 
     if (isEphemeral(event.kind)) {

@@ -4,14 +4,17 @@
 // Events are sent in batches (one postMessage per batch per turn of the event loop) to keep the
 // per-event messaging cost to a few microseconds.
 import { Worker } from 'node:worker_threads';
-import { serializeForId, type NostrEvent } from '../nostr/event.js';
+import { canonical, type NostrEvent } from '../nostr/event.js';
 import type { EventVerifier, VerifierBackend } from '../nostr/verify.js';
 
 export interface AsyncVerifier {
   readonly backend: VerifierBackend;
   readonly threads: number;
-  /** null when id and signature are right, else an `invalid:` message */
-  check(ev: NostrEvent): Promise<string | null>;
+  /**
+   * null when id and signature are right, else an `invalid:` message. `json` is the event's
+   * canonical JSON when the caller has it (the ingest path does): the pool sends that one string.
+   */
+  check(ev: NostrEvent, json?: string): Promise<string | null>;
   close(): Promise<void>;
 }
 
@@ -20,8 +23,8 @@ export function inlineVerifier(v: EventVerifier): AsyncVerifier {
   return { backend: v.backend, threads: 0, check: async (ev) => v.check(ev), close: async () => {} };
 }
 
-/** One item of a batch: [serialized-for-id, id, pubkey, sig]. */
-type Job = [string, string, string, string];
+/** One item of a batch: the event's canonical JSON (the worker cuts the id preimage out of it). */
+type Job = string;
 
 export async function poolVerifier(threads: number, prefer: VerifierBackend | 'auto'): Promise<AsyncVerifier> {
   const workers: Worker[] = [];
@@ -60,9 +63,9 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
   return {
     backend,
     threads,
-    check(ev) {
+    check(ev, json) {
       return new Promise((resolve) => {
-        jobs.push([serializeForId(ev), ev.id, ev.pubkey, ev.sig]);
+        jobs.push(json ?? JSON.stringify(canonical(ev)));
         resolvers.push(resolve);
         if (jobs.length >= 256) flush();
         else if (!scheduled) {

@@ -2,8 +2,8 @@
 // Schnorr. Backends, fastest first: bcrypto's native libsecp256k1 (compiled at npm install, ~49 µs),
 // then nostr-wasm (~270 µs). No I/O beyond loading the backend.
 import { createRequire } from 'node:module';
-import { createHash } from 'node:crypto';
-import { serializeForId, type NostrEvent } from './event.js';
+import { hash } from 'node:crypto';
+import { serializeForId, signedPartsOf, type NostrEvent, type SignedParts } from './event.js';
 
 export type VerifierBackend = 'native' | 'wasm';
 
@@ -11,22 +11,29 @@ export interface EventVerifier {
   readonly backend: VerifierBackend;
   /** null when id and signature are right, else the refusal message with its `invalid:` prefix. */
   check(ev: NostrEvent): string | null;
-  /** The same check from the NIP-01 serialization (what the verification pool sends). */
-  checkSerialized(serialized: string, id: string, pubkey: string, sig: string): string | null;
+  /**
+   * The same check from the event's canonical JSON, JSON.stringify(canonical(ev)) (what the ingest
+   * path has made already and the verification pool sends): the preimage is cut out of it.
+   */
+  checkJson(json: string): string | null;
 }
+
+const partsOfEvent = (ev: NostrEvent): SignedParts => ({ preimage: serializeForId(ev), id: ev.id, pubkey: ev.pubkey, sig: ev.sig });
+/** JSON that is not laid out canonically still gets a right answer, the slow way. */
+const partsOfJson = (json: string): SignedParts => signedPartsOf(json) ?? partsOfEvent(JSON.parse(json) as NostrEvent);
 
 const require = createRequire(import.meta.url);
 
 /** Builds both entry points from one schnorr(hash, sig, pubkey) function. */
 function checkWith(backend: VerifierBackend, schnorr: (msg: Buffer, sig: Buffer, pub: Buffer) => boolean): EventVerifier {
-  const checkSerialized = (serialized: string, id: string, pubkey: string, sig: string): string | null => {
-    const hash = createHash('sha256').update(serialized).digest();
-    if (hash.toString('hex') !== id) return 'invalid: event id does not match its content';
+  const checkParts = ({ preimage, id, pubkey, sig }: SignedParts): string | null => {
+    const digest = hash('sha256', preimage, 'buffer');
+    if (digest.toString('hex') !== id) return 'invalid: event id does not match its content';
     let good = false;
-    try { good = schnorr(hash, Buffer.from(sig, 'hex'), Buffer.from(pubkey, 'hex')); } catch { good = false; }
+    try { good = schnorr(digest, Buffer.from(sig, 'hex'), Buffer.from(pubkey, 'hex')); } catch { good = false; }
     return good ? null : 'invalid: signature verification failed';
   };
-  return { backend, checkSerialized, check: (ev) => checkSerialized(serializeForId(ev), ev.id, ev.pubkey, ev.sig) };
+  return { backend, check: (ev) => checkParts(partsOfEvent(ev)), checkJson: (json) => checkParts(partsOfJson(json)) };
 }
 
 /** bcrypto's native binding, or null when it is not built (bcrypto then silently uses pure JS). */
@@ -46,7 +53,7 @@ export async function loadWasmVerifier(): Promise<EventVerifier> {
   // nostr-wasm checks a whole event (id and signature) and throws when either is wrong; it has no
   // entry point for a bare hash, so the id is checked here first for the precise message.
   const checkEvent = (ev: NostrEvent, serialized: string): string | null => {
-    if (createHash('sha256').update(serialized).digest('hex') !== ev.id) return 'invalid: event id does not match its content';
+    if (hash('sha256', serialized, 'hex') !== ev.id) return 'invalid: event id does not match its content';
     try {
       nw.verifyEvent(ev);
       return null;
@@ -57,9 +64,10 @@ export async function loadWasmVerifier(): Promise<EventVerifier> {
   return {
     backend: 'wasm',
     check: (ev) => checkEvent(ev, serializeForId(ev)),
-    checkSerialized(serialized, id, pubkey, sig) {
-      const [, , created_at, kind, tags, content] = JSON.parse(serialized) as [0, string, number, number, string[][], string];
-      return checkEvent({ id, pubkey, sig, created_at, kind, tags, content }, serialized);
+    checkJson(json) {
+      const { preimage, id, pubkey, sig } = partsOfJson(json);
+      const [, , created_at, kind, tags, content] = JSON.parse(preimage) as [0, string, number, number, string[][], string];
+      return checkEvent({ id, pubkey, sig, created_at, kind, tags, content }, preimage);
     },
   };
 }

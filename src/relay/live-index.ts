@@ -53,18 +53,15 @@ class HexBuckets<E> {
     });
   }
 
-  /** Every set that may hold an entry matching `hex` (a 64-char id or pubkey). */
-  *candidates(hex: string): Generator<Set<E>> {
-    const f = this.full.get(hex);
-    if (f) yield f;
-    for (const [len, b] of this.byLength) {
-      const s = b.get(hex.slice(0, len));
-      if (s) yield s;
-    }
+  /** Calls `visit` with every set that may hold an entry matching `hex` (a 64-char id or pubkey). */
+  candidates(hex: string, visit: (s: Set<E> | undefined) => void): void {
+    if (this.full.size > 0) visit(this.full.get(hex));
+    if (this.byLength.size > 0) for (const [len, b] of this.byLength) visit(b.get(hex.slice(0, len)));
   }
 }
 
 const allFull = (xs: string[]) => xs.every((x) => x.length === 64);
+const NO_SUBS: never[] = [];
 
 export class LiveIndex<C> {
   private ids = new HexBuckets<Entry<C>>();
@@ -109,6 +106,9 @@ export class LiveIndex<C> {
 
   /** Subscriptions with at least one filter matching `ev`, each once. */
   match(ev: NostrEvent): LiveSub<C>[] {
+    // Every stored event comes through here; with no subscription open (a relay under an import,
+    // a bulk publish) it allocates nothing.
+    if (this.entries.size === 0) return NO_SUBS;
     const hits = new Set<LiveSub<C>>();
     const check = (set: Set<Entry<C>> | undefined) => {
       if (!set) return;
@@ -118,8 +118,8 @@ export class LiveIndex<C> {
         if (matchFilter(e.filter, ev)) hits.add(e.sub);
       }
     };
-    for (const s of this.ids.candidates(ev.id)) check(s);
-    for (const s of this.authors.candidates(ev.pubkey)) check(s);
+    this.ids.candidates(ev.id, check);
+    this.authors.candidates(ev.pubkey, check);
     check(this.byKind.get(ev.kind));
     if (this.byTag.size > 0) {
       for (const t of ev.tags) if (t.length >= 2 && t[0].length === 1) check(this.byTag.get(`${t[0]}\u0000${t[1]}`));

@@ -14,12 +14,14 @@ type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & { c
 type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 
 const scratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2 + 4 + SERIAL_BYTES);
+/** scratch.subarray(0, n) for every n, made once: a view per entry was a tenth of ingest's garbage */
+const views = Array.from({ length: scratch.length + 1 }, (_, n) => scratch.subarray(0, n));
 
 /** Appends created_at + serial at `o` in the scratch buffer; returns the key (valid until the next write). */
 function suffix(o: number, ca: number, serial: number): Buffer {
   scratch.writeUInt32BE(ca, o);
   scratch.writeUIntBE(serial, o + 4, SERIAL_BYTES);
-  return scratch.subarray(0, o + 4 + SERIAL_BYTES);
+  return views[o + 4 + SERIAL_BYTES]!;
 }
 
 /**

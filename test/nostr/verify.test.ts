@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
 import { loadNativeVerifier, loadWasmVerifier, loadVerifier } from '../../src/nostr/verify.js';
-import { computeId, structureError } from '../../src/nostr/event.js';
+import { canonical, computeId, serializeForId, signedPartsOf, structureError } from '../../src/nostr/event.js';
 
 const sk = generateSecretKey();
 const good = () => {
@@ -35,6 +35,48 @@ test('auto picks a backend, and computeId matches nostr-tools', async () => {
   const e = good();
   assert.equal(computeId(e), e.id);
 });
+
+test('the id preimage cut out of canonical JSON is the NIP-01 serialization, whatever the tags and content hold', () => {
+  const nasty = [
+    ',"content":"x"', '","content":', '\\",\"content\":', '"}', ',"sig":"', '\\', '\u0000\n\t\u2028', '🐙', '',
+  ];
+  const cases = [
+    { tags: [], content: '' },
+    { tags: [[]], content: ',"content":' },
+    ...nasty.map((x, i) => ({ tags: [['t', x], [x], ['e', 'a'.repeat(64), x]], content: nasty[(i + 3) % nasty.length] + x })),
+    { tags: [['content', ',"content":'], ['kind', ',"kind":1'], ['tags', ',"tags":[]']], content: ',"tags":[],"content":"' },
+  ];
+  for (const [i, c] of cases.entries()) {
+    const e = finalizeEvent({ kind: i * 7919, created_at: i === 0 ? 0 : 1_700_000_000 + i, ...c }, sk);
+    const json = JSON.stringify(canonical(e));
+    const parts = signedPartsOf(json);
+    assert.ok(parts, `case ${i} is laid out canonically`);
+    assert.equal(parts.preimage, serializeForId(e), `case ${i}`);
+    assert.deepEqual([parts.id, parts.pubkey, parts.sig], [e.id, e.pubkey, e.sig]);
+  }
+  const e = good();
+  // not canonical: another field order, spaces, an unknown field in front
+  assert.equal(signedPartsOf(JSON.stringify(e, null, 1)), null);
+  assert.equal(signedPartsOf(JSON.stringify({ x: 1, ...e })), null);
+  assert.equal(signedPartsOf(JSON.stringify({ ...e, sig: e.sig.slice(2) })), null);
+});
+
+for (const [name, load] of backends) {
+  test(`${name} verifier checks canonical JSON, and other JSON the slow way`, async (t) => {
+    const v = await load();
+    if (!v) {
+      t.skip('bcrypto native binding not built on this machine');
+      return;
+    }
+    const e = good();
+    assert.equal(v.checkJson(JSON.stringify(canonical(e))), null);
+    const { sig, ...rest } = e;
+    assert.equal(v.checkJson(JSON.stringify({ sig, ...rest })), null, 'another field order');
+    assert.match(v.checkJson(JSON.stringify(canonical({ ...e, content: e.content + ' ' })))!, /^invalid: event id/);
+    assert.match(v.checkJson(JSON.stringify(canonical({ ...e, tags: [['t', 'y']] })))!, /^invalid: event id/);
+    assert.match(v.checkJson(JSON.stringify(canonical({ ...e, sig: (e.sig[0] === '0' ? '1' : '0') + e.sig.slice(1) })))!, /^invalid: signature/);
+  });
+}
 
 test('structureError names what is wrong', () => {
   const e = good();

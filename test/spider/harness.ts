@@ -74,7 +74,12 @@ export const DIRECTORY_KINDS = [0, 3, 10000, 10002];
 
 /** A verifier that counts its checks. */
 export function countingVerifier(v: EventVerifier): EventVerifier & { checks: number } {
-  const c = { backend: v.backend, checks: 0, check: (ev: NostrEvent) => { c.checks++; return v.check(ev); }, checkSerialized: v.checkSerialized };
+  const c = {
+    backend: v.backend,
+    checks: 0,
+    check: (ev: NostrEvent) => { c.checks++; return v.check(ev); },
+    checkJson: (json: string) => { c.checks++; return v.checkJson(json); },
+  };
   return c;
 }
 

@@ -5,8 +5,10 @@ import type { RejectEvent } from '../../ingest/hooks.js';
 
 type Limits = Config['limits'];
 
+// A UTF-8 character takes at most 3 bytes per UTF-16 unit, so JSON up to a third of the limit in
+// length is under it without counting (counting allocated for every event).
 export const maxEventBytes = (l: Limits): RejectEvent => ({ json }) =>
-  Buffer.byteLength(json) > l.maxEventBytes ? `invalid: event is larger than ${l.maxEventBytes} bytes` : null;
+  json.length * 3 > l.maxEventBytes && Buffer.byteLength(json) > l.maxEventBytes ? `invalid: event is larger than ${l.maxEventBytes} bytes` : null;
 
 export const maxContentLength = (l: Limits): RejectEvent => ({ event }) =>
   event.content.length > l.maxContentLength ? `invalid: content is longer than ${l.maxContentLength} characters` : null;
