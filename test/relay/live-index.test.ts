@@ -24,6 +24,9 @@ test('live index matches the same subscriptions as a full scan', () => {
     const s = { conn: i, subId: String(i), filters };
     subs.push(s);
     idx.add(s);
+    // a publish now and then files what was added since (filing is deferred to the next publish),
+    // so removals below take out filed and never-filed subscriptions alike
+    if (i % 50 === 49) idx.match({ id: keys[0], pubkey: keys[1], kind: 0, created_at: 0, tags: [], content: '', sig: '' });
   }
   for (let i = 0; i < 100; i++) idx.remove(subs[i * 3]);
   const alive = subs.filter((_, i) => !(i % 3 === 0 && i < 300));
@@ -50,4 +53,26 @@ test('publishing checks only the subscriptions that could match, however many ot
   const before = idx.checks;
   assert.deepEqual(idx.match(ev).map((s) => s.subId), ['mine']);
   assert.ok(idx.checks - before <= 2, `checked ${idx.checks - before} filters for one event`);
+});
+
+test('closing every subscription leaves nothing filed: later events check no filter', () => {
+  const idx = new LiveIndex<number>();
+  const hex = (i: number) => i.toString(16).padStart(64, '0');
+  const subs: LiveSub<number>[] = [];
+  // many subscriptions share keys (a Set per key), some hold a key alone, some use prefixes
+  for (let i = 0; i < 300; i++) {
+    const f = i % 4 === 0 ? { authors: [hex(i % 7), hex(1000 + i)] } : i % 4 === 1 ? { '#p': [hex(i % 5)] } : i % 4 === 2 ? { ids: [hex(i % 3).slice(0, 10)] } : { kinds: [i % 2] };
+    const s = { conn: i, subId: String(i), filters: [parseFilter(f), parseFilter({ kinds: [7] })] };
+    subs.push(s);
+    idx.add(s);
+  }
+  const events: NostrEvent[] = [0, 1, 2, 3, 4, 5, 6].map((i) => ({ id: hex(i % 3), pubkey: hex(i), kind: i % 2, created_at: 1, tags: [['p', hex(i % 5)]], content: '', sig: '' }));
+  for (const ev of events) assert.ok(idx.match(ev).length > 0);
+  // one unrelated subscription stays open, so matching really looks in the index
+  idx.add({ conn: -1, subId: 'keeper', filters: [parseFilter({ authors: [hex(99_999)] })] });
+  for (const s of subs.reverse()) idx.remove(s);
+  assert.equal(idx.size, 1);
+  const before = idx.checks;
+  for (const ev of events) assert.deepEqual(idx.match({ ...ev, kind: 7 }), []);
+  assert.equal(idx.checks, before, 'no filter was left to check');
 });
