@@ -67,13 +67,8 @@ export const okMessage = (id: string, ok: boolean, message: string): string => `
 /** `eventJson` must be the event's JSON text (as stored). */
 export const eventMessage = (subId: string, eventJson: string): string => `["EVENT",${q(subId)},${eventJson}]`;
 const CLOSE_ARRAY = new Uint8Array([0x5d]); // ]
-const utf8 = new TextEncoder();
-/**
- * The UTF-8 bytes around an event's JSON in eventMessage(subId, json), to build that message from
- * bytes. Each array owns an ArrayBuffer of its exact size: the framing goes to a query thread with
- * the request, and a Buffer.from view on Node's shared 8 KB pool would be cloned whole.
- */
-export const eventFraming = (subId: string): { prefix: Uint8Array; suffix: Uint8Array } => ({ prefix: utf8.encode(`["EVENT",${q(subId)},`), suffix: CLOSE_ARRAY });
+/** The UTF-8 bytes around an event's JSON in eventMessage(subId, json), to build that message from bytes. */
+export const eventFraming = (subId: string): { prefix: Uint8Array; suffix: Uint8Array } => ({ prefix: Buffer.from(`["EVENT",${q(subId)},`), suffix: CLOSE_ARRAY });
 export const eoseMessage = (subId: string): string => `["EOSE",${q(subId)}]`;
 export const closedMessage = (subId: string, message: string): string => `["CLOSED",${q(subId)},${q(message)}]`;
 export const noticeMessage = (message: string): string => `["NOTICE",${q(message)}]`;

@@ -135,6 +135,10 @@ function inlineable(filters: Filter[]): boolean {
   return n !== null && n <= INLINE_LOOKUPS;
 }
 
+/** A typed array over exactly its own bytes: a postMessage clones a view's whole ArrayBuffer (a Buffer.from view: Node's 8 KB pool). */
+const own = (a: Uint8Array): Uint8Array => (a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : new Uint8Array(a));
+const ownBuffers = (f: Framing): Framing => ({ prefix: own(f.prefix), suffix: own(f.suffix) });
+
 const noFrames = (framing: Framing): EventFrames => ({ buf: new Uint8Array(0), ends: new Uint32Array(0), kinds: new Uint16Array(0), prefixLen: framing.prefix.length, suffixLen: framing.suffix.length });
 
 let nextGuardId = 1;
@@ -308,7 +312,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async query(filters, qo, framing) {
       const signal = qo.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing }));
+      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
       if (!p) return fallback.queryFrames(filters, qo, framing);
       const r = await p;
       if (qo.seen) {

@@ -11,6 +11,8 @@ export const MAX_SERIAL = 2 ** (8 * SERIAL_BYTES) - 1;
 /** Pubkeys are indexed by their first 8 bytes: compact keys; scans re-check the full pubkey in the header. */
 export const PK_PREFIX_BYTES = 8;
 export const EMPTY = Buffer.alloc(0);
+/** meta key of the next event serial (txn.ts writes it; query.ts reads the last serial from it) */
+export const NEXT_SERIAL_KEY = 'nextSerial';
 
 export function serialKey(serial: number): Buffer {
   const b = Buffer.allocUnsafe(SERIAL_BYTES);

@@ -6,12 +6,11 @@ import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceabl
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
 import { CounterBatch, refreshHll } from './counters.js';
 import { putEntries, removeEntries } from './indexer.js';
-import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
+import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
 import type { Dbs } from './schema.js';
 import type { WriteResult } from './types.js';
 
-const NEXT_SERIAL_KEY = 'nextSerial';
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /** The address key of a replaceable/addressable event, or null for other kinds. */
