@@ -111,14 +111,6 @@ export interface QueryPoolOptions extends WorkerInit {
   onCut?: () => void;
 }
 
-/**
- * Released answer buffers ride along with the next request to their worker; only this many
- * waiting make a message of their own. Waking an idle thread is the dear part of a postMessage
- * (~20 us on the sender in this VM class, against ~2.5 us to a busy one), and a release-only
- * message per answer was a third of the main thread's postMessage time in the outbox benchmark.
- */
-const RETURN_ALONE = 8;
-
 /** How often in-flight requests' signals are checked for an abort (CLOSE, connection gone). */
 const ABORT_POLL_MS = 5;
 
@@ -247,7 +239,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     scheduled = false;
     for (const pw of workers) {
       if (pw.dead) continue;
-      if (pw.returning.length > 0 && (pw.queue.length > 0 || pw.returning.length >= RETURN_ALONE)) {
+      if (pw.returning.length > 0) {
         // first in the batch: the worker has its buffers back before it answers the batch's queries
         pw.queue.unshift({ t: 'r', bufs: pw.returning });
         pw.returning = [];
@@ -341,7 +333,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       origin.delete(ab);
       if (pw.dead) return;
       pw.returning.push(ab);
-      if (pw.returning.length >= RETURN_ALONE) schedule(); // else they go with the next request
+      schedule();
     },
     async negentropyItems(filter, req, co) {
       const signal = co?.signal;
