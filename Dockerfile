@@ -27,5 +27,6 @@ EXPOSE 7447
 # asks the relay at the address it recorded in its data directory, so a port set in the mounted
 # config, a variable or a flag is followed (src/app/healthcheck.ts)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s CMD ["node", "dist/src/app/healthcheck.js"]
-ENTRYPOINT ["node", "dist/src/cli.js"]
+# V8 collects on the main thread of each isolate only (docs/operating.md "Garbage collection")
+ENTRYPOINT ["node", "--single-threaded-gc", "dist/src/cli.js"]
 CMD ["relay"]
