@@ -18,9 +18,9 @@ export interface AsyncVerifier {
   close(): Promise<void>;
 }
 
-/** Checks on the calling thread (threads = 0). */
+/** Checks on the calling thread (threads = 0); from the canonical JSON too when the caller has it. */
 export function inlineVerifier(v: EventVerifier): AsyncVerifier {
-  return { backend: v.backend, threads: 0, check: async (ev) => v.check(ev), close: async () => {} };
+  return { backend: v.backend, threads: 0, check: async (ev, json) => (json === undefined ? v.check(ev) : v.checkJson(json)), close: async () => {} };
 }
 
 /** One item of a batch: the event's canonical JSON (the worker cuts the id preimage out of it). */

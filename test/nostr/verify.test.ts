@@ -75,6 +75,11 @@ for (const [name, load] of backends) {
     assert.match(v.checkJson(JSON.stringify(canonical({ ...e, content: e.content + ' ' })))!, /^invalid: event id/);
     assert.match(v.checkJson(JSON.stringify(canonical({ ...e, tags: [['t', 'y']] })))!, /^invalid: event id/);
     assert.match(v.checkJson(JSON.stringify(canonical({ ...e, sig: (e.sig[0] === '0' ? '1' : '0') + e.sig.slice(1) })))!, /^invalid: signature/);
+    // checks on the calling thread use the JSON when given it, as the pool does
+    const { inlineVerifier } = await import('../../src/ingest/verify-pool.js');
+    const inline = inlineVerifier(v);
+    assert.equal(await inline.check(e, JSON.stringify(canonical(e))), null);
+    assert.match((await inline.check(e, JSON.stringify(canonical({ ...e, content: 'other' }))))!, /^invalid: event id/);
   });
 }
 

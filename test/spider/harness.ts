@@ -40,7 +40,7 @@ export async function openHome(dir = tempDir('orbweaver-spider-')): Promise<Home
   const broadcast: NostrEvent[] = [];
   const ingestChecks = { n: 0 };
   const inline = inlineVerifier(verifier);
-  const counted = { ...inline, check: (ev: NostrEvent) => { ingestChecks.n++; return inline.check(ev); } };
+  const counted = { ...inline, check: (ev: NostrEvent, json?: string) => { ingestChecks.n++; return inline.check(ev, json); } };
   const ingest = createIngest({ store, verifier: counted, policies: emptyPolicies(), onStored: (ev) => { broadcast.push(ev); } });
   return {
     dir, store, ingest, sink: ingestSink(ingest), verifier, broadcast, ingestChecks,
