@@ -7,7 +7,8 @@ import { closeAll, connectMany } from './lib/client.js';
 import { DIRECTORY_DEFAULTS, followersOf, loadDirectory, type DirectorySet } from './lib/directory-workload.js';
 import { round } from './lib/histogram.js';
 import { log, table } from './lib/report.js';
-import { loadEvents, LOOP_OPTS, measureShapes, type Shape } from './query.js';
+import { LOOP_OPTS, measureShapes, openTargets, type Shape } from './query.js';
+import { VS_OPTS } from './lib/compare.js';
 
 /** `n` distinct random pubkeys of the set, as a JSON array. */
 function randomAuthors(ds: DirectorySet, n: number, rnd: () => number, scratch: number[]): string {
@@ -72,6 +73,7 @@ export const directory: Bench = {
     ...COMMON_OPTS,
     ...LOAD_OPTS,
     ...LOOP_OPTS,
+    ...VS_OPTS,
     { name: 'authors', type: 'int', default: DIRECTORY_DEFAULTS.authors, help: 'authors in the directory set (3 events each)' },
     { name: 'zipf', type: 'number', default: DIRECTORY_DEFAULTS.zipf, help: 'Zipf exponent of follow targets' },
     { name: 'max-follows', type: 'int', default: DIRECTORY_DEFAULTS.maxFollows, help: 'most follows per kind 3 (each list has 1..this many)' },
@@ -82,7 +84,6 @@ export const directory: Bench = {
     { name: 'followers-limit', type: 'int', default: 500, help: 'limit of the followers query' },
   ],
   async run(o: Opts) {
-    const url = str(o, 'url');
     const ds = await loadDirectory({ authors: num(o, 'authors'), seed: str(o, 'seed'), zipf: num(o, 'zipf'), maxFollows: num(o, 'max-follows') }, flag(o, 'regen'));
     const top = ds.byFollowers.slice(0, num(o, 'popular')).map((pk) => followersOf(ds, pk));
     log(`directory set: ${ds.events.length} events, ${(ds.bytes / 1e6).toFixed(1)} MB of JSON; the ${top.length} most followed have ${top[top.length - 1]}..${top[0]} followers`);
@@ -92,10 +93,8 @@ export const directory: Bench = {
       if (!s) throw new UsageError(`unknown shape ${w}; known: ${SHAPES.join(', ')}`);
       return s;
     });
-    if (flag(o, 'load')) await loadEvents('directory', url, ds.events, o);
-    const conns = await connectMany(url, num(o, 'connections'));
-    const rows = await measureShapes('directory', url, conns, run, o, { store_events: ds.events.length });
-    closeAll(conns);
-    table(`directory (${ds.events.length} events, ${conns.length} connections, closed loop)`, rows);
+    const targets = await openTargets('directory', o, ds.events);
+    await measureShapes('directory', targets, run, o, { store_events: ds.events.length });
+    for (const t of targets) closeAll(t.conns);
   },
 };

@@ -7,6 +7,7 @@ import { connectMany, closeAll, msgType, publishAll, sendBatch, type WebSocket }
 import { eventFrames, fakeHex, loadDataset, prng, TAG_VALUES, type Dataset, type NostrEvent } from './lib/events.js';
 import { Histogram, round } from './lib/histogram.js';
 import { CpuSampler, emit, log, machine, table, waitForQuiet } from './lib/report.js';
+import { orderOf, roundsOf, sidesOf, summaryTable, VS_OPTS, type Sample, type Side } from './lib/compare.js';
 
 export interface Shape {
   name: string;
@@ -191,11 +192,11 @@ export const query: Bench = {
     ...DATASET_OPTS,
     ...LOAD_OPTS,
     ...LOOP_OPTS,
+    ...VS_OPTS,
     { name: 'shapes', type: 'list', default: ['by-id', 'home-64', 'home-1000', 'tag', 'window', 'count'], help: 'shapes to run: by-id, home-64, home-1000, tag, window, count' },
     { name: 'many-authors', type: 'int', default: 1000, help: 'authors in the large home feed (the data set\'s authors plus random keys)' },
   ],
   async run(o: Opts) {
-    const url = str(o, 'url');
     const ds = await loadDataset({ count: num(o, 'count'), authors: num(o, 'authors'), seed: str(o, 'seed'), spanSec: num(o, 'span') }, flag(o, 'regen'));
     const all = shapes(ds, num(o, 'many-authors'));
     const wanted = list(o, 'shapes').map((s) => (s === 'home-1000' ? `home-${Math.max(num(o, 'many-authors'), ds.pubkeys.length)}` : s));
@@ -204,11 +205,9 @@ export const query: Bench = {
       if (!s) throw new UsageError(`unknown shape ${w}; known: ${all.map((x) => x.name).join(', ')}`);
       return s;
     });
-    if (flag(o, 'load')) await loadEvents('query', url, ds.events, o);
-    const conns = await connectMany(url, num(o, 'connections'));
-    const rows = await measureShapes('query', url, conns, run, o, { store_events: ds.events.length });
-    closeAll(conns);
-    table(`query (${ds.events.length} events in store, ${conns.length} connections, closed loop)`, rows);
+    const targets = await openTargets('query', o, ds.events);
+    await measureShapes('query', targets, run, o, { store_events: ds.events.length });
+    for (const t of targets) closeAll(t.conns);
   },
 };
 
@@ -224,56 +223,86 @@ export async function loadEvents(bench: string, url: string, events: NostrEvent[
   log(`  loaded: ${r.stored} stored, ${r.duplicates} already there, ${r.rejectedTotal} rejected, ${r.missing} missing, ${Math.round((r.stored + r.duplicates) / (r.elapsedMs / 1000))}/s`);
 }
 
+/** A relay to measure (compare.ts) with its open querying connections. */
+export interface Target extends Side {
+  conns: WebSocket[];
+}
+
+/** Opens `connections` querying connections to each relay (after loading them unless --no-load). */
+export async function openTargets(bench: string, o: Opts, events: NostrEvent[]): Promise<Target[]> {
+  const out: Target[] = [];
+  for (const side of sidesOf(o)) {
+    if (flag(o, 'load')) await loadEvents(bench, side.url, events, o);
+    out.push({ ...side, conns: await connectMany(side.url, num(o, 'connections')) });
+  }
+  return out;
+}
+
 /**
  * Runs each shape in turn on the open connections (options: duration, warmup, query-timeout,
- * close, quiet-wait, pid, label) and emits one JSON result per shape; returns the table rows.
+ * close, quiet-wait, rounds) and emits one JSON result per shape, relay and round; prints the
+ * table, and with --vs or --rounds the summary of medians and ratios (compare.ts). Within a round
+ * both relays get the same sequence of queries.
  */
-export async function measureShapes(bench: string, url: string, conns: WebSocket[], run: Shape[], o: Opts, extra: Record<string, unknown>): Promise<Record<string, string | number>[]> {
+export async function measureShapes(bench: string, targets: Target[], run: Shape[], o: Opts, extra: Record<string, unknown>): Promise<void> {
+  const rounds = roundsOf(o);
+  const sideBySide = targets.length > 1 || rounds > 1;
   const rows: Record<string, string | number>[] = [];
-  for (const [i, shape] of run.entries()) {
-    log(`${bench} ${shape.name}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s`);
-    await waitForQuiet(num(o, 'quiet-wait'));
-    const cpu = new CpuSampler(o.pid as number | undefined);
-    const r = await runShape(conns, shape, num(o, 'warmup') * 1000, num(o, 'duration') * 1000, num(o, 'query-timeout') * 1000, flag(o, 'close'), i + 1);
-    const res = cpu.read();
-    const lat = r.latency.summary();
-    const qps = r.queries / num(o, 'duration');
-    emit({
-      bench,
-      label: str(o, 'label') || undefined,
-      url,
-      time: new Date().toISOString(),
-      shape: shape.name,
-      filter: shape.describe,
-      ...extra,
-      connections: conns.length,
-      duration_s: num(o, 'duration'),
-      queries: r.queries,
-      queries_per_s: Math.round(qps),
-      events_per_query: r.queries ? round(r.events / r.queries, 1) : 0,
-      expected_per_query: shape.expect,
-      eose_p50_ms: lat.p50_ms,
-      eose_p99_ms: lat.p99_ms,
-      eose_max_ms: lat.max_ms,
-      errors: r.errors,
-      closed_reasons: Object.keys(r.closedReasons).length ? r.closedReasons : undefined,
-      timeouts: r.timeouts,
-      notices: r.notices,
-      ...res,
-      machine: machine(),
-    });
-    rows.push({
-      shape: shape.name,
-      'q/s': Math.round(qps),
-      'p50 ms': lat.p50_ms,
-      'p99 ms': lat.p99_ms,
-      'events/q': r.queries ? round(r.events / r.queries, 1) : 0,
-      errors: r.errors + r.timeouts,
-      'client CPU%': res.client_cpu_pct,
-      'relay CPU%': res.relay_cpu_pct ?? '-',
-      'machine busy%': res.machine_busy_pct ?? '-',
-    });
-    if (r.queries === 0 && r.errors > 0) log(`  ${shape.name}: every query failed (${JSON.stringify(r.closedReasons)}) — the relay may not support it`);
+  const samples: Sample[] = [];
+  for (let r = 1; r <= rounds; r++) {
+    for (const [i, shape] of run.entries()) {
+      for (const t of orderOf(targets, r)) {
+        const { conns } = t;
+        log(`${bench} ${shape.name}${sideBySide ? ` (round ${r}, ${t.label || t.url})` : ''}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s`);
+        await waitForQuiet(num(o, 'quiet-wait'));
+        const cpu = new CpuSampler(t.pid);
+        const res = await runShape(conns, shape, num(o, 'warmup') * 1000, num(o, 'duration') * 1000, num(o, 'query-timeout') * 1000, flag(o, 'close'), (r - 1) * run.length + i + 1);
+        const reading = cpu.read();
+        const lat = res.latency.summary();
+        const qps = res.queries / num(o, 'duration');
+        emit({
+          bench,
+          label: t.label || undefined,
+          url: t.url,
+          ...(sideBySide ? { side: t.key, round: r } : {}),
+          time: new Date().toISOString(),
+          shape: shape.name,
+          filter: shape.describe,
+          ...extra,
+          connections: conns.length,
+          duration_s: num(o, 'duration'),
+          queries: res.queries,
+          queries_per_s: Math.round(qps),
+          events_per_query: res.queries ? round(res.events / res.queries, 1) : 0,
+          expected_per_query: shape.expect,
+          eose_p50_ms: lat.p50_ms,
+          eose_p99_ms: lat.p99_ms,
+          eose_max_ms: lat.max_ms,
+          errors: res.errors,
+          closed_reasons: Object.keys(res.closedReasons).length ? res.closedReasons : undefined,
+          timeouts: res.timeouts,
+          notices: res.notices,
+          ...reading,
+          machine: machine(),
+        });
+        samples.push({ shape: shape.name, side: t.key, round: r, rate: qps, p50: lat.p50_ms, p99: lat.p99_ms });
+        rows.push({
+          shape: shape.name,
+          ...(sideBySide ? { relay: t.key, round: r } : {}),
+          'q/s': Math.round(qps),
+          'p50 ms': lat.p50_ms,
+          'p99 ms': lat.p99_ms,
+          'events/q': res.queries ? round(res.events / res.queries, 1) : 0,
+          errors: res.errors + res.timeouts,
+          'client CPU%': reading.client_cpu_pct,
+          'relay CPU%': reading.relay_cpu_pct ?? '-',
+          'machine busy%': reading.machine_busy_pct ?? '-',
+        });
+        if (res.queries === 0 && res.errors > 0) log(`  ${shape.name}: every query failed (${JSON.stringify(res.closedReasons)}) — the relay may not support it`);
+      }
+    }
   }
-  return rows;
+  const conns = targets[0]!.conns.length;
+  table(`${bench} (${extra.store_events} events in store, ${conns} connections, closed loop)`, rows);
+  if (sideBySide) summaryTable(`${bench}, queries/s`, 'q/s', targets, samples);
 }

@@ -50,6 +50,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const opts = parseArgs(rest, bench.options);
     if (!opts.url || !/^wss?:\/\//.test(String(opts.url))) throw new UsageError('--url ws://HOST:PORT is required');
+    if (opts.vs && !/^wss?:\/\//.test(String(opts.vs))) throw new UsageError(`--vs takes a relay URL (ws://HOST:PORT), got ${String(opts.vs)}`);
     await bench.run(opts);
     return 0;
   } catch (err) {
