@@ -56,15 +56,6 @@ export function kindPrefix(kind: number): Buffer {
   return b;
 }
 
-/** First 8 bytes of a pubkey given as 64 hex (or a hex prefix of at least 16 characters). */
-export const pubkeyPrefix = (pubkeyHex: string): Buffer => Buffer.from(pubkeyHex.slice(0, 2 * PK_PREFIX_BYTES), 'hex');
-
-export function pubkindPrefix(pk8: Buffer, kind: number): Buffer {
-  const b = Buffer.allocUnsafe(PK_PREFIX_BYTES + 2);
-  pk8.copy(b, 0, 0, PK_PREFIX_BYTES);
-  b.writeUInt16BE(kind, PK_PREFIX_BYTES);
-  return b;
-}
 
 // ---- tag index ----
 // key = name + type + value bytes + created_at + serial. The type byte makes each value's prefix
@@ -200,4 +191,27 @@ export function u32(n: number): Buffer {
  */
 export function timeRange(prefix: Uint8Array, since: number, until: number): { start: Buffer; end: Buffer } {
   return { start: withSuffix(prefix, until, MAX_SERIAL), end: withSuffix(prefix, since, 0) };
+}
+
+/**
+ * timeRange of each prefix packed in `prefixes` (prefixLen bytes each), every key in one
+ * allocation. A home feed of 1,000 authors x 2 kinds is 2,000 ranges, and a Buffer per prefix and
+ * per key (plus a string per prefix to drop repeats) took about as long as the 2,000 seeks.
+ */
+export function timeRanges(prefixes: Buffer, prefixLen: number, since: number, until: number): Array<{ start: Buffer; end: Buffer }> {
+  const n = prefixes.length / prefixLen;
+  const len = prefixLen + SUFFIX_BYTES;
+  const buf = Buffer.allocUnsafe(2 * len * n);
+  const out = new Array<{ start: Buffer; end: Buffer }>(n);
+  for (let i = 0; i < n; i++) {
+    const s = 2 * len * i;
+    const e = s + len;
+    for (let j = 0, p = i * prefixLen; j < prefixLen; j++, p++) buf[s + j] = buf[e + j] = prefixes[p]!;
+    buf.writeUInt32BE(until, s + prefixLen);
+    buf.writeUIntBE(MAX_SERIAL, s + prefixLen + 4, SERIAL_BYTES);
+    buf.writeUInt32BE(since, e + prefixLen);
+    buf.writeUIntBE(0, e + prefixLen + 4, SERIAL_BYTES);
+    out[i] = { start: buf.subarray(s, e), end: buf.subarray(e, e + len) };
+  }
+  return out;
 }

@@ -3,7 +3,7 @@
 import type { Filter } from '../nostr/filter.js';
 import { MAX_CREATED_AT } from './codec.js';
 import { isReplaceable } from '../nostr/kinds.js';
-import { CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, pubkeyPrefix, pubkindPrefix, tagKindPrefix, tagPrefix, timeRange } from './keys.js';
+import { CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, tagKindPrefix, tagPrefix, timeRange, timeRanges } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
 /** ids shorter than this (hex chars) are too unselective for the id index: they are post-filtered. */
@@ -92,13 +92,25 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
   }
 
   if (f.authors && f.authors.every((a) => a.length >= MIN_AUTHOR_PREFIX)) {
-    const pks = dedupePrefixes(f.authors.map(pubkeyPrefix));
-    if (f.kinds && pks.length * f.kinds.length <= MAX_RANGES) {
-      const prefixes: Buffer[] = [];
-      for (const pk of pks) for (const k of f.kinds) prefixes.push(pubkindPrefix(pk, k));
-      return { name: 'pubkind', db: dbs.pubkind, ranges: rangesOf(prefixes), indexOnly: false, disjoint: true };
+    // keys hold the first 8 bytes of a pubkey: authors sharing those scan one range (parseFilter
+    // made the hex lowercase and the kinds distinct); all of them decoded at once
+    const hex = [...new Set(f.authors.map((a) => a.slice(0, 2 * PK_PREFIX_BYTES)))];
+    const pks = Buffer.from(hex.join(''), 'hex');
+    const kinds = f.kinds;
+    if (kinds && hex.length * kinds.length <= MAX_RANGES) {
+      const w = PK_PREFIX_BYTES + 2;
+      const prefixes = Buffer.allocUnsafe(hex.length * kinds.length * w);
+      let o = 0;
+      for (let p = 0; p < hex.length; p++) {
+        for (const k of kinds) {
+          for (let j = 0; j < PK_PREFIX_BYTES; j++) prefixes[o + j] = pks[p * PK_PREFIX_BYTES + j]!;
+          prefixes.writeUInt16BE(k, o + PK_PREFIX_BYTES);
+          o += w;
+        }
+      }
+      return { name: 'pubkind', db: dbs.pubkind, ranges: timeRanges(prefixes, w, since, until), indexOnly: false, disjoint: true };
     }
-    if (pks.length <= MAX_RANGES || !f.kinds) return { name: 'pubkey', db: dbs.pubkey, ranges: rangesOf(pks), indexOnly: false, disjoint: true };
+    if (hex.length <= MAX_RANGES || !kinds) return { name: 'pubkey', db: dbs.pubkey, ranges: timeRanges(pks, PK_PREFIX_BYTES, since, until), indexOnly: false, disjoint: true };
   }
 
   if (f.kinds) return { name: 'kind', db: dbs.kind, ranges: rangesOf(f.kinds.map(kindPrefix)), indexOnly: onlyHas(f, 'kinds'), disjoint: true };

@@ -49,7 +49,10 @@ export class RangeCursor {
     const opts = this.last
       ? { start: this.last, exclusiveStart: true, end, reverse: true, limit: this.chunk }
       : { start, end, reverse: true, limit: this.chunk };
-    this.keys = Array.from(this.db.getKeys(opts));
+    // a plain loop: Array.from over lmdb-js's iterator showed in the profile of a 2,000-range scan
+    const keys: Buffer[] = [];
+    for (const k of this.db.getKeys(opts)) keys.push(k);
+    this.keys = keys;
     this.i = 0;
     if (this.keys.length < this.chunk) this.exhausted = true;
     if (this.keys.length > 0) this.last = this.keys[this.keys.length - 1];

@@ -7,12 +7,11 @@ import {
   keySerial,
   kindPrefix,
   MAX_SERIAL,
-  pubkeyPrefix,
-  pubkindPrefix,
   readSerial,
   serialKey,
   tagPrefix,
   timeRange,
+  timeRanges,
   tombIdKey,
   withSuffix,
 } from '../../src/store/keys.js';
@@ -51,12 +50,15 @@ test('keys: timeRange covers since..until inclusive and nothing else', () => {
   assert.ok(!inRange(withSuffix(kindPrefix(8), 15, 1)));
 });
 
-test('keys: pubkey indexes use the first 8 bytes', () => {
-  const pk = hex();
-  assert.deepEqual(pubkeyPrefix(pk), Buffer.from(pk.slice(0, 16), 'hex'));
-  const pkk = pubkindPrefix(pubkeyPrefix(pk), 3);
-  assert.equal(pkk.length, 10);
-  assert.equal(pkk.readUInt16BE(8), 3);
+test('keys: timeRanges of packed prefixes are timeRange of each prefix', () => {
+  const prefixes = [Buffer.from(hex().slice(0, 20), 'hex'), Buffer.from(hex().slice(0, 20), 'hex'), Buffer.alloc(10, 0xff)];
+  const ranges = timeRanges(Buffer.concat(prefixes), 10, 100, 200);
+  assert.equal(ranges.length, 3);
+  ranges.forEach((r, i) => {
+    const one = timeRange(prefixes[i]!, 100, 200);
+    assert.deepEqual([r.start, r.end], [one.start, one.end]);
+  });
+  assert.deepEqual(timeRanges(Buffer.alloc(0), 8, 0, 1), []);
 });
 
 test('keys: tag values are typed: hex exact, short inline exact, long hashed', () => {
