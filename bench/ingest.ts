@@ -40,7 +40,6 @@ export const ingest: Bench = {
     }
     if (sideBySide) summaryTable('ingest, events/s stored', 'ev/s', sides, samples);
   },
-
 };
 
 /** Publishes the frames to one relay, emits the JSON result and prints its table. */

@@ -76,9 +76,13 @@ export function summaryTable(title: string, unit: string, sides: Side[], samples
     }
     if (sides.length === 2) {
       row['a/b'] = `${round(med.a! / med.b!, 2)}x`;
-      const a = of('a');
       const b = of('b');
-      row['each round'] = a.map((x) => b.find((y) => y.round === x.round)).map((y, i) => (y ? `${round(a[i]!.rate / y.rate, 2)}` : '-')).join(' ');
+      row['each round'] = of('a')
+        .map((x) => {
+          const y = b.find((v) => v.round === x.round);
+          return y ? String(round(x.rate / y.rate, 2)) : '-';
+        })
+        .join(' ');
     }
     return row;
   });

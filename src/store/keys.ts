@@ -56,7 +56,6 @@ export function kindPrefix(kind: number): Buffer {
   return b;
 }
 
-
 // ---- tag index ----
 // key = name + type + value bytes + created_at + serial. The type byte makes each value's prefix
 // self-delimiting (no value's range contains another value's entries):

@@ -103,7 +103,7 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
       let o = 0;
       for (let p = 0; p < hex.length; p++) {
         for (const k of kinds) {
-          for (let j = 0; j < PK_PREFIX_BYTES; j++) prefixes[o + j] = pks[p * PK_PREFIX_BYTES + j]!;
+          pks.copy(prefixes, o, p * PK_PREFIX_BYTES, (p + 1) * PK_PREFIX_BYTES);
           prefixes.writeUInt16BE(k, o + PK_PREFIX_BYTES);
           o += w;
         }
