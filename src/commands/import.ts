@@ -19,7 +19,10 @@ export interface ImportSummary {
   duplicate: number;
   /** older versions of replaceable events, events deleted by a stored kind 5, ephemeral kinds */
   notStored: Record<string, number>;
+  /** every line not stored for a reason of its own (invalid ones included) */
   rejected: number;
+  /** of those, the malformed lines and events whose id or signature is wrong (`invalid:`) */
+  invalid: number;
   /** rejection message -> count */
   reasons: Record<string, number>;
   /** the first few bad lines: line number and reason */
@@ -51,7 +54,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   const pipeline = await openPipeline(config, commandLogger(config), { verifyThreads: 0 });
   const { ingest } = pipeline;
 
-  const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, reasons: {}, examples: [], seconds: 0 };
+  const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };
   const t0 = Date.now();
   let bytes = 0;
   const tty = process.stderr.isTTY === true;
@@ -72,6 +75,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
 
   const reject = (lineNo: number, reason: string) => {
     s.rejected++;
+    if (reason.startsWith('invalid:')) s.invalid++;
     s.reasons[reason] = (s.reasons[reason] ?? 0) + 1;
     if (s.examples.length < 20) s.examples.push({ line: lineNo, reason });
   };
@@ -114,7 +118,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   progress(true);
   const out: string[] = [`import: ${fmt(s.lines)} lines in ${s.seconds.toFixed(1)} s`, `  stored     ${fmt(s.stored)}`, `  duplicate  ${fmt(s.duplicate)}`];
   for (const [k, v] of Object.entries(s.notStored)) out.push(`  ${k.padEnd(10)} ${fmt(v)} (not stored)`);
-  out.push(`  rejected   ${fmt(s.rejected)}`);
+  out.push(`  rejected   ${fmt(s.rejected)}${s.invalid ? ` (${fmt(s.invalid)} invalid: malformed, or a wrong id or signature)` : ''}`);
   for (const [k, v] of Object.entries(s.reasons).sort((a, b) => b[1] - a[1])) out.push(`    ${fmt(v).padStart(8)}  ${k}`);
   if (s.examples.length) {
     out.push('  first rejected lines:');

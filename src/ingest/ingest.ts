@@ -6,6 +6,7 @@
 // for all of them and an event that was not stored is never broadcast.
 import { canonical, structureError, type NostrEvent } from '../nostr/event.js';
 import { isEphemeral } from '../nostr/kinds.js';
+import { verifiedJson } from '../nostr/verify.js';
 import type { AsyncVerifier } from './verify-pool.js';
 import type { EventStore } from '../store/types.js';
 import type { Ingest, IngestMetrics, IngestResult, OnStored } from './types.js';
@@ -25,7 +26,7 @@ const reasonOf = (message: string) => message.slice(0, Math.max(0, message.index
 export function createIngest(deps: IngestDeps): Ingest {
   const { store, verifier, policies, onStored, metrics } = deps;
   const reject = (id: string | undefined, message: string, status: IngestResult['status'] = 'rejected'): IngestResult => {
-    metrics?.eventsRejected.inc({ reason: status === 'rejected' ? reasonOf(message) : status });
+    metrics?.eventsRejected.inc({ reason: status === 'rejected' || status === 'invalid' ? reasonOf(message) : status });
     return { ok: false, message, status, id };
   };
 
@@ -33,15 +34,16 @@ export function createIngest(deps: IngestDeps): Ingest {
     metrics?.eventsReceived.inc({ source: ctx.source });
     const id = typeof (raw as NostrEvent)?.id === 'string' ? (raw as NostrEvent).id : undefined;
     const shape = structureError(raw);
-    if (shape) return reject(id, `invalid: ${shape}`);
+    if (shape) return reject(id, `invalid: ${shape}`, 'invalid');
     const event = canonical(raw as NostrEvent);
     const json = JSON.stringify(event);
     const info = { event, json };
     const refused = firstRefusal(policies.rejectEvent, info, ctx);
-    if (refused) return reject(id, refused);
-    // ctx.verified: the in-process spider checked this event's id and signature already (once).
-    const bad = ctx.verified ? null : await verifier.check(event, json);
-    if (bad) return reject(id, bad);
+    if (refused) return reject(id, refused, refused.startsWith('invalid:') ? 'invalid' : 'rejected');
+    // Every event is checked here, whoever hands it on, except an object this process checked
+    // already and that still has the JSON it had then (the spider checks before it hands on).
+    const bad = verifiedJson(raw) === json ? null : await verifier.check(event, json);
+    if (bad) return reject(id, bad, 'invalid');
 
     if (isEphemeral(event.kind)) {
       onStored(event, json);

@@ -10,7 +10,8 @@ export type IngestStatus =
   | 'duplicate'
   | 'replaced' // older replaceable version: not stored, not broadcast
   | 'deleted' // blocked by a deletion tombstone
-  | 'rejected'; // invalid, refused by policy, rate-limited or a store error
+  | 'invalid' // malformed, or its id or signature is wrong (an `invalid:` refusal)
+  | 'rejected'; // refused by policy, rate-limited or a store error
 
 export interface IngestResult {
   ok: boolean;
@@ -27,12 +28,6 @@ export interface IngestContext {
   ip?: string;
   /** pubkeys authenticated on the connection (NIP-42) */
   authed?: ReadonlySet<string>;
-  /**
-   * In-process only: the caller already checked this event's id and signature (the spider does,
-   * before it hands an event on), so the ingest path does not check it again. Never set from
-   * anything a client sends: the relay's handlers build their context without it.
-   */
-  verified?: boolean;
 }
 
 export type Ingest = (raw: unknown, ctx: IngestContext) => Promise<IngestResult>;

@@ -3,19 +3,40 @@
 // then nostr-wasm (~270 µs). No I/O beyond loading the backend.
 import { createRequire } from 'node:module';
 import { hash } from 'node:crypto';
-import { serializeForId, signedPartsOf, type NostrEvent, type SignedParts } from './event.js';
+import { canonical, serializeForId, signedPartsOf, type NostrEvent, type SignedParts } from './event.js';
 
 export type VerifierBackend = 'native' | 'wasm';
 
 export interface EventVerifier {
   readonly backend: VerifierBackend;
-  /** null when id and signature are right, else the refusal message with its `invalid:` prefix. */
+  /**
+   * null when id and signature are right, else the refusal message with its `invalid:` prefix.
+   * A passed check is remembered for that very object (verifiedJson below).
+   */
   check(ev: NostrEvent): string | null;
   /**
    * The same check from the event's canonical JSON, JSON.stringify(canonical(ev)) (what the ingest
    * path has made already and the verification pool sends): the preimage is cut out of it.
    */
   checkJson(json: string): string | null;
+}
+
+// The proof of a check, for the ingest path: each event object that passed check() in this process,
+// with the canonical JSON it had when it passed. Only a passed check adds to it (nothing else can
+// reach the map), it is keyed by the object itself (no flag a caller could set), and the JSON is
+// kept so that an object changed after its check proves nothing: the ingest path compares it with
+// the JSON it makes of the event it is about to store, and checks again when they differ.
+const proven = new WeakMap<object, string>();
+
+/** The canonical JSON `ev` had when it passed a check in this process, or undefined. */
+export function verifiedJson(ev: unknown): string | undefined {
+  return typeof ev === 'object' && ev !== null ? proven.get(ev) : undefined;
+}
+
+/** Records a passed check of `ev` (null) and hands the result through. */
+function remember(ev: NostrEvent, result: string | null): string | null {
+  if (result === null) proven.set(ev, JSON.stringify(canonical(ev)));
+  return result;
 }
 
 const partsOfEvent = (ev: NostrEvent): SignedParts => ({ preimage: serializeForId(ev), id: ev.id, pubkey: ev.pubkey, sig: ev.sig });
@@ -33,7 +54,7 @@ function checkWith(backend: VerifierBackend, schnorr: (msg: Buffer, sig: Buffer,
     try { good = schnorr(digest, Buffer.from(sig, 'hex'), Buffer.from(pubkey, 'hex')); } catch { good = false; }
     return good ? null : 'invalid: signature verification failed';
   };
-  return { backend, check: (ev) => checkParts(partsOfEvent(ev)), checkJson: (json) => checkParts(partsOfJson(json)) };
+  return { backend, check: (ev) => remember(ev, checkParts(partsOfEvent(ev))), checkJson: (json) => checkParts(partsOfJson(json)) };
 }
 
 /** bcrypto's native binding, or null when it is not built (bcrypto then silently uses pure JS). */
@@ -63,7 +84,7 @@ export async function loadWasmVerifier(): Promise<EventVerifier> {
   };
   return {
     backend: 'wasm',
-    check: (ev) => checkEvent(ev, serializeForId(ev)),
+    check: (ev) => remember(ev, checkEvent(ev, serializeForId(ev))),
     checkJson(json) {
       const { preimage, id, pubkey, sig } = partsOfJson(json);
       const [, , created_at, kind, tags, content] = JSON.parse(preimage) as [0, string, number, number, string[][], string];

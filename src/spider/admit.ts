@@ -6,8 +6,8 @@
 //      a store lookup in-process, a batched REQ to the home relay for workers): not checked, not
 //      sent. Such a copy is trusted for nothing but the fetch's own paging (a relay that forges one
 //      misleads only its own fetch); onCurrent tells its callers it is a copy;
-//   3. else its id and signature are checked, once (the ingest path is told so and does not check
-//      again), and it is handed to the sink without waiting: up to `maxPending` hand-ons stay in
+//   3. else its id and signature are checked, once (the ingest path finds the proof of that check
+//      on the very object, nostr/verify.ts, and does not check again), and it is handed to the sink without waiting: up to `maxPending` hand-ons stay in
 //      flight, so the next page is fetched while the home stores this one.
 // The first failed hand-on (a worker that cannot deliver) is thrown by the next admit() or drain().
 import type { NostrEvent } from '../nostr/event.js';
@@ -100,6 +100,7 @@ export class Admitter {
       this.track(put.then((s) => {
         if (s === 'stored' || s === 'ephemeral') c.stored++;
         else if (s === 'duplicate') c.duplicate++;
+        else if (s === 'invalid') c.invalid++;
         else c.rejected++;
         if (isCurrent(s)) d.onCurrent?.(ev, s === 'duplicate');
       }).finally(() => { if (d.inFlight.get(ev.id) === put) d.inFlight.delete(ev.id); }));

@@ -8,7 +8,7 @@ import type { NostrEvent } from '../nostr/event.js';
 
 export interface EventSink {
   readonly kind: 'ingest' | 'remote';
-  /** Hands one verified event on; resolves with what the ingest path decided. */
+  /** Hands one event on; resolves with what the ingest path decided (which checks it unless it holds its proof). */
   put(ev: NostrEvent): Promise<IngestStatus>;
   /**
    * What the home already holds, for each event: 'duplicate', 'replaced' (a newer version is held),
@@ -23,8 +23,9 @@ export function ingestSink(ingest: Ingest): EventSink {
   return {
     kind: 'ingest',
     async put(ev) {
-      // The spider checked the signature before handing it on: the ingest path does not again.
-      try { return (await ingest(ev, { source: 'spider', verified: true })).status; } catch { return 'rejected'; }
+      // No promise about the event rides along: the ingest path checks it, unless this very object
+      // passed a check in this process unchanged (the spider's, nostr/verify.ts verifiedJson).
+      try { return (await ingest(ev, { source: 'spider' })).status; } catch { return 'rejected'; }
     },
     async close() {},
   };
@@ -39,6 +40,7 @@ export function statusFromOk(ok: boolean, message: string): IngestStatus {
     return 'duplicate';
   }
   if (ok) return 'stored';
+  if (m.startsWith('invalid:')) return 'invalid';
   if (/delet/.test(m)) return 'deleted';
   if (/newer|replaced|older version/.test(m)) return 'replaced';
   return 'rejected';

@@ -69,5 +69,6 @@ test('seed pubkeys: hex or npub; remote OK answers map to ingest statuses', () =
   assert.equal(statusFromOk(true, 'duplicate: already have this event'), 'duplicate');
   assert.equal(statusFromOk(false, 'blocked: a newer version is stored'), 'replaced');
   assert.equal(statusFromOk(false, 'blocked: this event was deleted'), 'deleted');
-  assert.equal(statusFromOk(false, 'invalid: bad signature'), 'rejected');
+  assert.equal(statusFromOk(false, 'invalid: bad signature'), 'invalid');
+  assert.equal(statusFromOk(false, 'blocked: pubkey is banned'), 'rejected');
 });
