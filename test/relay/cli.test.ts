@@ -68,7 +68,7 @@ test('SIGTERM stops the relay cleanly with exit code 0', async () => {
 
 test('the relay refuses a port that is taken, with a message', async () => {
   const a = await startRelayProcess();
-  await assert.rejects(startRelayProcess({ port: a.port, timeoutMs: 8000 }), /cannot listen/);
+  await assert.rejects(startRelayProcess({ port: a.port, timeoutMs: 30_000 }), /cannot listen/);
   await a.cleanup();
 });
 
