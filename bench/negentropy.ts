@@ -26,9 +26,9 @@ import type { EventStore } from '../src/store/types.js';
 import { configSchema } from '../src/config/schema.js';
 import { parseFilter } from '../src/nostr/filter.js';
 import { connectRemote } from '../src/sync/sync.js';
-import { emptyStats, reconcileFilter } from '../src/sync/reconcile.js';
+import { emptyStats, reconcileFilter } from '../src/remote/reconcile.js';
 import { emptyFetchCounts, IdFetcher } from '../src/sync/fetch-ids.js';
-import type { EventSink } from '../src/spider/sink.js';
+import type { EventSink } from '../src/ingest/sink.js';
 
 /** A TCP forwarder to the relay that counts bytes each way. */
 async function countingProxy(target: URL): Promise<{ url: string; bytes(): { up: number; down: number }; reset(): void; close(): void }> {

@@ -190,11 +190,11 @@ async function runCommand(parsed: Parsed, config: Config): Promise<number> {
       return directoryCommand(config, parsed.rest);
     }
     case 'spider': {
-      const { spiderCommand } = await import('./spider/cli.js');
+      const { spiderCommand } = await import('./commands/spider.js');
       return spiderCommand(config, parsed.rest);
     }
     case 'worker': {
-      const { workerCommand } = await import('./spider/worker-cli.js');
+      const { workerCommand } = await import('./commands/worker.js');
       return workerCommand(config, parsed.rest);
     }
     case 'config':

@@ -10,8 +10,8 @@ import type { EventStore } from '../store/types.js';
 import { openPipeline, type Pipeline } from './pipeline.js';
 import { checkDataDir } from './data-dir.js';
 import { commandTarget, liveOwner, notAnswering, reachableUrl } from './owner.js';
-import { homeSink } from '../spider/deliver.js';
-import { ingestSink, type EventSink } from '../spider/sink.js';
+import { homeSink } from '../remote/deliver.js';
+import { ingestSink, type EventSink } from '../ingest/sink.js';
 import { parseSecretKey } from '../nostr/keys.js';
 import { readLocalKey } from './local-key.js';
 

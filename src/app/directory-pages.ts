@@ -1,20 +1,20 @@
 // The relay directory on the relay's HTTP port: the status page's table and /status.json (through
 // the dashboard's DirectorySource), /directory (the page) and /directory.json (the document, or one
-// relay's detail with ?relay=<url>) — all from the one row function of src/spider/directory-view.ts,
+// relay's detail with ?relay=<url>) — all from the one row function of src/directory/view.ts,
 // with the NIP-66 monitor's health where it has checked relays. The monitor, when it runs, also
 // gets a status section and its /metrics lines. Wired by app.ts; the relay knows none of this.
 import type { Config } from '../config.js';
 import type { RelayHandle } from '../relay/server.js';
-import type { RelayDirectory } from '../spider/directory.js';
+import type { RelayDirectory } from '../directory/records.js';
 import type { SpiderStatus } from '../spider/index.js';
-import { utc, type DirectoryView } from '../spider/directory-view.js';
+import { utc, type DirectoryView } from '../directory/view.js';
 import type { Section } from '../relay/dashboard/status.js';
 import { directorySource, type HealthSource } from './spider-section.js';
 import type { Monitor, MonitorMetrics, MonitorStatus } from '../monitor/monitor.js';
 import type { Registry } from '../relay/metrics.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type MonitorInfo } from '../monitor/document.js';
 import { directoryPage } from '../monitor/page.js';
-import { normalizeRelayUrl } from '../spider/url.js';
+import { normalizeRelayUrl } from '../remote/url.js';
 
 export function monitorInfo(config: Config, st: MonitorStatus | null): MonitorInfo {
   return {

@@ -4,7 +4,7 @@
 // more loopback client under the public per-IP limits (rateLimits.messagesPerIp, bytesPerIp), and a
 // crawl delivered at full speed would be dropped and retried. Whoever can read the file can write
 // the LMDB files beside it anyway, so it grants nothing the file system does not.
-import { dataDirKey, readDataDirKey, type FileKey } from './key-file.js';
+import { dataDirKey, readDataDirKey, type FileKey } from '../lib/key-file.js';
 
 export const LOCAL_KEY_FILE = 'local.key';
 

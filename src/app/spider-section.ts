@@ -1,12 +1,12 @@
 // The spider on the status page: its progress as a section (phase, hop, relays done / failed this
 // run, events, runs) and the relay directory as a cached source for the table and /status.json.
-// The directory rows come from src/spider/directory-view.ts, the same function `orbweaver
+// The directory rows come from src/directory/view.ts, the same function `orbweaver
 // directory` uses; what only the running spider knows (the relays being fetched, the next run)
 // is added here.
 import type { SpiderStatus } from '../spider/index.js';
 import type { Config } from '../config.js';
-import type { RelayDirectory } from '../spider/directory.js';
-import { directoryView, utc, type DirectoryView, type ViewContext } from '../spider/directory-view.js';
+import type { RelayDirectory } from '../directory/records.js';
+import { directoryView, utc, type DirectoryView, type ViewContext } from '../directory/view.js';
 import type { DirectorySource, Section } from '../relay/dashboard/status.js';
 
 /** The monitor's part of the rows: its health lookups, and a stamp that changes with its records. */

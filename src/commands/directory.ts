@@ -2,14 +2,14 @@
 // validated ones), with the NIP-66 monitor's health where it checked them, read from the data
 // directory (read only: it works beside a running relay). The rows are the status page's table, the
 // `directory` part of /status.json and /directory.json, made by the same function
-// (src/spider/directory-view.ts); --json prints the /directory.json document, --relay one relay's
+// (src/directory/view.ts); --json prints the /directory.json document, --relay one relay's
 // detail (uptime per day, the checks, RTT percentiles, events per kind). What only a running relay
 // knows — which relay the spider fetches now, when the next run or monitor cycle starts — is on its
 // pages.
 import type { Config } from '../config.js';
-import { RelayDirectory } from '../spider/directory.js';
-import { directoryView, formatDirectory, utc } from '../spider/directory-view.js';
-import { normalizeRelayUrl } from '../spider/url.js';
+import { RelayDirectory } from '../directory/records.js';
+import { directoryView, formatDirectory, utc } from '../directory/view.js';
+import { normalizeRelayUrl } from '../remote/url.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type RelayDetail } from '../monitor/document.js';
 import { monitorInfo } from '../app/directory-pages.js';
 import { openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';

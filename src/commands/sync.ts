@@ -8,8 +8,8 @@ import { createLogger } from '../relay/logger.js';
 import { FilterError, parseFilter, type Filter } from '../nostr/filter.js';
 import { openCommandSink, SinkError } from '../app/command-sink.js';
 import { connectRemote, emptySummary, follow, syncOnce, type Direction, type SyncSummary } from '../sync/sync.js';
-import { SyncError } from '../sync/reconcile.js';
-import type { RelayClient } from '../spider/client.js';
+import { SyncError } from '../remote/reconcile.js';
+import type { RelayClient } from '../remote/client.js';
 import { fmt, takeFlag, takeOption, UsageError } from './common.js';
 
 export const SYNC_USAGE = `usage: orbweaver sync <relay-url> [--filter '<filter JSON>'] [--dir down|up|both] [--follow]

@@ -3,11 +3,11 @@
 // checked once with the spider's SSRF rules and both connections go to it. Bounded: every step has
 // the monitor timeout, the NIP-11 document is capped at 64 KiB, frames at 256 KiB; a hostile relay
 // (silent, garbage or huge NIP-11, never answering) costs at most a few timeouts.
-import { fetchNip11Document, sanitizeNip11, type Nip11Info } from '../spider/nip11.js';
-import { resolveTarget, UnsafeUrlError, type Target } from '../spider/url.js';
+import { fetchNip11Document, sanitizeNip11, type Nip11Info } from '../remote/nip11.js';
+import { resolveTarget, UnsafeUrlError, type Target } from '../remote/url.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { networkOf, wholeMs } from './nip66.js';
-import { probeRelay } from '../spider/probe.js';
+import { probeRelay } from '../remote/probe.js';
 import type { RelayCheck } from './types.js';
 
 export interface CheckOptions {

@@ -1,11 +1,11 @@
 // What /directory.json (and `orbweaver directory --json`) answers: the directory rows with their
-// NIP-66 health (src/spider/directory-view.ts makes them, for every reader), the summary views, the
+// NIP-66 health (src/directory/view.ts makes them, for every reader), the summary views, the
 // candidates waiting for validation and the monitor's own state; and, for one relay, its detail:
 // uptime per day, the checks of the retention window (thinned for the chart), RTT percentiles, its
 // NIP-11 document and its events per kind from the crawl.
 import type { RootDatabase } from 'lmdb';
-import type { DirectoryRow, DirectoryView, ViewContext } from '../spider/directory-view.js';
-import { CandidateStore } from '../spider/candidates.js';
+import type { DirectoryRow, DirectoryView, ViewContext } from '../directory/view.js';
+import { CandidateStore } from '../directory/candidates.js';
 import { MonitorHistory, type CrawlKinds } from './history.js';
 import { dailyUptime, relayStats, thin, type DayUptime } from './stats.js';
 import type { RelayStats } from './types.js';

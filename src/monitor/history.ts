@@ -3,7 +3,7 @@
 // latest health of each relay with its uptime and RTT figures computed from those snapshots at
 // check time, and the events per kind each relay gave the last crawl (and over all crawls).
 import type { Database, RootDatabase } from 'lmdb';
-import type { RelayHealth } from '../spider/directory-view.js';
+import type { RelayHealth } from '../directory/view.js';
 import { relayStats, DAY } from './stats.js';
 import { requirements, relayTypes, supportedNips } from './nip66.js';
 import type { RelayCheck, Snapshot } from './types.js';

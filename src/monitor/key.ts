@@ -4,7 +4,7 @@
 // that data directory.
 import { getPublicKey } from 'nostr-tools/pure';
 import { parseSecretKey } from '../nostr/keys.js';
-import { dataDirKey } from '../app/key-file.js';
+import { dataDirKey } from '../lib/key-file.js';
 
 export const MONITOR_KEY_FILE = 'monitor.key';
 

@@ -2,9 +2,9 @@
 // process, on the relay's store). Every spider.monitorInterval, one cycle:
 //   1. announce: kind 10166 (frequency, timeouts, checks), kind 0 and, with monitor relays, kind
 //      10002 — at the first cycle of the process and then once a day;
-//   2. finder: relay URLs from stored events become candidates (src/spider/finder.ts);
+//   2. finder: relay URLs from stored events become candidates (src/directory/finder.ts);
 //   3. validator: a batch of candidates is probed; those that answer join the directory
-//      (src/spider/validator.ts) — only where `validate` is on: the relay's monitor, not `spider
+//      (src/monitor/validator.ts) — only where `validate` is on: the relay's monitor, not `spider
 //      --once`, whose reach stays within the spider's hops;
 //   4. checks: every directory relay (not refused, not ourselves) gets a check (check.ts),
 //      `monitorConcurrency` at a time; an online relay's check is published as kind 30166; every
@@ -17,13 +17,13 @@ import type { EventStore } from '../store/types.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
 import { npubEncode } from 'nostr-tools/nip19';
-import { RelayDirectory } from '../spider/directory.js';
-import { CandidateStore } from '../spider/candidates.js';
-import { Finder, type FinderSummary } from '../spider/finder.js';
-import { validateCandidates, type ValidationSummary } from '../spider/validator.js';
-import { normalizeRelayUrl, type Target } from '../spider/url.js';
-import { createScheduler } from '../spider/scheduler.js';
-import type { WorkResult } from '../spider/types.js';
+import { RelayDirectory } from '../directory/records.js';
+import { CandidateStore } from '../directory/candidates.js';
+import { Finder, type FinderSummary } from '../directory/finder.js';
+import { validateCandidates, type ValidationSummary } from './validator.js';
+import { normalizeRelayUrl, type Target } from '../remote/url.js';
+import { createScheduler } from '../lib/scheduler.js';
+import type { WorkResult } from '../directory/types.js';
 import { checkRelay } from './check.js';
 import { MonitorHistory } from './history.js';
 import { monitorKey, type MonitorKey } from './key.js';

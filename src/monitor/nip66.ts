@@ -11,7 +11,7 @@
 // - `T` only where it can be told from outside: `Search` when NIP-11 lists NIP-50;
 // - `R` from NIP-11's limitation, corrected by what the check saw (an AUTH challenge or an
 //   auth-required answer makes `auth`, a refused write makes `writes`).
-import type { Nip11Info } from '../spider/nip11.js';
+import type { Nip11Info } from '../remote/nip11.js';
 import type { Network, RelayCheck } from './types.js';
 
 export const RELAY_DISCOVERY_KIND = 30166;

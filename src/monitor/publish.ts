@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { finalizeEvent } from 'nostr-tools/pure';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
-import { homeSink, type HomeSink } from '../spider/deliver.js';
+import { homeSink, type HomeSink } from '../remote/deliver.js';
 import type { EventTemplate } from './nip66.js';
 
 export interface PublisherOptions {

@@ -1,6 +1,6 @@
 // Shapes shared by the monitor's parts: what one check of a relay found, and the history kept of it.
-import type { Nip11Info } from '../spider/nip11.js';
-import type { NostrAnswer, SslInfo } from '../spider/probe.js';
+import type { Nip11Info } from '../remote/nip11.js';
+import type { NostrAnswer, SslInfo } from '../remote/probe.js';
 
 export type { NostrAnswer, SslInfo };
 

@@ -1,6 +1,6 @@
 // What the spider reports: the run summary (printed by `spider --once`, kept as the last run), the
 // live status (status page, /metrics) and its Prometheus text.
-import { zeroCounts, type FetchCounts } from './types.js';
+import { zeroCounts, type FetchCounts } from '../directory/types.js';
 
 export interface HopSummary {
   hop: number;

@@ -2,8 +2,8 @@
 // ids each, a few in flight) and hands each to the sink (the ingest path). Only events we asked
 // for and that match the sync's filters are taken: the remote chose which ids to offer, not what we
 // store. Ids the remote does not deliver (deleted meanwhile, refused, timed out) are counted.
-import type { RelayClient } from '../spider/client.js';
-import type { EventSink } from '../spider/sink.js';
+import type { RelayClient } from '../remote/client.js';
+import type { EventSink } from '../ingest/sink.js';
 import type { IngestStatus } from '../ingest/types.js';
 import { structureError, type NostrEvent } from '../nostr/event.js';
 import { matchAny, type Filter } from '../nostr/filter.js';

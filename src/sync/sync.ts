@@ -8,13 +8,13 @@ import type { Filter } from '../nostr/filter.js';
 import { matchAny, toWire } from '../nostr/filter.js';
 import { structureError, type NostrEvent } from '../nostr/event.js';
 import type { EventStore } from '../store/types.js';
-import type { EventSink } from '../spider/sink.js';
-import { homeSink, type HomeSink } from '../spider/deliver.js';
-import { RelayClient } from '../spider/client.js';
-import { normalizeRelayUrl, resolveTarget } from '../spider/url.js';
+import type { EventSink } from '../ingest/sink.js';
+import { homeSink, type HomeSink } from '../remote/deliver.js';
+import { RelayClient } from '../remote/client.js';
+import { normalizeRelayUrl, resolveTarget } from '../remote/url.js';
 import type { IngestStatus } from '../ingest/types.js';
 import { emptyFetchCounts, IdFetcher, type FetchCounts } from './fetch-ids.js';
-import { emptyStats, reconcileFilter, Seen, SyncError, type ReconcileStats } from './reconcile.js';
+import { emptyStats, reconcileFilter, Seen, SyncError, type ReconcileStats } from '../remote/reconcile.js';
 
 export type Direction = 'down' | 'up' | 'both';
 
@@ -124,7 +124,7 @@ interface Publisher {
   failure: Error | null;
 }
 
-/** Publishes our events by id to the remote over its own connection, each until the remote decides (deliver.ts). */
+/** Publishes our events by id to the remote over its own connection, each until the remote decides (src/remote/deliver.ts). */
 function openPublisher(o: SyncOptions, c: PublishCounts): Publisher {
   const remote: HomeSink = homeSink({
     url: o.url, connectTimeout: o.config.spider.connectTimeout, okTimeout: o.config.negentropy.syncTimeout,

@@ -2,9 +2,9 @@
 // the dead-letter list, per-run dedupe, the per-relay lock, and Redis going away or losing its data.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { RedisQueue, type QueueItem } from '../../src/spider/queue-redis.js';
-import { MemoryQueue } from '../../src/spider/queue.js';
-import { zeroCounts, type WorkItem, type WorkResult } from '../../src/spider/types.js';
+import { RedisQueue, type QueueItem } from '../../src/spider/queue/redis.js';
+import { MemoryQueue } from '../../src/spider/queue/memory.js';
+import { zeroCounts, type WorkItem, type WorkResult } from '../../src/directory/types.js';
 import { quietLog } from '../spider/harness.js';
 import { startRedis, until, type RedisServer } from './harness.js';
 

@@ -8,7 +8,7 @@ import { createServer, connect, type Server, type AddressInfo } from 'node:net';
 import { TestRelay, keypair, relayList } from '../fixtures/test-relay.js';
 import { startRelayProcess, tempDir, type RelayProcess } from '../helpers/relay-process.js';
 import { openStore } from '../../src/store/index.js';
-import { RelayDirectory } from '../../src/spider/directory.js';
+import { RelayDirectory } from '../../src/directory/records.js';
 import { createSpider } from '../../src/spider/spider.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { openHome, spiderConfig, quietLog, population } from '../spider/harness.js';

@@ -16,7 +16,7 @@ import { checkRelay } from '../../src/monitor/check.js';
 import { createMonitor } from '../../src/monitor/monitor.js';
 import { MonitorHistory } from '../../src/monitor/history.js';
 import { monitorKey } from '../../src/monitor/key.js';
-import { RelayDirectory } from '../../src/spider/directory.js';
+import { RelayDirectory } from '../../src/directory/records.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { RelayCheck } from '../../src/monitor/types.js';

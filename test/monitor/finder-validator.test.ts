@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { keypair, sign } from '../fixtures/test-relay.js';
 import { FakeRelay, deadUrl, type Behaviour } from '../fixtures/fake-relay.js';
 import { openHome, quietLog } from '../spider/harness.js';
-import { RelayDirectory } from '../../src/spider/directory.js';
-import { CandidateStore } from '../../src/spider/candidates.js';
-import { Finder } from '../../src/spider/finder.js';
-import { validateCandidates, validateRelay, FOUND_HOP } from '../../src/spider/validator.js';
+import { RelayDirectory } from '../../src/directory/records.js';
+import { CandidateStore } from '../../src/directory/candidates.js';
+import { Finder } from '../../src/directory/finder.js';
+import { validateCandidates, validateRelay, FOUND_HOP } from '../../src/monitor/validator.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 1000;
 

@@ -5,12 +5,12 @@
 // candidates. The relay started on it with the monitor on adds one live check per relay.
 import { pino } from 'pino';
 import { openStore } from '../../src/store/index.js';
-import { RelayDirectory } from '../../src/spider/directory.js';
-import { CandidateStore } from '../../src/spider/candidates.js';
+import { RelayDirectory } from '../../src/directory/records.js';
+import { CandidateStore } from '../../src/directory/candidates.js';
 import { MonitorHistory } from '../../src/monitor/history.js';
 import { FakeRelay, deadUrl } from '../fixtures/fake-relay.js';
 import { tempDir } from '../helpers/relay-process.js';
-import { zeroCounts } from '../../src/spider/types.js';
+import { zeroCounts } from '../../src/directory/types.js';
 import type { Snapshot } from '../../src/monitor/types.js';
 
 const DAY = 86_400_000;

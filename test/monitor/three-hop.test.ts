@@ -12,7 +12,7 @@ import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { FakeRelay, deadUrl } from '../fixtures/fake-relay.js';
-import { spiderCommand } from '../../src/spider/cli.js';
+import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import { monitorKey } from '../../src/monitor/key.js';
 

@@ -2,11 +2,11 @@
 // NIP-66 templates, uptime and RTT percentiles from snapshots, and the summary views over rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { relaysNamedBy } from '../../src/spider/finder.js';
+import { relaysNamedBy } from '../../src/directory/finder.js';
 import { announcementEvent, discoveryEvent, networkOf, requirements, wholeMs } from '../../src/monitor/nip66.js';
 import { dailyUptime, percentile, relayStats, DAY } from '../../src/monitor/stats.js';
-import { directorySummary, directoryView, type RelayHealth } from '../../src/spider/directory-view.js';
-import type { RelayRecord } from '../../src/spider/directory.js';
+import { directorySummary, directoryView, type RelayHealth } from '../../src/directory/view.js';
+import type { RelayRecord } from '../../src/directory/records.js';
 import type { RelayCheck, Snapshot } from '../../src/monitor/types.js';
 
 const ev = (kind: number, tags: string[][] = [], content = '', pubkey = 'a'.repeat(64)) => ({ kind, tags, content, pubkey });

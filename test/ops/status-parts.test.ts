@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { Sampler } from '../../src/relay/dashboard/sampler.js';
 import { RefusalLog } from '../../src/relay/dashboard/refusals.js';
 import { Histogram } from '../../src/relay/metrics.js';
-import { directoryView, formatDirectory, quirkWords } from '../../src/spider/directory-view.js';
-import type { RelayRecord } from '../../src/spider/directory.js';
-import { zeroCounts } from '../../src/spider/types.js';
+import { directoryView, formatDirectory, quirkWords } from '../../src/directory/view.js';
+import type { RelayRecord } from '../../src/directory/records.js';
+import { zeroCounts } from '../../src/directory/types.js';
 
 test('sampler: per-second rates per step, gauges as sampled, latency mean and p95 from the histogram', () => {
   let stored = 0;

@@ -6,7 +6,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
-import { crawlRelay } from '../../src/spider/crawl.js';
+import { crawlRelay } from '../../src/spider/fetch/crawl.js';
 import { createSpider } from '../../src/spider/spider.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { openHome, crawlDeps, spiderConfig, quietLog, waitFor } from './harness.js';

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
-import { spiderCommand } from '../../src/spider/cli.js';
+import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import type { SpiderSummary } from '../../src/spider/status.js';
 import { waitFor } from './harness.js';

@@ -4,8 +4,8 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
-import { crawlRelay } from '../../src/spider/crawl.js';
-import type { WorkItem } from '../../src/spider/types.js';
+import { crawlRelay } from '../../src/spider/fetch/crawl.js';
+import type { WorkItem } from '../../src/directory/types.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { openHome, crawlDeps, type Home } from './harness.js';
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { createSpider } from '../../src/spider/spider.js';
-import { RelayDirectory } from '../../src/spider/directory.js';
+import { RelayDirectory } from '../../src/directory/records.js';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';

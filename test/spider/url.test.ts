@@ -1,10 +1,10 @@
 // Relay URL normalisation and address safety (pure, plus the loopback resolver for "localhost").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalizeRelayUrl, isSpecialAddress, resolveTarget, syntacticRefusal, UnsafeUrlError } from '../../src/spider/url.js';
-import { relaysInList, nextHop } from '../../src/spider/discovery.js';
+import { normalizeRelayUrl, isSpecialAddress, resolveTarget, syntacticRefusal, UnsafeUrlError } from '../../src/remote/url.js';
+import { relaysInList, nextHop } from '../../src/spider/discovery/relay-lists.js';
 import { parsePubkey } from '../../src/nostr/keys.js';
-import { statusFromOk } from '../../src/spider/sink.js';
+import { statusFromOk } from '../../src/ingest/sink.js';
 
 test('relay URLs are normalised to one spelling', () => {
   assert.equal(normalizeRelayUrl('WSS://Relay.Example.COM/'), 'wss://relay.example.com');

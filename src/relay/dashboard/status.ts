@@ -15,7 +15,7 @@ export interface Section { title: string; rows: Array<[string, string]> }
 /** The relay directory as src/app provides it: `stamp` changes whenever `view` would change. */
 export interface DirectorySource {
   stamp(): string;
-  /** JSON-able rows (src/spider/directory-view.ts DirectoryView) */
+  /** JSON-able rows (src/directory/view.ts DirectoryView) */
   view(): unknown;
 }
 

@@ -1,5 +1,5 @@
 // NIP-77 instead of paging, for one kind of one relay: the remote's set of the kind is reconciled
-// against the home's (the store's negentropyItems) with the sync client (src/sync/reconcile.ts), and
+// against the home's (the store's negentropyItems) with the sync client (src/remote/reconcile.ts), and
 // exactly the ids the home lacks are fetched, in batches of a page, through the spider's own page
 // checks and admission (fetch.ts request/admit: shape, size, the filter asked, home lookup, one
 // signature check). Nothing is trusted that paging would not trust: the remote only chooses which ids
@@ -10,12 +10,12 @@
 // Memory: the home's records for one session are capped (HOME_MAX_RECORDS; a bigger set is split
 // by time, as `orbweaver sync` does); ids are not remembered across rounds (a repeat is a duplicate at
 // admission); at most MAX_QUEUED ids wait for their fetch before the next round is sent.
-import { emptyStats, reconcileFilter, Seen, SyncError } from '../sync/reconcile.js';
-import type { Filter } from '../nostr/filter.js';
-import type { NegentropyItems } from '../store/negentropy.js';
-import { admit, FetchError, newKindFetch, pageLimit, request, type FetchContext, type KindFetch } from './fetch.js';
-import type { Nip11Info } from './nip11.js';
-import type { Quirks } from './types.js';
+import { emptyStats, reconcileFilter, Seen, SyncError } from '../../remote/reconcile.js';
+import type { Filter } from '../../nostr/filter.js';
+import type { NegentropyItems } from '../../store/negentropy.js';
+import { admit, FetchError, newKindFetch, pageLimit, request, type FetchContext, type KindFetch } from './paging.js';
+import type { Nip11Info } from '../../remote/nip11.js';
+import type { Quirks } from '../../directory/types.js';
 
 /** The home's set, read from the store the home writes into. */
 export interface HomeItems {

@@ -1,6 +1,6 @@
 // Shapes shared by the spider's parts. The unit of work (WorkItem -> WorkResult) is plain JSON so
 // it can travel through a queue (in-process now, Redis later) to a worker on another machine.
-import type { Nip11Info } from './nip11.js';
+import type { Nip11Info } from '../remote/nip11.js';
 
 /** What we learned about a relay's behaviour; remembered across runs in the directory. */
 export interface Quirks {

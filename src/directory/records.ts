@@ -3,7 +3,7 @@
 // last seen, last attempt and success, consecutive failures with the backoff they imply, the NIP-11
 // document, learned quirks, per-kind cursors, and the relays its kind 10002 lists named.
 import type { Database, RootDatabase } from 'lmdb';
-import type { Nip11Info } from './nip11.js';
+import type { Nip11Info } from '../remote/nip11.js';
 import type { Cursors, FetchCounts, Quirks, RelayOutcome, WorkResult } from './types.js';
 
 export interface RelayRecord {

@@ -2,19 +2,19 @@
 // 10002 lists name. The local store is asked first; bootstrap relays are asked only for what is
 // missing, and what they return goes through the ingest path like any fetched event.
 import type { Logger } from 'pino';
-import { parsePubkey } from '../nostr/keys.js';
-import type { EventStore } from '../store/types.js';
-import type { NostrEvent } from '../nostr/event.js';
-import type { EventVerifier } from '../nostr/verify.js';
-import { RelayClient } from './client.js';
-import { runPage } from './page.js';
-import type { EventSink } from './sink.js';
-import { Admitter, type KnownCheck } from './admit.js';
-import { MAX_PENDING_EVENTS } from './crawl.js';
-import type { IngestStatus } from '../ingest/types.js';
-import { relaysInList, RELAY_LIST_KIND } from './discovery.js';
-import { resolveTarget, type Target } from './url.js';
-import type { FetchCounts } from './types.js';
+import { parsePubkey } from '../../nostr/keys.js';
+import type { EventStore } from '../../store/types.js';
+import type { NostrEvent } from '../../nostr/event.js';
+import type { EventVerifier } from '../../nostr/verify.js';
+import { RelayClient } from '../../remote/client.js';
+import { runPage } from '../fetch/page.js';
+import type { EventSink } from '../../ingest/sink.js';
+import { Admitter, type KnownCheck } from '../fetch/admit.js';
+import { MAX_PENDING_EVENTS } from '../fetch/crawl.js';
+import type { IngestStatus } from '../../ingest/types.js';
+import { relaysInList, RELAY_LIST_KIND } from './relay-lists.js';
+import { resolveTarget, type Target } from '../../remote/url.js';
+import type { FetchCounts } from '../../directory/types.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -61,7 +61,7 @@ async function fromBootstrap(d: SeedDeps, kind: number, authors: string[], found
     try {
       const target = await (d.resolve ?? resolveTarget)(url, d.allowPrivate);
       client = await RelayClient.connect(target, { connectTimeout: d.connectTimeout, maxFrame: d.maxEventBytes + 1024, maxPayload: Math.max(1 << 20, d.maxEventBytes * 4) }, d.signal);
-      // The same checks and hand-on as a crawl's pages (admit.ts).
+      // The same checks and hand-on as a crawl's pages (fetch/admit.ts).
       const admitter = new Admitter({ verifier: d.verifier, sink: d.sink, known: d.known, inFlight: d.inFlight, counts: d.counts, maxPending: MAX_PENDING_EVENTS });
       for (let i = 0; i < missing.length; i += 200) {
         const batch = missing.slice(i, i + 200);

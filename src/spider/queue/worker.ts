@@ -1,19 +1,19 @@
 // A spider worker: leases relay URLs from the Redis queue, runs crawlRelay on each (the same unit of
-// work as the in-process spider), delivers the events to the home relay (deliver.ts) and acks the
+// work as the in-process spider), delivers the events to the home relay (src/remote/deliver.ts) and acks the
 // result only after every event was answered by the home relay. The relays a result's lists name go
 // back to the coordinator inside the result (WorkResult.links): the coordinator plans the next hop
 // from all of a hop's results, exactly as the in-process spider does, and enqueues it.
 import type { Logger } from 'pino';
-import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
-import type { Config } from '../config/schema.js';
-import { crawlRelay, sharedState } from './crawl.js';
-import { crawlOptions, knownCheckFor } from './spider.js';
-import { AuthorBook } from './authors.js';
+import { loadVerifier, type EventVerifier } from '../../nostr/verify.js';
+import type { Config } from '../../config/schema.js';
+import { crawlRelay, sharedState } from '../fetch/crawl.js';
+import { crawlOptions, knownCheckFor } from '../spider.js';
+import { AuthorBook } from '../fetch/authors.js';
 import { scratchEnv } from './scratch.js';
-import type { EventSink } from './sink.js';
-import type { WorkQueue } from './queue.js';
-import type { Target } from './url.js';
-import type { WorkResult } from './types.js';
+import type { EventSink } from '../../ingest/sink.js';
+import type { WorkQueue } from './memory.js';
+import type { Target } from '../../remote/url.js';
+import type { WorkResult } from '../../directory/types.js';
 
 export interface WorkerDeps {
   config: Config['spider'];
@@ -35,7 +35,7 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
   const verifier = d.verifier ?? await loadVerifier('auto');
   const opts = crawlOptions(d.config);
   const stats: WorkerStats = { leased: 0, acked: 0, failed: 0, lost: 0 };
-  // What the home holds is asked of the home relay itself (deliver.ts), so a failed attempt leaves
+  // What the home holds is asked of the home relay itself (src/remote/deliver.ts), so a failed attempt leaves
   // nothing behind that a later one could take for delivered. Known authors go to a scratch LMDB
   // environment (workers have no store), removed when the worker stops.
   const known = knownCheckFor(d.sink, undefined);

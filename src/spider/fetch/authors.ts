@@ -4,7 +4,7 @@
 // kept across runs), with a Bloom filter in front so a pubkey seen before costs no write; memory
 // stays constant whatever their number. Workers, which have no store, give it a scratch environment.
 import type { Database, RootDatabase } from 'lmdb';
-import type { NostrEvent } from '../nostr/event.js';
+import type { NostrEvent } from '../../nostr/event.js';
 import { HexBloom } from './bloom.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;

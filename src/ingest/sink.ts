@@ -1,9 +1,9 @@
 // Where fetched events go: always through the relay's one ingest path. Either in-process (the
-// relay's Ingest function, below) or over the network to a running relay (deliver.ts: NIP-01 EVENT
+// relay's Ingest function, below) or over the network to a running relay (src/remote/deliver.ts: NIP-01 EVENT
 // after optional NIP-42 AUTH, retried until the relay decides), which `orbweaver spider --once`
 // uses to reach the live subscribers of a relay that is already running, and workers use to
 // deliver to their home relay.
-import type { Ingest, IngestStatus } from '../ingest/types.js';
+import type { Ingest, IngestStatus } from './types.js';
 import type { NostrEvent } from '../nostr/event.js';
 
 export interface EventSink {
@@ -13,7 +13,7 @@ export interface EventSink {
   /**
    * What the home already holds, for each event: 'duplicate', 'replaced' (a newer version is held),
    * 'deleted', or null (send it). Remote sinks ask the home relay; an in-process sink has none:
-   * the spider asks the store it writes into (admit.ts storeKnown).
+   * the spider asks the store it writes into (src/spider/fetch/admit.ts storeKnown).
    */
   known?(evs: NostrEvent[]): Promise<Array<IngestStatus | null>>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 // Relay discovery from NIP-65 relay lists (kind 10002): which relays a list names, and the choice of
 // the next hop's relays (not seen yet, most-named first, bounded per hop and per run).
-import type { NostrEvent } from '../nostr/event.js';
-import { normalizeRelayUrl } from './url.js';
+import type { NostrEvent } from '../../nostr/event.js';
+import { normalizeRelayUrl } from '../../remote/url.js';
 
 export const RELAY_LIST_KIND = 10002;
 

@@ -11,8 +11,8 @@
 import type { Logger } from 'pino';
 import type { EventStore } from '../store/types.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { normalizeRelayUrl, syntacticRefusal } from './url.js';
-import type { RelayDirectory } from './directory.js';
+import { normalizeRelayUrl, syntacticRefusal } from '../remote/url.js';
+import type { RelayDirectory } from './records.js';
 import type { CandidateStore, Sighting } from './candidates.js';
 
 export const RELAY_DISCOVERY_KIND = 30166;

@@ -10,17 +10,17 @@
 // (its "edge"), not every id; stuck seconds keep their own ids until split, at most maxStuckSlices
 // per kind; authors live in LMDB (authors.ts) and per-kind "seen" authors in a Bloom filter.
 import type { Logger } from 'pino';
-import type { RelayClient } from './client.js';
-import type { Nip11Info } from './nip11.js';
-import type { FetchCounts, KindCursor, Quirks } from './types.js';
+import type { RelayClient } from '../../remote/client.js';
+import type { Nip11Info } from '../../remote/nip11.js';
+import type { FetchCounts, KindCursor, Quirks } from '../../directory/types.js';
 import type { Admitter } from './admit.js';
 import type { AuthorBook } from './authors.js';
 import { HexBloom } from './bloom.js';
 import type { Slots } from './slots.js';
 import { runPage, wireFilter, type PageResult } from './page.js';
-import type { NostrEvent } from '../nostr/event.js';
-import type { Filter } from '../nostr/filter.js';
-import { isReplaceable } from '../nostr/kinds.js';
+import type { NostrEvent } from '../../nostr/event.js';
+import type { Filter } from '../../nostr/filter.js';
+import { isReplaceable } from '../../nostr/kinds.js';
 import type { HomeItems } from './negentropy.js';
 
 export interface FetchOptions {

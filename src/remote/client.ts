@@ -8,7 +8,7 @@ import tls from 'node:tls';
 import WebSocket from 'ws';
 import type { Target } from './url.js';
 import type { WireFilter } from '../nostr/filter.js';
-import type { NegHandlers, NegTransport } from '../sync/reconcile.js';
+import type { NegHandlers, NegTransport } from './reconcile.js';
 
 export interface SubHandlers {
   /** an EVENT for this subscription: the raw parsed value (untrusted) and the frame size */
@@ -31,7 +31,7 @@ let subCounter = 0;
 export class RelayClient implements NegTransport {
   private ws!: WebSocket;
   private subs = new Map<string, SubHandlers>();
-  /** NIP-77 sessions by subscription id (src/sync/reconcile.ts drives them) */
+  /** NIP-77 sessions by subscription id (src/remote/reconcile.ts drives them) */
   private negs = new Map<string, NegHandlers>();
   private countWaiters = new Map<string, (n: number | null) => void>();
   private closedReason: string | null = null;

@@ -2,9 +2,9 @@
 // events than asked for. Every event is checked here before anyone sees it: shape, size and the
 // filter we asked for (with our own inclusive bounds). Its id and signature are checked later, and
 // only when the home does not hold it yet (admit.ts): most copies on the network are duplicates.
-import type { RelayClient } from './client.js';
-import { structureError, canonical, type NostrEvent } from '../nostr/event.js';
-import { matchFilter, toWire, type Filter, type WireFilter } from '../nostr/filter.js';
+import type { RelayClient } from '../../remote/client.js';
+import { structureError, canonical, type NostrEvent } from '../../nostr/event.js';
+import { matchFilter, toWire, type Filter, type WireFilter } from '../../nostr/filter.js';
 
 export interface PageRequest {
   /** the filter as we mean it: since/until inclusive */

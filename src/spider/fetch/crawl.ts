@@ -3,20 +3,20 @@
 // its kind 10002 lists name. Takes and returns plain JSON (WorkItem -> WorkResult), so it can run in
 // this process or in a worker on another machine (issue 4).
 import type { Logger } from 'pino';
-import { RelayClient } from './client.js';
-import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './fetch.js';
+import { RelayClient } from '../../remote/client.js';
+import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './paging.js';
 import { syncKind, triesNegentropy, type HomeItems, type NegentropyMode } from './negentropy.js';
-import { fetchNip11 } from './nip11.js';
-import type { EventSink } from './sink.js';
+import { fetchNip11 } from '../../remote/nip11.js';
+import type { EventSink } from '../../ingest/sink.js';
 import { Admitter, type KnownCheck } from './admit.js';
 import type { AuthorBook } from './authors.js';
 import { Slots } from './slots.js';
-import { LinkCollector, RELAY_LIST_KIND } from './discovery.js';
-import { resolveTarget, UnsafeUrlError, type Target } from './url.js';
-import { zeroCounts, type WorkItem, type WorkResult } from './types.js';
-import type { EventVerifier } from '../nostr/verify.js';
-import { computeId } from '../nostr/event.js';
-import type { IngestStatus } from '../ingest/types.js';
+import { LinkCollector, RELAY_LIST_KIND } from '../discovery/relay-lists.js';
+import { resolveTarget, UnsafeUrlError, type Target } from '../../remote/url.js';
+import { zeroCounts, type WorkItem, type WorkResult } from '../../directory/types.js';
+import type { EventVerifier } from '../../nostr/verify.js';
+import { computeId } from '../../nostr/event.js';
+import type { IngestStatus } from '../../ingest/types.js';
 
 export interface CrawlOptions extends FetchOptions {
   connectTimeout: number;

@@ -4,14 +4,11 @@
 // subscribers, else into the store in this process (app/command-sink.ts decides).
 import { loggerFor } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
-import { localRelayUrl, openCommandSink, SinkError, type CommandSink } from '../app/command-sink.js';
-import { createSpider } from './spider.js';
-import { formatSummary } from './status.js';
-import { createMonitor, type CycleSummary, type Monitor } from '../monitor/monitor.js';
+import { SinkError } from '../app/command-sink.js';
+import { nothingToCrawl, openStandaloneSpider, type StandaloneSpider } from '../app/standalone-spider.js';
+import { formatSummary } from '../spider/status.js';
+import type { CycleSummary } from '../monitor/monitor.js';
 import { unknownOption } from '../config/suggest.js';
-import { heapLimitMb } from '../app/heap-limit.js';
-
-export { localRelayUrl } from '../app/command-sink.js';
 
 export const SPIDER_USAGE = `usage: orbweaver spider [--once] [--json] [--relay ws://host:port | --local] [--data dir]
 
@@ -26,14 +23,6 @@ Without --once the spider runs at once and then every spider.interval until SIGI
 Settings: spider.* in relay.config.json or ORBWEAVER_SPIDER_* (see \`orbweaver config --env\`).`;
 
 const OPTIONS = ['--once', '--json', '--relay', '--local'];
-
-/** Why a spider with this configuration has nothing to crawl, or null. */
-export function nothingToCrawl(c: Config['spider']): string | null {
-  if (c.seeds.length === 0 && c.admins.length === 0) {
-    return 'the spider has nothing to crawl: set spider.seeds (ORBWEAVER_SPIDER_SEEDS) or spider.admins (ORBWEAVER_SPIDER_ADMINS) to pubkeys whose relay lists (kind 10002) start the crawl';
-  }
-  return null;
-}
 
 export async function spiderCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
   let once = false, json = false, local = false;
@@ -58,38 +47,16 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     logger.flush();
     return 2;
   }
-  let opened: CommandSink;
+  let opened: StandaloneSpider;
   try {
-    // the spider's own records (directory, cursors) live beside the events of the relay's store: writable
-    opened = await openCommandSink(config, logger, { relayUrl, local, writable: true, label: 'spider' });
+    opened = await openStandaloneSpider(config, logger, { relayUrl, local, once });
   } catch (e) {
     if (!(e instanceof SinkError)) throw e;
     logger.error(`spider: ${e.message}`);
     logger.flush();
     return 2;
   }
-  const { sink, store } = opened;
-  logger.info({ heapLimitMb: heapLimitMb(), pid: process.pid, via: opened.relayUrl ?? 'this process' }, 'spider started');
-  const selfUrls = [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])];
-  // With the monitor on, the crawl is followed by a monitor cycle over the directory (its events go
-  // the same way as the crawl's). A one-shot run does not validate candidates: those may lie beyond
-  // the spider's hops; the relay's (or `orbweaver spider`'s) long-running monitor validates them.
-  let monitor: Monitor | undefined;
-  let unfeed = () => {};
-  try {
-    if (config.spider.monitor) monitor = createMonitor({ config, store, put: (ev) => sink.put(ev), logger, validate: !once, selfUrls });
-  } catch (e) {
-    await opened.close();
-    throw e;
-  }
-  if (monitor && opened.pipeline) { const m = monitor; unfeed = opened.pipeline.onStored((ev) => m.seen(ev)); }
-  const spider = createSpider({
-    config: config.spider, store, sink, logger,
-    selfPubkey: config.info.pubkey || undefined,
-    selfUrls,
-    onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
-    storeIsHome: opened.storeIsHome,
-  });
+  const { spider, monitor } = opened;
   let code = 0;
   try {
     if (once) {
@@ -115,9 +82,6 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     logger.error({ err: e }, 'spider: run failed');
     code = 2;
   } finally {
-    unfeed();
-    await spider.stop();
-    await monitor?.stop();
     await opened.close();
     logger.flush();
   }

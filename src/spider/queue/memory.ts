@@ -7,7 +7,7 @@
 // (a relay that could not be reached is a finished piece of work: its result says so); fail() gives
 // the item back for another attempt, and after `maxAttempts` attempts it is dead-lettered and the
 // coordinator receives a 'failed' result carrying the last error, so a hop always completes.
-import { zeroCounts, type WorkItem, type WorkResult } from './types.js';
+import { zeroCounts, type WorkItem, type WorkResult } from '../../directory/types.js';
 
 export interface Lease {
   item: WorkItem;

@@ -12,7 +12,7 @@ import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
 import type { Logger } from 'pino';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
-import { statusFromOk, type EventSink } from './sink.js';
+import { statusFromOk, type EventSink } from '../ingest/sink.js';
 import { isReplaceable } from '../nostr/kinds.js';
 import { incomingWins } from '../store/rules.js';
 

@@ -10,12 +10,12 @@
 //      on the very object, nostr/verify.ts, and does not check again), and it is handed to the sink without waiting: up to `maxPending` hand-ons stay in
 //      flight, so the next page is fetched while the home stores this one.
 // The first failed hand-on (a worker that cannot deliver) is thrown by the next admit() or drain().
-import type { NostrEvent } from '../nostr/event.js';
-import type { EventVerifier } from '../nostr/verify.js';
-import type { IngestStatus } from '../ingest/types.js';
-import type { EventStore } from '../store/types.js';
-import type { EventSink } from './sink.js';
-import type { FetchCounts } from './types.js';
+import type { NostrEvent } from '../../nostr/event.js';
+import type { EventVerifier } from '../../nostr/verify.js';
+import type { IngestStatus } from '../../ingest/types.js';
+import type { EventStore } from '../../store/types.js';
+import type { EventSink } from '../../ingest/sink.js';
+import type { FetchCounts } from '../../directory/types.js';
 
 /** For each event, what the home already decided without seeing it again, or null when it must be sent. */
 export type KnownCheck = (evs: NostrEvent[]) => Promise<Array<IngestStatus | null>>;

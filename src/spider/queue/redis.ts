@@ -24,8 +24,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { DEFAULT_MAX_ATTEMPTS, deadResult, type Lease, type WorkQueue } from './queue.js';
-import type { WorkItem, WorkResult } from './types.js';
+import { DEFAULT_MAX_ATTEMPTS, deadResult, type Lease, type WorkQueue } from './memory.js';
+import type { WorkItem, WorkResult } from '../../directory/types.js';
 
 /** An item as it travels through Redis. */
 export interface QueueItem extends WorkItem {

@@ -4,7 +4,7 @@
 // they always agree. The NIP-66 monitor (src/monitor) adds its health figures through
 // ViewContext.health; /directory, /directory.json and `orbweaver directory` show the same rows with
 // the summary below (online now / 24 h / 7 d, by network, software and version, supported NIP).
-import { RelayDirectory, type BackoffPolicy, type RelayRecord } from './directory.js';
+import { RelayDirectory, type BackoffPolicy, type RelayRecord } from './records.js';
 import type { Quirks } from './types.js';
 
 export type RelayState =

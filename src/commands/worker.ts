@@ -5,12 +5,9 @@
 import { loggerFor } from '../relay/logger.js';
 import { unknownOption } from '../config/suggest.js';
 import type { Config } from '../config/schema.js';
-import { localRelayUrl } from './cli.js';
-import { homeSink, pubkeyOf } from './deliver.js';
+import { localRelayUrl } from '../app/command-sink.js';
+import { runWorkerProcess } from '../app/worker.js';
 import { parseSecretKey } from '../nostr/keys.js';
-import { RedisQueue } from './queue-redis.js';
-import { runWorker } from './worker.js';
-import { heapLimitMb } from '../app/heap-limit.js';
 
 export const WORKER_USAGE = `usage: orbweaver worker [--redis redis://host:6379/0] [--relay ws://home-relay:7447] [--concurrency n] [--name id]
 
@@ -46,30 +43,16 @@ export async function workerCommand(config: Config, argv: string[], signal?: Abo
   if (config.spider.workerKey) {
     try { secretKey = parseSecretKey(config.spider.workerKey); } catch (e) { process.stderr.write(`orbweaver worker: ${(e as Error).message}\n`); return 2; }
   }
-  const queue = new RedisQueue({ url: redis, prefix: config.spider.queueKey, leaseTtl: config.spider.leaseTtl, maxAttempts: config.spider.maxAttempts, log: logger, name });
-  const sink = homeSink({
-    url: home, authUrl: config.publicUrl || home, secretKey, connectTimeout: Math.min(config.spider.connectTimeout, 5000),
-    okTimeout: 30_000, window: 200, deliveryTimeout: config.spider.deliveryTimeout, log: logger,
-  });
-  logger.info({ redis: redis.replace(/\/\/[^@/]*@/, '//***@'), queueKey: config.spider.queueKey, home, concurrency, name: queue.name, pubkey: secretKey ? pubkeyOf(secretKey) : null, heapLimitMb: heapLimitMb(), pid: process.pid },
-    secretKey ? 'orbweaver worker started' : 'orbweaver worker started WITHOUT a key (spider.workerKey): the home relay sees an anonymous client');
   const stop = new AbortController();
   const onSignal = () => { logger.info('worker stopping: finishing or giving back the items in progress'); stop.abort(); };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   signal?.addEventListener('abort', onSignal, { once: true });
   try {
-    const stats = await runWorker({ config: config.spider, queue, sink, log: logger, concurrency }, stop.signal);
-    logger.info(stats, 'orbweaver worker stopped');
-    return 0;
-  } catch (e) {
-    logger.error({ err: e }, 'worker failed');
-    return 1;
+    return await runWorkerProcess(config, logger, { redis, home, concurrency, name, secretKey }, stop.signal);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await sink.close();
-    await queue.close();
     logger.flush?.();
   }
 }

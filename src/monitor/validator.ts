@@ -6,10 +6,10 @@
 // DNS) is dropped at once. A validated relay enters the directory at hop -1 ("found": not on the
 // spider's hops) with its sources as referrers; the spider sets its real hop if a crawl reaches it.
 import type { Logger } from 'pino';
-import { resolveTarget, UnsafeUrlError, type Target } from './url.js';
-import { probeRelay } from './probe.js';
-import type { RelayDirectory } from './directory.js';
-import { validationOrder, type CandidateRecord, type CandidateStore } from './candidates.js';
+import { resolveTarget, UnsafeUrlError, type Target } from '../remote/url.js';
+import { probeRelay } from '../remote/probe.js';
+import type { RelayDirectory } from '../directory/records.js';
+import { validationOrder, type CandidateRecord, type CandidateStore } from '../directory/candidates.js';
 
 export const FOUND_HOP = -1;
 

@@ -1,5 +1,5 @@
 // NIP-77 client side: reconcile a local item set with a remote relay over any transport that can
-// send NEG-OPEN / NEG-MSG / NEG-CLOSE and route NEG-MSG / NEG-ERR back (spider/client.ts's
+// send NEG-OPEN / NEG-MSG / NEG-CLOSE and route NEG-MSG / NEG-ERR back (remote/client.ts's
 // RelayClient does). Used by `orbweaver sync`; the spider can call the same functions.
 //
 // The remote is untrusted: every answer has a deadline, messages are parsed by the bounded
