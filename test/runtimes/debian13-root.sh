@@ -136,6 +136,18 @@ stage() {
   echo "/build/$name"
 }
 
+# The host's local certificate authorities (/usr/local/share/ca-certificates, e.g. a proxy's) are
+# trusted inside the root too, so npm reaches the registry the way the host does.
+trust_host_cas() {
+  local src=/usr/local/share/ca-certificates dst="$root/usr/local/share/ca-certificates"
+  [ -d "$src" ] || return 0
+  if ! diff -rq "$src" "$dst" >/dev/null 2>&1; then
+    rm -rf "$dst"
+    cp -r "$src" "$dst"
+    chroot "$root" update-ca-certificates >/dev/null 2>&1 || say "update-ca-certificates failed in the root: registry downloads may fail"
+  fi
+}
+
 run() {
   need_root run
   local line=$1 dir=$2
@@ -153,8 +165,11 @@ run() {
   complete || die "no complete root in $root: run '$0 build' first"
   [ -x "$root/opt/node-$line/bin/node" ] || die "the root has no Node $line (lines: ${LINES[*]})"
   local envs=(HOME=/root LANG=C.UTF-8 PATH="/opt/node-$line/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    # node-gyp (bcrypto) takes Node's headers from the package instead of downloading them
-    npm_config_nodedir="/opt/node-$line" npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false)
+    # node-gyp (bcrypto) takes Node's headers from the package instead of downloading them (node-gyp reads
+    # this variable; npm_config_nodedir works too, but npm 11 warns about it on every command)
+    npm_package_config_node_gyp_nodedir="/opt/node-$line" npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
+    # Node reads its own CA list, not the system's: add the system's (with the host's local CAs)
+    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
   local v
   for v in $(compgen -e); do
     case $v in ORBWEAVER_* | RELAY_URL | CI) envs+=("$v=${!v}") ;; esac
@@ -162,6 +177,7 @@ run() {
   [ -z "$user" ] || envs+=(HOME="$(chroot "$root" getent passwd "$user" | cut -d: -f6)")
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   cp /etc/hosts "$root/etc/hosts" 2>/dev/null || true
+  trust_host_cas
   local script='set -e; r=$1; shift
     mount -t proc proc "$r/proc"
     mount --rbind /dev "$r/dev"
