@@ -14,9 +14,10 @@
 #   debian13-root.sh run LINE DIR -- CMD...     run CMD inside the root, in DIR (a path inside the
 #                                               root), Node LINE (22 or 24) first on PATH
 #
-# `run` passes ORBWEAVER_*, RELAY_URL and CI through; --bind HOST_DIR:ROOT_DIR (before --) mounts a
-# host folder read-only inside the root; --user UID runs CMD as that user. The mounts live in a
-# private mount namespace (unshare), so they end with the command whatever happens to it.
+# `run` passes ORBWEAVER_*, RELAY_URL and CI through; options before --: --bind HOST_DIR:ROOT_DIR
+# mounts a host folder read-only inside the root; --user UID runs CMD as that user; --env K=V sets a
+# variable; --net-private gives CMD a network of its own (loopback only, no way out). The mounts
+# live in a private mount namespace (unshare), so they end with the command whatever happens to it.
 #
 # Needs root (debootstrap, chroot, mount). Settings:
 #   ORBWEAVER_ROOT_CACHE    where roots are kept (default /var/cache/orbweaver)
@@ -152,11 +153,13 @@ run() {
   need_root run
   local line=$1 dir=$2
   shift 2
-  local binds=() user=
+  local binds=() user= extra=() net=()
   while [ $# -gt 0 ] && [ "$1" != -- ]; do
     case $1 in
       --bind) binds+=("$2"); shift 2 ;;
       --user) user=$2; shift 2 ;;
+      --env) extra+=("$2"); shift 2 ;;
+      --net-private) net=(--net); shift ;;
       *) die "run: unknown option $1" ;;
     esac
   done
@@ -175,10 +178,13 @@ run() {
     case $v in ORBWEAVER_* | RELAY_URL | CI) envs+=("$v=${!v}") ;; esac
   done
   [ -z "$user" ] || envs+=(HOME="$(chroot "$root" getent passwd "$user" | cut -d: -f6)")
+  envs+=("${extra[@]}")
+  [ ${#net[@]} = 0 ] || command -v ip >/dev/null 2>&1 || die "run --net-private needs ip on the host (apt-get install iproute2)"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   cp /etc/hosts "$root/etc/hosts" 2>/dev/null || true
   trust_host_cas
   local script='set -e; r=$1; shift
+    [ -z "$NET_PRIVATE" ] || ip link set lo up
     mount -t proc proc "$r/proc"
     mount --rbind /dev "$r/dev"
     mount --rbind /sys "$r/sys"
@@ -190,7 +196,7 @@ run() {
     exec "$@"'
   local chroot_args=("$root")
   [ -z "$user" ] || chroot_args=(--userspec="$user:$user" "$root")
-  exec unshare --mount --propagation private -- bash -c "$script" bash "$root" "${#binds[@]}" "${binds[@]}" \
+  NET_PRIVATE=${net[*]} exec unshare --mount "${net[@]}" --propagation private -- bash -c "$script" bash "$root" "${#binds[@]}" "${binds[@]}" \
     chroot "${chroot_args[@]}" /usr/bin/env -i "${envs[@]}" /bin/sh -c 'cd "$0" && exec "$@"' "$dir" "$@"
 }
 
@@ -199,5 +205,5 @@ case ${1:-} in
   path) echo "$root" ;;
   stage) [ $# = 3 ] || die "usage: $0 stage SRC NAME"; stage "$2" "$3" ;;
   run) [ $# -ge 4 ] || die "usage: $0 run LINE DIR -- CMD..."; shift; run "$@" ;;
-  *) die "usage: $0 build | path | stage SRC NAME | run LINE DIR [--bind HOST:ROOT] [--user UID] -- CMD..." ;;
+  *) die "usage: $0 build | path | stage SRC NAME | run LINE DIR [--bind HOST:ROOT] [--user UID] [--env K=V] [--net-private] -- CMD..." ;;
 esac
