@@ -1,9 +1,11 @@
-# orbweaver relay. Node 20: the uWebSockets.js binaries exist for Node 16/18/20 only.
+# orbweaver relay on Node 24 (LTS) and Debian 13: the uWebSockets.js build with binaries for Node
+# 22 and 24 (@btc-vision/uwebsockets.js) needs glibc 2.38 (Debian 13 has 2.41; Debian 12 has 2.36).
 # Configuration: the image's /app/relay.config.json (docker/relay.config.json: host 0.0.0.0, port
 # 7447, dataDir /data) — mount your own over it, or set ORBWEAVER_* variables (-e). Nothing is set
 # in ENV, so a mounted file is never overridden. Data: the /data volume, owned by the `node` user
 # (uid 1000); a bind mount must be writable by uid 1000 (README, "Docker").
-FROM node:20-bookworm-slim AS build
+# Checked without a Docker engine by test/runtimes/docker-steps.sh (these steps in a Debian 13 root).
+FROM node:24-trixie-slim AS build
 WORKDIR /app
 # g++/make/python3 build bcrypto's native secp256k1 (the fast signature path)
 RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 && rm -rf /var/lib/apt/lists/*
@@ -13,7 +15,7 @@ COPY src ./src
 # and bench/ are not in the build context: .dockerignore); then the dev dependencies go
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 
-FROM node:20-bookworm-slim
+FROM node:24-trixie-slim
 WORKDIR /app
 ENV NODE_ENV=production
 COPY --from=build /app/node_modules ./node_modules

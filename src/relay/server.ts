@@ -67,8 +67,8 @@ export interface RelayHandle {
 const LISTEN_EXCLUSIVE_PORT = 1;
 
 export async function startRelay(config: Config, logger: Logger, deps: RelayDeps): Promise<RelayHandle> {
-  const { uws, native, error: uwsError } = loadUws(config.allowJsFallback);
-  if (!native) logger.warn({ reason: uwsError }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
+  const { uws, native, package: uwsPackage, binary: uwsBinary, error: uwsError } = loadUws(config.allowJsFallback);
+  if (!native) logger.warn({ reason: uwsError, uwsPackage }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
   const { pipeline, registry, metrics } = deps;
   const { store, verifier, policies, access, ingest } = pipeline;
   const live = new LiveIndex<Connection>();
@@ -206,7 +206,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   sweepTimer.unref();
 
   logger.info(
-    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, uwsNative: native, verifier: verifier.backend, verifyThreads: verifier.threads, queryThreads: queries.threads, events: store.stats().events },
+    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, node: process.version, uwsNative: native, uwsPackage, uwsBinary, verifier: verifier.backend, verifyThreads: verifier.threads, queryThreads: queries.threads, events: store.stats().events },
     'orbweaver relay listening',
   );
 

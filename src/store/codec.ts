@@ -62,7 +62,10 @@ export const expirationOfValue = (buf: Buffer): number | null =>
   buf[0] & FLAG_EXPIRATION ? buf.readUIntBE(FIXED_HEADER, EXP_BYTES) : null;
 export const idHexOf = (buf: Buffer): string => buf.toString('hex', OFF_ID, OFF_ID + 32);
 export const pubkeyHexOf = (buf: Buffer): string => buf.toString('hex', OFF_PUBKEY, OFF_PUBKEY + 32);
-export const jsonOf = (buf: Buffer): string => buf.toString('utf8', headerLength(buf));
+// The end is explicit: lmdb's getBinaryFast hands out one reused buffer whose `length` property is
+// set to the value's size, and Node 24's Buffer methods read to the real end of the memory when no
+// end is given (Node 20 and 22 stop at `length`).
+export const jsonOf = (buf: Buffer): string => buf.toString('utf8', headerLength(buf), buf.length);
 
 /** The whole header decoded (for tests and the write rules; scans read single fields). */
 export function decodeHeader(buf: Buffer): Header {

@@ -28,6 +28,12 @@ test('Dockerfile: configuration left to the mounted file, no tests or benchmarks
   for (const p of ['node_modules', 'data', 'dist', '.git', 'test', 'bench']) assert.ok(ignored.has(p), `${p} is not sent to the build context`);
 });
 
+test('Dockerfile: every stage on Node 24 and Debian 13, whose glibc (2.41) the Node 22/24 uWebSockets.js build needs (2.38)', () => {
+  const froms = instructions(read('Dockerfile')).filter((l) => /^\s*FROM\b/i.test(l));
+  assert.ok(froms.length >= 2, 'a build stage and the image');
+  for (const f of froms) assert.match(f, /^FROM node:24-trixie(-slim)?(\s|$)/, f);
+});
+
 test('the image config listens on every interface and keeps data in /data', () => {
   const r = runCli(['config', '--config', join(ROOT, 'docker/relay.config.json')]);
   assert.equal(r.status, 0, r.stderr);

@@ -217,7 +217,7 @@ export class SearchScan implements Scan {
     // getBinaryFast returns a reused buffer: score the doc before reading the event
     const d = this.s.docs.getBinaryFast(key);
     if (d === undefined) return; // removed since the posting was read
-    const tier = tierOf(this.q, d.toString('utf8'));
+    const tier = tierOf(this.q, d.toString('utf8', 0, d.length)); // explicit end: see codec.ts jsonOf
     if (tier < 0) return;
     const { dbs, now } = this.env;
     const value = dbs.events.getBinaryFast(key);
