@@ -6,6 +6,7 @@
 // handlers call into it.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
+import { challengeMode } from '../../config/policy.js';
 import type { EventStore, ScanSignal } from '../../store/types.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import { authMessage, noticeMessage, okMessage } from '../../nostr/messages.js';
@@ -30,6 +31,8 @@ export interface ConnLike {
   /** address key of ip (cidr.ts addressKey) */
   key: string;
   challenge: string;
+  /** whether `challenge` was sent on this connection (NIP-42: only a sent challenge can be answered) */
+  challengeSent: boolean;
   authed: Set<string>;
   closed: boolean;
   send(text: string): boolean;
@@ -73,6 +76,10 @@ export class Access {
   private conns = new Set<ConnLike>();
   authOk = 0;
   authFailed = 0;
+  /** challenges sent (on connect, or on demand) */
+  challengesSent = 0;
+  /** when the NIP-42 challenge is sent (auth.challenge with `auto` resolved) */
+  readonly challengeMode: 'connect' | 'on-demand';
   scansCut = 0;
 
   constructor(private config: Config, private verifier: SigChecker) {
@@ -83,6 +90,7 @@ export class Access {
     this.budgets = new ClientBudgets(config.limits, config.rateLimits);
     this.querySlots = new QuerySlots(config.read);
     this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
+    this.challengeMode = challengeMode(config.auth);
     const { messagesPerIp, bytesPerIp, burstSeconds } = config.rateLimits;
     this.inputMessages = new KeyedBuckets(messagesPerIp, Math.max(1, messagesPerIp * burstSeconds));
     this.inputBytes = new KeyedBuckets(bytesPerIp, Math.max(config.limits.maxMessageLength, bytesPerIp * burstSeconds));
@@ -122,7 +130,7 @@ export class Access {
   opened(conn: ConnLike): void {
     this.perIp.set(conn.key, (this.perIp.get(conn.key) ?? 0) + 1);
     this.conns.add(conn);
-    conn.send(authMessage(conn.challenge));
+    if (this.challengeMode === 'connect') this.sendChallenge(conn);
   }
 
   closed(conn: ConnLike): void {
@@ -147,6 +155,23 @@ export class Access {
 
   // ---- NIP-42 --------------------------------------------------------------------------
 
+  /** Sends the connection's challenge, once. */
+  sendChallenge(conn: ConnLike): void {
+    if (conn.challengeSent) return;
+    conn.challengeSent = true;
+    this.challengesSent++;
+    conn.send(authMessage(conn.challenge));
+  }
+
+  /**
+   * Call right before sending a refusal (OK false, CLOSED, NEG-ERR): when it says `auth-required:`
+   * and the connection has no challenge yet (on-demand mode), the challenge goes out first, so the
+   * client holds one when it reads the refusal and can authenticate and retry (NIP-42's flow).
+   */
+  beforeRefusal(conn: ConnLike, message: string): void {
+    if (!conn.challengeSent && message.startsWith('auth-required:')) this.sendChallenge(conn);
+  }
+
   /**
    * NIP-42. Each AUTH costs a signature check, so it is rate-limited (rateLimits.*.auth) and counts
    * toward the connection's messages in flight before anything is verified.
@@ -158,6 +183,16 @@ export class Access {
     if (typeof release === 'string') {
       this.authFailed++;
       conn.send(okMessage(id, false, release));
+      return;
+    }
+    if (!conn.challengeSent) {
+      // A client that wants to authenticate before anything needs it (a spider worker, the local
+      // key of `spider --once` and `sync`) sends AUTH first: nothing can be granted without a
+      // challenge, so the answer is the challenge, then this refusal. No signature is checked.
+      release();
+      const why = 'auth-required: no challenge was sent on this connection yet; answer the one just sent';
+      this.beforeRefusal(conn, why);
+      conn.send(okMessage(id, false, why));
       return;
     }
     let r: Awaited<ReturnType<typeof checkAuthEvent>>;
@@ -296,6 +331,7 @@ export class Access {
     return {
       authSucceeded: this.authOk,
       authFailed: this.authFailed,
+      authChallengesSent: this.challengesSent,
       rateLimited: this.limiter.refused,
       scansCut: this.scansCut,
       messagesDropped: this.messagesDropped,
