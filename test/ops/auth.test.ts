@@ -61,6 +61,13 @@ test('on demand: an AUTH before any challenge is answered with the challenge, th
   const d = await Client.open(relay.url);
   assert.notEqual(await d.challenge(), challenge, 'every connection gets its own challenge');
   assert.equal(c.received.filter(isAuth).length, 1, 'one challenge per connection');
+  // asking again (an AUTH without a challenge tag) gets the same challenge again, and grants nothing
+  const ask = new Author().sign({ kind: 22242, tags: [['relay', relay.url]] });
+  c.send(['AUTH', ask]);
+  const again = await c.next((m) => m[0] === 'OK' && m[1] === ask.id);
+  assert.equal(again[2], false);
+  assert.match(again[3] as string, /^auth-required: /);
+  assert.deepEqual(c.received.filter(isAuth).map((m) => m[1]), [challenge, challenge]);
   c.close();
   d.close();
 });

@@ -53,6 +53,11 @@ export interface ScanGuard {
   readonly tripped: null | 'budget' | 'timeout';
 }
 
+const hasChallengeTag = (raw: unknown): boolean => {
+  const tags = (raw as { tags?: unknown })?.tags;
+  return Array.isArray(tags) && tags.some((t) => Array.isArray(t) && t[0] === 'challenge');
+};
+
 export class Access {
   readonly lists: AccessLists;
   readonly limiter: RateLimiter;
@@ -155,9 +160,9 @@ export class Access {
 
   // ---- NIP-42 --------------------------------------------------------------------------
 
-  /** Sends the connection's challenge, once. */
-  sendChallenge(conn: ConnLike): void {
-    if (conn.challengeSent) return;
+  /** Sends the connection's challenge, once (`again`: once more, the same challenge). */
+  sendChallenge(conn: ConnLike, again = false): void {
+    if (conn.challengeSent && !again) return;
     conn.challengeSent = true;
     this.challengesSent++;
     conn.send(authMessage(conn.challenge));
@@ -185,13 +190,16 @@ export class Access {
       conn.send(okMessage(id, false, release));
       return;
     }
-    if (!conn.challengeSent) {
+    if (!conn.challengeSent || !hasChallengeTag(raw)) {
       // A client that wants to authenticate before anything needs it (a spider worker, the local
-      // key of `spider --once` and `sync`) sends AUTH first: nothing can be granted without a
-      // challenge, so the answer is the challenge, then this refusal. No signature is checked.
+      // key of `spider --once` and `sync`) asks for the challenge by sending AUTH first, without a
+      // challenge tag. Nothing can be granted without a challenge, so the answer is the challenge
+      // (the same one again if it was sent already), then this refusal; no signature is checked.
       release();
-      const why = 'auth-required: no challenge was sent on this connection yet; answer the one just sent';
-      this.beforeRefusal(conn, why);
+      const why = conn.challengeSent
+        ? 'auth-required: an AUTH event needs the challenge tag; answer the challenge just sent'
+        : 'auth-required: no challenge was sent on this connection yet; answer the one just sent';
+      this.sendChallenge(conn, true);
       conn.send(okMessage(id, false, why));
       return;
     }
