@@ -12,13 +12,12 @@ let eager: RelayProcess;
 const PUBLIC_URL = 'wss://Relay.Example.COM/';
 
 before(async () => {
-  [relay, strict, eager] = await Promise.all([
-    startRelayProcess(),
-    startRelayProcess({ env: { ORBWEAVER_AUTH_REQUIRED: 'all', ORBWEAVER_PUBLIC_URL: PUBLIC_URL } }),
-    startRelayProcess({ env: { ORBWEAVER_AUTH_CHALLENGE: 'connect' } }),
-  ]);
+  // one after another: on a loaded machine three starting at once can each miss the start-up wait
+  relay = await startRelayProcess();
+  strict = await startRelayProcess({ env: { ORBWEAVER_AUTH_REQUIRED: 'all', ORBWEAVER_PUBLIC_URL: PUBLIC_URL } });
+  eager = await startRelayProcess({ env: { ORBWEAVER_AUTH_CHALLENGE: 'connect' } });
 });
-after(async () => { await Promise.all([relay.cleanup(), strict.cleanup(), eager.cleanup()]); });
+after(async () => { await Promise.all([relay, strict, eager].map((r) => r?.cleanup())); });
 
 type Msg = unknown[];
 const isAuth = (m: Msg) => m[0] === 'AUTH';

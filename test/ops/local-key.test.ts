@@ -26,12 +26,11 @@ const alice = new Author();
 const events = Array.from({ length: 300 }, (_, i) => alice.sign({ kind: 1, created_at: 1_700_000_000 + i, content: `n${i}` }));
 
 before(async () => {
-  [source, home, onDemand, onConnect] = await Promise.all([
-    startRelayProcess(),
-    startRelayProcess({ env: TIGHT }),
-    startRelayProcess({ env: AUTH_TO_WRITE }),
-    startRelayProcess({ env: { ...AUTH_TO_WRITE, ORBWEAVER_AUTH_CHALLENGE: 'connect' } }),
-  ]);
+  // one after another: on a loaded machine four starting at once can each miss the start-up wait
+  source = await startRelayProcess();
+  home = await startRelayProcess({ env: TIGHT });
+  onDemand = await startRelayProcess({ env: AUTH_TO_WRITE });
+  onConnect = await startRelayProcess({ env: { ...AUTH_TO_WRITE, ORBWEAVER_AUTH_CHALLENGE: 'connect' } });
   const c = await Client.open(source.url);
   for (const e of events) assert.equal((await c.publish(e)).ok, true);
   c.close();
