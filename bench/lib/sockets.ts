@@ -45,8 +45,13 @@ export async function openMany(url: string, n: number, localAddress: string | un
 
 export const send = (s: Sock, m: unknown): void => { if (!s.closed) s.ws.send(typeof m === 'string' ? m : JSON.stringify(m)); };
 
-/** The NIP-42 challenge the relay sent on connect ('' if none came within 2 s). */
+/**
+ * The connection's NIP-42 challenge ('' if none came within 2 s). A relay that challenges on demand
+ * (orbweaver's default) sends it in answer to an AUTH without a challenge tag, so one is sent when
+ * no challenge is there yet; a relay that challenged on connect has sent it already or is sending it.
+ */
 export async function challengeOf(s: Sock): Promise<string> {
+  if (!s.challenge) send(s, ['AUTH', { kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', s.ws.url]], content: '' }]);
   for (let i = 0; i < 100 && !s.challenge; i++) await sleep(20);
   return s.challenge ?? '';
 }

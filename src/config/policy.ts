@@ -11,7 +11,11 @@ export const authSchema = z
     required: z
       .enum(['off', 'write', 'read', 'all'])
       .default('off')
-      .describe('NIP-42: require authentication to write (EVENT), to read (REQ/COUNT), for both (all), or not at all (off); the challenge is sent on connect either way'),
+      .describe('NIP-42: require authentication to write (EVENT), to read (REQ/COUNT), for both (all), or not at all (off)'),
+    challenge: z
+      .enum(['auto', 'connect', 'on-demand'])
+      .default('auto')
+      .describe('when the NIP-42 challenge is sent: connect (first message on every connection), on-demand (right before the first auth-required: answer on a connection, or in answer to an AUTH sent before any challenge), auto (connect when auth.required is read or all, else on-demand). Several client libraries misbehave when challenged on connect for nothing'),
     writeKinds: intList([], 'kinds that may only be published from an authenticated connection, whatever auth.required says'),
     readKinds: intList([4, 1059], 'kinds only their author or a p-tagged recipient may read, after AUTH (DMs, gift wraps); empty list: anyone may read them'),
     maxAge: duration('10m', 'an AUTH event whose created_at is further than this from now is refused'),
@@ -19,6 +23,16 @@ export const authSchema = z
   })
   .prefault({})
   .describe('NIP-42 authentication');
+
+/**
+ * When the NIP-42 challenge goes out, with `auto` resolved: on connect where reading needs AUTH
+ * (every client must authenticate before anything works, so it may as well start at once), on
+ * demand otherwise — a client that never needs AUTH never sees a challenge.
+ */
+export function challengeMode(auth: { required: string; challenge: string }): 'connect' | 'on-demand' {
+  if (auth.challenge === 'connect' || auth.challenge === 'on-demand') return auth.challenge;
+  return auth.required === 'read' || auth.required === 'all' ? 'connect' : 'on-demand';
+}
 
 export const rateSchema = (event: number, req: number, count: number, auth: number, what: string) =>
   z

@@ -43,6 +43,8 @@ export class Connection implements OutputHolder {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
   readonly authed = new Set<string>();
+  /** the NIP-42 challenge went out (on connect, or with the first auth-required: answer) */
+  challengeSent = false;
   /** what per-client limits count by: the IPv4 address or the IPv6 /64 */
   readonly key: string;
   ws: WebSocket<{ conn: Connection }> | null = null;

@@ -1,6 +1,8 @@
 // How a worker's (and `orbweaver spider --once`'s) events reach the home store: NIP-01 EVENT to the home relay, after NIP-42 AUTH
 // with the worker's key (spider.workerKey; the relay lists the pubkey in spider.workerPubkeys, which
 // exempts it from rate limits). The events take the relay's one ingest path like any client's.
+// The AUTH comes before the first EVENT whether the relay challenges on connect or on demand: the
+// worker asks for the challenge by sending AUTH first (Conn.requestChallenge).
 //
 // put() resolves only with the relay's OK for that event. A connection that drops (the home relay
 // restarting), an OK that does not come, or an answer that is not a decision about the event
@@ -89,12 +91,22 @@ class Conn {
     });
   }
 
-  nextChallenge(ms: number): Promise<string | null> {
+  /**
+   * The relay's NIP-42 challenge for this connection. A relay that challenges on connect has sent
+   * it (or is sending it); one that challenges on demand sends it in answer to an AUTH that comes
+   * before any challenge (an orbweaver relay does: policy/access.ts), so such an AUTH is sent at
+   * once, carrying no challenge and so granting nothing. Its OK (refused either way) is not waited
+   * for: whichever way the challenge comes, it is the first one we take. Null after `ms`.
+   */
+  requestChallenge(secretKey: Uint8Array, relayTag: string, ms: number): Promise<string | null> {
     if (this.challenge) return Promise.resolve(this.challenge);
-    return new Promise((resolve) => {
+    const ask = finalizeEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', relayTag]], content: '' }, secretKey);
+    const got = new Promise<string | null>((resolve) => {
       const t = setTimeout(() => { this.challengeWaiter = null; resolve(null); }, ms);
       this.challengeWaiter = (c) => { clearTimeout(t); this.challengeWaiter = null; resolve(c); };
     });
+    this.ws.send(JSON.stringify(['AUTH', ask]), () => { /* a failed send shows as no challenge */ });
+    return got;
   }
 
   /** Sends ["EVENT"|"AUTH", ev] and waits for its OK; null when the connection went or no OK came. */
@@ -223,9 +235,11 @@ export function homeSink(o: HomeSinkOptions): HomeSink {
       throw e;
     }
     if (o.secretKey) {
-      const challenge = await c.nextChallenge(o.connectTimeout);
+      // authenticated before the first EVENT, so no event of ours meets the public limits
+      const relayTag = o.authUrl ?? o.url;
+      const challenge = await c.requestChallenge(o.secretKey, relayTag, o.connectTimeout);
       if (!challenge) { c.close(); throw new Error('no AUTH challenge from the home relay'); }
-      const auth = finalizeEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', o.authUrl ?? o.url], ['challenge', challenge]], content: '' }, o.secretKey) as NostrEvent;
+      const auth = finalizeEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', relayTag], ['challenge', challenge]], content: '' }, o.secretKey) as NostrEvent;
       const r = await c.send('AUTH', auth, o.okTimeout);
       if (!r?.ok) { c.close(); throw new Error(`AUTH refused by the home relay: ${r?.message ?? 'no answer'}`); }
     }

@@ -20,6 +20,8 @@ type Msg = unknown[];
 export class Client {
   readonly ws: WebSocket;
   readonly inbox: Msg[] = [];
+  /** every message but EVENTs, in the order received (next() takes messages out of `inbox`, not out of this) */
+  readonly received: Msg[] = [];
   private waiters: Array<() => void> = [];
   closed = false;
   closeCode?: number;
@@ -40,6 +42,7 @@ export class Client {
       let m: Msg;
       try { m = JSON.parse(data.toString()); } catch { m = ['__unparseable__', data.toString()]; }
       this.inbox.push(m);
+      if (m[0] !== 'EVENT') this.received.push(m);
       this.wake();
     });
     this.ws.on('close', (code) => { this.closed = true; this.closeCode = code; this.wake(); });
@@ -98,11 +101,18 @@ export class Client {
     return this.next((m) => (m[0] === 'COUNT' || m[0] === 'CLOSED') && m[1] === subId, 10000, `COUNT for ${subId}`);
   }
 
-  /** The NIP-42 challenge the relay sent on connect. */
-  async challenge(timeout = 5000): Promise<string> {
+  /**
+   * The NIP-42 challenge the relay sent on this connection. When none has come yet it is asked for
+   * (`ask`, the default) the way a client that wants to authenticate up front does with a relay that
+   * challenges on demand: by sending AUTH first (an event without a challenge, which grants nothing);
+   * the relay answers with the challenge. With `ask: false` it only waits for one.
+   */
+  async challenge(timeout = 5000, ask = true): Promise<string> {
     // Remembered: next() consumes the message, and callers ask more than once (authenticate()).
     if (this.authChallenge !== undefined) return this.authChallenge;
-    const m = this.inbox.find((m) => m[0] === 'AUTH') ?? (await this.next((m) => m[0] === 'AUTH', timeout, 'AUTH challenge'));
+    let m = this.inbox.find((m) => m[0] === 'AUTH');
+    if (!m && ask) this.send(['AUTH', new Author().sign({ kind: 22242, tags: [['relay', 'ws://asking.for.a.challenge']] })]);
+    m ??= await this.next((m) => m[0] === 'AUTH', timeout, 'AUTH challenge');
     this.authChallenge = m[1] as string;
     return this.authChallenge;
   }

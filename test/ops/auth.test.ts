@@ -1,5 +1,6 @@
-// NIP-42 AUTH, auth modes, DMs readable only by their author or recipient, NIP-70 protected
-// events: real relay processes, real WebSocket clients.
+// NIP-42 AUTH, auth modes, when the challenge is sent (auth.challenge: on demand by default, on
+// connect where reading needs AUTH), DMs readable only by their author or recipient, NIP-70
+// protected events: real relay processes, real WebSocket clients.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
@@ -7,26 +8,88 @@ import { Author, Client, ids, now, sleep } from '../helpers/client.js';
 
 let relay: RelayProcess;
 let strict: RelayProcess;
+let eager: RelayProcess;
 const PUBLIC_URL = 'wss://Relay.Example.COM/';
 
 before(async () => {
-  [relay, strict] = await Promise.all([
-    startRelayProcess(),
-    startRelayProcess({ env: { ORBWEAVER_AUTH_REQUIRED: 'all', ORBWEAVER_PUBLIC_URL: PUBLIC_URL } }),
-  ]);
+  // one after another: on a loaded machine three starting at once can each miss the start-up wait
+  relay = await startRelayProcess();
+  strict = await startRelayProcess({ env: { ORBWEAVER_AUTH_REQUIRED: 'all', ORBWEAVER_PUBLIC_URL: PUBLIC_URL } });
+  eager = await startRelayProcess({ env: { ORBWEAVER_AUTH_CHALLENGE: 'connect' } });
 });
-after(async () => { await Promise.all([relay.cleanup(), strict.cleanup()]); });
+after(async () => { await Promise.all([relay, strict, eager].map((r) => r?.cleanup())); });
 
-test('the challenge is sent on connect even with auth off, and a good AUTH is accepted', async () => {
+type Msg = unknown[];
+const isAuth = (m: Msg) => m[0] === 'AUTH';
+/** Index in `received` of the first message matching `pred` (-1: none). */
+const at = (c: Client, pred: (m: Msg) => boolean) => c.received.findIndex(pred);
+
+test('defaults: no challenge until something needs it; reading, writing, COUNT and refusals of other kinds bring none', async () => {
   const c = await Client.open(relay.url);
-  const challenge = await c.challenge();
-  assert.match(challenge, /^[0-9a-f]{16,}$/);
-  const r = await c.authenticate(new Author(), relay.url);
-  assert.deepEqual(r, { ok: true, message: '' });
+  const a = new Author();
+  const note = a.sign({ content: 'plain' });
+  assert.equal((await c.publish(note)).ok, true);
+  assert.deepEqual(ids((await c.query({ authors: [a.pk] })).events), [note.id]);
+  assert.equal((await c.count({ authors: [a.pk] }))[0], 'COUNT');
+  assert.match((await c.query({ kinds: [-1] })).closed!, /^invalid: /, 'a refusal that is not auth-required:');
+  const bad = { ...a.sign({ content: 'x' }), sig: '00'.repeat(64) };
+  assert.match((await c.publish(bad)).message, /^invalid: /);
+  // the relay answers a connection's messages in order, and an on-connect challenge would have been
+  // its first message: nothing before these answers means nothing was sent
+  assert.equal(at(c, isAuth), -1, `no AUTH message: ${JSON.stringify(c.received)}`);
+  const info = (await (await fetch(relay.httpUrl, { headers: { Accept: 'application/nostr+json' } })).json()) as { supported_nips: number[]; limitation: Record<string, unknown> };
+  assert.ok(info.supported_nips.includes(42));
+  assert.equal(info.limitation.auth_required, false);
+  c.close();
+});
+
+test('on demand: an AUTH before any challenge is answered with the challenge, then OK false auth-required:; the challenge then works', async () => {
+  const c = await Client.open(relay.url);
+  const a = new Author();
+  // a well-signed AUTH naming this relay, with a made-up challenge: nothing can be granted before a challenge was sent
+  const early = a.sign({ kind: 22242, tags: [['relay', relay.url], ['challenge', 'guess']] });
+  c.send(['AUTH', early]);
+  const ok = await c.next((m) => m[0] === 'OK' && m[1] === early.id);
+  assert.equal(ok[2], false);
+  assert.match(ok[3] as string, /^auth-required: /);
+  const iAuth = at(c, isAuth);
+  assert.ok(iAuth >= 0 && iAuth < at(c, (m) => m[0] === 'OK' && m[1] === early.id), 'the challenge comes before the refusal');
+  const challenge = await c.challenge(5000, false);
+  assert.match(challenge, /^[0-9a-f]{32}$/);
+  assert.deepEqual(await c.authenticate(a, relay.url), { ok: true, message: '' });
   const d = await Client.open(relay.url);
   assert.notEqual(await d.challenge(), challenge, 'every connection gets its own challenge');
+  assert.equal(c.received.filter(isAuth).length, 1, 'one challenge per connection');
+  // asking again (an AUTH without a challenge tag) gets the same challenge again, and grants nothing
+  const ask = new Author().sign({ kind: 22242, tags: [['relay', relay.url]] });
+  c.send(['AUTH', ask]);
+  const again = await c.next((m) => m[0] === 'OK' && m[1] === ask.id);
+  assert.equal(again[2], false);
+  assert.match(again[3] as string, /^auth-required: /);
+  assert.deepEqual(c.received.filter(isAuth).map((m) => m[1]), [challenge, challenge]);
   c.close();
   d.close();
+});
+
+test('auth.challenge=connect, and auth.required=all (auto): the challenge is the first message on every connection', async () => {
+  for (const r of [eager, strict]) {
+    const c = await Client.open(r.url);
+    const first = await c.next(() => true, 5000, 'the first message');
+    assert.equal(first[0], 'AUTH');
+    assert.match(first[1] as string, /^[0-9a-f]{32}$/);
+    c.close();
+  }
+  const c = await Client.open(eager.url);
+  const a = new Author();
+  assert.deepEqual(await c.authenticate(a, eager.url), { ok: true, message: '' });
+  c.close();
+});
+
+test('the status page says which challenge mode is in use', async () => {
+  const mode = async (r: RelayProcess) => ((await (await fetch(`${r.httpUrl}/status.json?directory=0`)).json()) as { auth: { required: string; challenge: string } }).auth;
+  assert.deepEqual(await mode(relay), { required: 'off', challenge: 'on-demand' });
+  assert.deepEqual(await mode(strict), { required: 'all', challenge: 'connect' });
+  assert.deepEqual(await mode(eager), { required: 'off', challenge: 'connect' });
 });
 
 test('AUTH refused: stale, wrong relay, wrong challenge, wrong kind, bad signature', async () => {
@@ -100,6 +163,8 @@ test('DMs (kind 4) and gift wraps (1059) are unreadable without auth, readable b
   const anon = await Client.open(relay.url);
   let r = await anon.query({ kinds: [4], '#p': [bob.pk] });
   assert.match(r.closed!, /^auth-required: /, 'a DM filter without auth is refused so the client knows to AUTH');
+  const closedAt = at(anon, (m) => m[0] === 'CLOSED' && /^auth-required: /.test(m[2] as string));
+  assert.ok(at(anon, isAuth) >= 0 && at(anon, isAuth) < closedAt, 'the challenge comes right before the auth-required: CLOSED');
   r = await anon.query({ authors: [alice.pk] });
   assert.deepEqual(ids(r.events), [note.id], 'a broad filter returns the public note but not the DM');
   r = await anon.query({ ids: [dm.id, wrap.id] });
@@ -141,6 +206,37 @@ test('DMs (kind 4) and gift wraps (1059) are unreadable without auth, readable b
   for (const c of [w, anon, eveC, bobC]) c.close();
 });
 
+test('a stranger asking for DMs: auth-required: plus one challenge (REQ, COUNT, NEG-OPEN); after AUTH as a party the DM is served', async () => {
+  const alice = new Author();
+  const bob = new Author();
+  const w = await Client.open(relay.url);
+  assert.equal((await w.authenticate(alice, relay.url)).ok, true);
+  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'for bob?iv=abc' });
+  assert.equal((await w.publish(dm)).ok, true);
+  w.close();
+
+  const c = await Client.open(relay.url);
+  let r = await c.query({ kinds: [4] });
+  assert.match(r.closed!, /^auth-required: /);
+  const cnt = await c.count({ kinds: [4] });
+  assert.equal(cnt[0], 'CLOSED');
+  assert.match(cnt[2] as string, /^auth-required: /);
+  c.send(['NEG-OPEN', 'neg1', { kinds: [4] }, '6100000200']);
+  const err = await c.next((m) => m[0] === 'NEG-ERR' && m[1] === 'neg1');
+  assert.match(err[2] as string, /^auth-required: /);
+  const challenges = c.received.filter(isAuth);
+  assert.equal(challenges.length, 1, 'the challenge is sent once, with the first auth-required:');
+  assert.ok(at(c, isAuth) < at(c, (m) => m[0] === 'CLOSED'), 'before the first refusal');
+  // the client answers the challenge it holds (it does not ask for one) and retries
+  assert.deepEqual(await c.authenticate(bob, relay.url, { challenge: challenges[0]![1] as string }), { ok: true, message: '' });
+  r = await c.query({ kinds: [4], '#p': [bob.pk] });
+  assert.equal(r.closed, undefined);
+  assert.deepEqual(ids(r.events), [dm.id]);
+  assert.deepEqual((await c.count({ kinds: [4], '#p': [bob.pk] }))[2], { count: 1 });
+  assert.equal(c.received.filter(isAuth).length, 1);
+  c.close();
+});
+
 test('NIP-70: a protected event is accepted only from its authenticated author', async () => {
   const a = new Author();
   const b = new Author();
@@ -149,6 +245,7 @@ test('NIP-70: a protected event is accepted only from its authenticated author',
   let r = await c.publish(ev);
   assert.equal(r.ok, false);
   assert.match(r.message, /^auth-required: /);
+  assert.ok(at(c, isAuth) >= 0 && at(c, isAuth) < at(c, (m) => m[0] === 'OK'), 'the challenge comes right before the auth-required: OK');
   assert.equal((await c.authenticate(b, relay.url)).ok, true);
   r = await c.publish(ev);
   assert.equal(r.ok, false);

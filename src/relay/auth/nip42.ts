@@ -1,5 +1,6 @@
-// NIP-42 AUTH: the relay sends ["AUTH", challenge] on connect; the client answers with a signed
-// kind 22242 event carrying `relay` (our URL) and `challenge` tags. Pure apart from the verifier.
+// NIP-42 AUTH: the relay sends ["AUTH", challenge] (on connect, or on demand with the first
+// `auth-required:` answer: policy/access.ts, auth.challenge); the client answers with a signed kind
+// 22242 event carrying `relay` (our URL) and `challenge` tags. Pure apart from the verifier.
 import { structureError, canonical, type NostrEvent } from '../../nostr/event.js';
 import { comparableUrl } from './url.js';
 

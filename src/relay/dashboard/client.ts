@@ -143,9 +143,11 @@ export const CLIENT_SCRIPT = String.raw`
   }
 
   function renderAccess() {
-    var a = data.access;
+    var a = data.access, au = data.auth;
     $('access-box').replaceChildren(table(null, [
-      ['AUTH succeeded / failed', a.authSucceeded + ' / ' + a.authFailed],
+      ['NIP-42 challenge', au.challenge === 'connect' ? 'sent on connect' : 'on demand (with the first auth-required: answer)'],
+      ['AUTH required', au.required === 'off' ? 'only where a rule asks for it (DMs, NIP-70 protected events)' : au.required === 'all' ? 'to read and write' : 'to ' + au.required],
+      ['AUTH challenges sent / succeeded / failed', a.authChallengesSent + ' / ' + a.authSucceeded + ' / ' + a.authFailed],
       ['rate-limited messages', a.rateLimited],
       ['scans cut short (budget / timeout)', a.scansCut],
       ['client IPs connected', a.clientIps],

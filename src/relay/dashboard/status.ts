@@ -9,6 +9,7 @@ import type { RefusalCounts, RefusalLog } from './refusals.js';
 import { Sampler, type Series, type Window } from './sampler.js';
 import { VERSION } from '../version.js';
 import { dashboardPage } from './page.js';
+import { challengeMode } from '../../config/policy.js';
 
 export interface Section { title: string; rows: Array<[string, string]> }
 
@@ -50,6 +51,8 @@ export interface DashboardData {
   /** the last hour, one point per sampler step */
   series: Series;
   access: Record<string, number>;
+  /** NIP-42: what needs AUTH (auth.required) and when the challenge is sent */
+  auth: { required: string; challenge: 'connect' | 'on-demand' };
   refusals: RefusalCounts;
   sections: Section[];
   /** changes whenever `directory` would; the page refetches the directory only then */
@@ -125,6 +128,7 @@ export function createDashboard(d: DashboardDeps): Dashboard {
       recent: sampler.window(now),
       series: sampler.series(now),
       access: d.access(),
+      auth: { required: d.config.auth.required, challenge: challengeMode(d.config.auth) },
       refusals: d.refusals.snapshot(),
       sections: sections.map((f) => f()),
       directoryStamp: directory ? directory.stamp() : null,

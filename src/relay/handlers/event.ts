@@ -21,6 +21,9 @@ export async function handleEvent(h: RelayContext, conn: Connection, event: unkn
     release();
   }
   h.metrics.writeLatency.observe((performance.now() - t0) / 1000);
-  if (!r.ok) h.access.refused('EVENT', r.message, conn.ip);
+  if (!r.ok) {
+    h.access.refused('EVENT', r.message, conn.ip);
+    h.access.beforeRefusal(conn, r.message); // auth-required: the challenge goes first (on-demand mode)
+  }
   conn.send(r.id !== undefined ? okMessage(r.id, r.ok, r.message) : noticeMessage(r.message));
 }

@@ -25,6 +25,7 @@ export const QUEUE_FULL = 'rate-limited: too many queries waiting on this connec
 export function refuse(h: RelayContext, conn: Connection, subId: string, verb: 'REQ' | 'COUNT', message: string, logged = false): void {
   if (!logged) h.access.refused(verb, message, conn.ip);
   h.metrics.refusals.inc({ reason: message.slice(0, message.indexOf(':')) });
+  h.access.beforeRefusal(conn, message); // auth-required: the challenge goes first (on-demand mode)
   conn.send(closedMessage(subId, message));
 }
 

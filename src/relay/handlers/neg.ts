@@ -70,6 +70,7 @@ function drop(h: RelayContext, conn: Connection, s: Session): void {
 function refuse(h: RelayContext, conn: Connection, subId: string, reason: string, max?: number): void {
   h.access.refused('NEG-OPEN', reason, conn.ip);
   h.metrics.refusals.inc({ reason: reason.slice(0, reason.indexOf(':')) });
+  h.access.beforeRefusal(conn, reason); // auth-required: the challenge goes first (on-demand mode)
   conn.send(negErrMessage(subId, reason, max));
 }
 

@@ -6,6 +6,7 @@
 // handlers call into it.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
+import { challengeMode } from '../../config/policy.js';
 import type { EventStore, ScanSignal } from '../../store/types.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import { authMessage, noticeMessage, okMessage } from '../../nostr/messages.js';
@@ -30,6 +31,8 @@ export interface ConnLike {
   /** address key of ip (cidr.ts addressKey) */
   key: string;
   challenge: string;
+  /** whether `challenge` was sent on this connection (NIP-42: only a sent challenge can be answered) */
+  challengeSent: boolean;
   authed: Set<string>;
   closed: boolean;
   send(text: string): boolean;
@@ -49,6 +52,11 @@ export interface ScanGuard {
   /** why the guard stopped the scan, or null */
   readonly tripped: null | 'budget' | 'timeout';
 }
+
+const hasChallengeTag = (raw: unknown): boolean => {
+  const tags = (raw as { tags?: unknown })?.tags;
+  return Array.isArray(tags) && tags.some((t) => Array.isArray(t) && t[0] === 'challenge');
+};
 
 export class Access {
   readonly lists: AccessLists;
@@ -73,6 +81,10 @@ export class Access {
   private conns = new Set<ConnLike>();
   authOk = 0;
   authFailed = 0;
+  /** challenges sent (on connect, or on demand) */
+  challengesSent = 0;
+  /** when the NIP-42 challenge is sent (auth.challenge with `auto` resolved) */
+  readonly challengeMode: 'connect' | 'on-demand';
   scansCut = 0;
 
   constructor(private config: Config, private verifier: SigChecker) {
@@ -83,6 +95,7 @@ export class Access {
     this.budgets = new ClientBudgets(config.limits, config.rateLimits);
     this.querySlots = new QuerySlots(config.read);
     this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
+    this.challengeMode = challengeMode(config.auth);
     const { messagesPerIp, bytesPerIp, burstSeconds } = config.rateLimits;
     this.inputMessages = new KeyedBuckets(messagesPerIp, Math.max(1, messagesPerIp * burstSeconds));
     this.inputBytes = new KeyedBuckets(bytesPerIp, Math.max(config.limits.maxMessageLength, bytesPerIp * burstSeconds));
@@ -122,7 +135,7 @@ export class Access {
   opened(conn: ConnLike): void {
     this.perIp.set(conn.key, (this.perIp.get(conn.key) ?? 0) + 1);
     this.conns.add(conn);
-    conn.send(authMessage(conn.challenge));
+    if (this.challengeMode === 'connect') this.sendChallenge(conn);
   }
 
   closed(conn: ConnLike): void {
@@ -147,6 +160,23 @@ export class Access {
 
   // ---- NIP-42 --------------------------------------------------------------------------
 
+  /** Sends the connection's challenge, once (`again`: once more, the same challenge). */
+  sendChallenge(conn: ConnLike, again = false): void {
+    if (conn.challengeSent && !again) return;
+    conn.challengeSent = true;
+    this.challengesSent++;
+    conn.send(authMessage(conn.challenge));
+  }
+
+  /**
+   * Call right before sending a refusal (OK false, CLOSED, NEG-ERR): when it says `auth-required:`
+   * and the connection has no challenge yet (on-demand mode), the challenge goes out first, so the
+   * client holds one when it reads the refusal and can authenticate and retry (NIP-42's flow).
+   */
+  beforeRefusal(conn: ConnLike, message: string): void {
+    if (!conn.challengeSent && message.startsWith('auth-required:')) this.sendChallenge(conn);
+  }
+
   /**
    * NIP-42. Each AUTH costs a signature check, so it is rate-limited (rateLimits.*.auth) and counts
    * toward the connection's messages in flight before anything is verified.
@@ -158,6 +188,19 @@ export class Access {
     if (typeof release === 'string') {
       this.authFailed++;
       conn.send(okMessage(id, false, release));
+      return;
+    }
+    if (!conn.challengeSent || !hasChallengeTag(raw)) {
+      // A client that wants to authenticate before anything needs it (a spider worker, the local
+      // key of `spider --once` and `sync`) asks for the challenge by sending AUTH first, without a
+      // challenge tag. Nothing can be granted without a challenge, so the answer is the challenge
+      // (the same one again if it was sent already), then this refusal; no signature is checked.
+      release();
+      const why = conn.challengeSent
+        ? 'auth-required: an AUTH event needs the challenge tag; answer the challenge just sent'
+        : 'auth-required: no challenge was sent on this connection yet; answer the one just sent';
+      this.sendChallenge(conn, true);
+      conn.send(okMessage(id, false, why));
       return;
     }
     let r: Awaited<ReturnType<typeof checkAuthEvent>>;
@@ -296,6 +339,7 @@ export class Access {
     return {
       authSucceeded: this.authOk,
       authFailed: this.authFailed,
+      authChallengesSent: this.challengesSent,
       rateLimited: this.limiter.refused,
       scansCut: this.scansCut,
       messagesDropped: this.messagesDropped,
