@@ -97,3 +97,15 @@ export async function startRelayProcess(opts: StartOptions = {}): Promise<RelayP
   };
   return rp;
 }
+
+/**
+ * Starts several relays at once. When one fails to start, the others are stopped before the error
+ * is thrown, so no relay is left running to keep the test file alive.
+ */
+export async function startRelayProcesses(...opts: StartOptions[]): Promise<RelayProcess[]> {
+  const settled = await Promise.allSettled(opts.map((o) => startRelayProcess(o)));
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (!failed) return settled.map((r) => (r as PromiseFulfilledResult<RelayProcess>).value);
+  await Promise.all(settled.map((r) => (r.status === 'fulfilled' ? r.value.cleanup() : undefined)));
+  throw failed.reason;
+}

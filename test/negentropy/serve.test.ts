@@ -5,7 +5,7 @@
 // unless negentropy is disabled.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import { startRelayProcess, startRelayProcesses, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { NtNegentropy, NtStorage } from './nostr-tools-nip77.js';
@@ -222,7 +222,7 @@ describe('negentropy and protected kinds (DMs), and turned off', () => {
   const alice = new Author();
   const bob = new Author();
   before(async () => {
-    [relay, off] = await Promise.all([startRelayProcess(), startRelayProcess({ env: { ORBWEAVER_NEGENTROPY_ENABLED: 'false' } })]);
+    [relay, off] = await startRelayProcesses({}, { env: { ORBWEAVER_NEGENTROPY_ENABLED: 'false' } });
   });
   after(async () => {
     await relay?.cleanup();

@@ -10,7 +10,7 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { WebSocketServer } from 'ws';
-import { CLI, ROOT, startRelayProcess, tempDir, type RelayProcess } from '../helpers/relay-process.js';
+import { CLI, ROOT, startRelayProcess, startRelayProcesses, tempDir, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { SyncSummary } from '../../src/sync/sync.js';
@@ -83,7 +83,7 @@ describe('sync between two relays', () => {
   const both = makeEvents(alice, 100, 'c', 1); // 100 events in one second on both sides
 
   before(async () => {
-    [a, b] = await Promise.all([startRelayProcess(), startRelayProcess()]);
+    [a, b] = await startRelayProcesses({}, {});
     await Promise.all([publish(a.url, [...onlyA, ...both]), publish(b.url, [...onlyB, ...both])]);
   });
   after(async () => {
@@ -181,7 +181,7 @@ async function cuttableProxy(port: number): Promise<{ url: string; cut(): void; 
 }
 
 test('--follow mirrors new events live, catches up after the connection drops, stops cleanly on SIGTERM', async () => {
-  const [a, b] = await Promise.all([startRelayProcess(), startRelayProcess()]);
+  const [a, b] = await startRelayProcesses({}, {});
   const proxy = await cuttableProxy(a.port);
   const p = spawn(process.execPath, [CLI, 'sync', proxy.url, '--follow', '--json', '--data', b.dataDir, '--port', String(b.port)], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' } });
   let stderr = '';

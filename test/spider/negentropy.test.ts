@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { createSpider } from '../../src/spider/spider.js';
 import { RelayDirectory } from '../../src/directory/records.js';
-import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import { startRelayProcess, startRelayProcesses, type RelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { openHome, spiderConfig, quietLog, population, DIRECTORY_KINDS, type Home } from './harness.js';
@@ -31,7 +31,7 @@ async function storedIds(home: Home): Promise<string[]> {
 }
 
 test('NIP-77 where it is served, paging elsewhere: the same events as paging everywhere; an incremental run fetches exactly what is new', async () => {
-  const served: RelayProcess[] = await Promise.all([startRelayProcess(), startRelayProcess()]);
+  const served: RelayProcess[] = await startRelayProcesses({}, {});
   const paged = await new TestRelay({ flavour: 'strfry', cap: 20 }).start();
   const homes: Home[] = [await openHome(), await openHome()];
   try {
