@@ -81,13 +81,17 @@ async function runRelay(config: Config): Promise<void> {
   const logger = loggerFor(config);
   const { startApp } = await import('./app/app.js');
   let relay: Awaited<ReturnType<typeof startApp>> | undefined;
-  let stopping = false;
+  let stopping = 0;
   const stop = (signal: string) => {
     if (stopping) {
+      // Under `npm start` a Ctrl-C reaches the relay twice at once: from the terminal (npm and the
+      // relay share its process group) and passed on by npm. Only a signal sent after the first
+      // one's second has passed is an operator's "exit now".
+      if (Date.now() - stopping < 1000) return;
       logger.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
-    stopping = true;
+    stopping = Date.now();
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       logger.error('shutdown took too long: exiting');

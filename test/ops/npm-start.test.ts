@@ -15,40 +15,65 @@ const refused = (port: number) =>
     s.once('error', () => resolve(true));
   });
 
-test('SIGTERM to npm start stops the relay and frees its port; npm start does not compile', async () => {
+/** `npm start` in a process group of its own (as a terminal's foreground job), on a free port */
+async function npmStart() {
   const dir = tempDir();
   const npm = spawn('npm', ['start'], {
     cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'],
     env: cleanEnv({ ORBWEAVER_PORT: '0', ORBWEAVER_DATA_DIR: dir, ORBWEAVER_LOG_LEVEL: 'info', ORBWEAVER_LOG_FORMAT: 'json' }),
   });
-  let out = '';
-  npm.stdout!.on('data', (d) => { out += d; });
-  npm.stderr!.on('data', (d) => { out += d; });
-  const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
-  try {
-    const deadline = Date.now() + 90_000;
-    let port = 0;
-    while (!port && Date.now() < deadline && npm.exitCode === null) {
-      const m = /"address":"ws:\/\/127\.0\.0\.1:(\d+)".*"msg":"orbweaver relay listening"/.exec(out);
-      if (m) port = Number(m[1]);
-      else await new Promise((r) => setTimeout(r, 100));
-    }
-    assert.ok(port > 0, `the relay listens:\n${out}`);
-    assert.doesNotMatch(out, /\btsc\b|prestart/, 'npm start runs what was built, without compiling');
+  const run = { npm, dir, port: 0, out: '', exited: new Promise<number | null>((r) => npm.once('exit', (code) => r(code))) };
+  npm.stdout!.on('data', (d) => { run.out += d; });
+  npm.stderr!.on('data', (d) => { run.out += d; });
+  const deadline = Date.now() + 90_000;
+  while (!run.port && Date.now() < deadline && npm.exitCode === null) {
+    const m = /"address":"ws:\/\/127\.0\.0\.1:(\d+)".*"msg":"orbweaver relay listening"/.exec(run.out);
+    if (m) run.port = Number(m[1]);
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  return run;
+}
 
-    npm.kill('SIGTERM');
-    const timer = setTimeout(() => npm.kill('SIGKILL'), 30_000);
-    await exited;
-    clearTimeout(timer);
-    let free = await refused(port);
-    for (let i = 0; i < 100 && !free; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      free = await refused(port);
-    }
-    assert.ok(free, `the relay still listens on ${port} after npm exited:\n${out}`);
-    assert.match(out, /"msg":"stopped"/, 'the relay shut down cleanly');
+async function stoppedCleanly(run: Awaited<ReturnType<typeof npmStart>>): Promise<void> {
+  const timer = setTimeout(() => run.npm.kill('SIGKILL'), 30_000);
+  await run.exited;
+  clearTimeout(timer);
+  let free = await refused(run.port);
+  for (let i = 0; i < 100 && !free; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    free = await refused(run.port);
+  }
+  assert.ok(free, `the relay still listens on ${run.port} after npm exited:\n${run.out}`);
+  assert.match(run.out, /"msg":"stopped"/, `the relay shut down cleanly:\n${run.out}`);
+}
+
+function cleanup(run: Awaited<ReturnType<typeof npmStart>>): void {
+  try { process.kill(-run.npm.pid!, 'SIGKILL'); } catch { /* the group is gone */ }
+  rmSync(run.dir, { recursive: true, force: true });
+}
+
+test('SIGTERM to npm start stops the relay and frees its port; npm start does not compile', async () => {
+  const run = await npmStart();
+  try {
+    assert.ok(run.port > 0, `the relay listens:\n${run.out}`);
+    assert.doesNotMatch(run.out, /\btsc\b|prestart/, 'npm start runs what was built, without compiling');
+    run.npm.kill('SIGTERM');
+    await stoppedCleanly(run);
   } finally {
-    try { process.kill(-npm.pid!, 'SIGKILL'); } catch { /* the group is gone */ }
-    rmSync(dir, { recursive: true, force: true });
+    cleanup(run);
+  }
+});
+
+// A terminal's Ctrl-C goes to the whole foreground process group, so the relay gets SIGINT from the
+// terminal and again from npm passing it on: that is one request to stop, not "exit now".
+test('Ctrl-C on npm start (SIGINT to the process group) stops the relay cleanly, not at once', async () => {
+  const run = await npmStart();
+  try {
+    assert.ok(run.port > 0, `the relay listens:\n${run.out}`);
+    process.kill(-run.npm.pid!, 'SIGINT');
+    await stoppedCleanly(run);
+    assert.doesNotMatch(run.out, /second signal/, 'one Ctrl-C is one request to stop');
+  } finally {
+    cleanup(run);
   }
 });
