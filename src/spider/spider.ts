@@ -113,7 +113,7 @@ export function createSpider(deps: SpiderDeps): Spider {
     const events = zeroCounts();
     const summary: SpiderSummary = {
       startedAt: started, finishedAt: started, durationMs: 0, seeds: 0, seedsWithoutList: 0, hops: [],
-      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], aborted: false,
+      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
     };
     Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events, current: [] });
     const shared = sharedState(authors);
@@ -130,7 +130,7 @@ export function createSpider(deps: SpiderDeps): Spider {
       const seeds = await resolveSeeds({
         store: deps.store, sink, verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
         allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
-        counts: events, known, inFlight: shared.inFlight, signal, resolve: deps.resolve,
+        counts: events, known, inFlight: shared.inFlight, signal, resolve: deps.resolve, failures: summary.bootstrapFailures,
       }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
       summary.seeds = seeds.pubkeys.length;
       summary.seedsWithoutList = seeds.withoutList;
@@ -160,13 +160,14 @@ export function createSpider(deps: SpiderDeps): Spider {
             log.info({ url: c.url, hop }, 'spider: skipping our own relay');
           } else if (refusal) {
             h.refused++;
+            if (summary.refusals.length < 50) summary.refusals.push({ url: c.url, error: refusal });
             await directory.applyResult({ ...blankResult(c.url, hop, now), outcome: 'refused', error: refusal, quirks: rec.quirks, cursors: rec.cursors });
             log.info({ url: c.url, hop, reason: refusal }, 'spider: relay refused');
           } else if (RelayDirectory.retryAt(rec, { base: cfg.failureBackoff, max: cfg.maxFailureBackoff }) > now) {
             h.skipped++;
             log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
           } else {
-            items.push({ url: c.url, hop, kinds: cfg.kinds, discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null });
+            items.push({ url: c.url, hop, kinds: cfg.kinds, discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
           }
         }
         Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
@@ -180,7 +181,7 @@ export function createSpider(deps: SpiderDeps): Spider {
           addCounts(h.events, r.counts);
           addCounts(events, r.counts);
           if (r.outcome === 'ok' || r.outcome === 'partial') { h.reached++; totals.relaysReached++; }
-          else if (r.outcome === 'refused') h.refused++;
+          else if (r.outcome === 'refused') { h.refused++; if (summary.refusals.length < 50) summary.refusals.push({ url: r.url, error: r.error ?? 'refused' }); }
           else if (r.outcome === 'self') h.skipped++;
           else { h.failed++; totals.relaysFailed++; if (summary.failures.length < 50) summary.failures.push({ url: r.url, error: r.error ?? 'failed' }); }
           const lvl = r.outcome === 'failed' ? 'warn' : 'info';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { TestRelay, keypair, relayList, sign } from '../fixtures/test-relay.js';
-import { runCli, spawnCli } from '../helpers/cli.js';
+import { runCli, runCliAsync, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/relay-process.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
@@ -75,6 +75,37 @@ test('spider --once with nothing to crawl says so and exits non-zero', () => {
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr + r.stdout, /no relay to crawl/);
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('spider --once refusing private addresses names spider.allowPrivate, in the summary and in the run\'s last word', async () => {
+  const dir = tempDir();
+  const seed = keypair();
+  const bootstrap = await new TestRelay({ flavour: 'plain' }).start();
+  // the seed's list names a relay on a host name that is not public
+  bootstrap.add(relayList(seed.sk, T0, ['ws://localhost:9/']));
+  const env = { ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: bootstrap.url, ORBWEAVER_SPIDER_CONNECT_TIMEOUT: '2s' };
+  try {
+    // the bootstrap relay is on loopback: not asked, and the end of the run says why
+    let r = await runCliAsync(['spider', '--once', '--local', '--data', dir], { env: { ...env, ORBWEAVER_LOG_FORMAT: 'json' } });
+    assert.equal(r.status, 1, r.stderr);
+    const hint = 'spider.allowPrivate (ORBWEAVER_SPIDER_ALLOW_PRIVATE) allows it';
+    assert.ok(r.stdout.includes(`bootstrap relay ${bootstrap.url} not asked: address 127.0.0.1 is not public; ${hint}`), r.stdout);
+    const last = r.stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.includes('no relay to crawl'));
+    assert.ok(last, r.stderr);
+    assert.ok(last.msg.includes(`the bootstrap relays could not be asked (${bootstrap.url}: address 127.0.0.1 is not public; ${hint})`), last.msg);
+    assert.equal(bootstrap.connections, 0, 'nothing contacted');
+
+    // allowed, the list is fetched (its relay does not answer); then, not allowed, that relay is refused by name
+    r = await runCliAsync(['spider', '--once', '--local', '--data', dir], { env: { ...env, ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1' } });
+    assert.equal(r.status, 1, r.stderr);
+    r = await runCliAsync(['spider', '--once', '--local', '--data', dir], { env: { ...env, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: '' } });
+    assert.equal(r.status, 1, r.stderr);
+    assert.ok(r.stdout.includes(`refused ws://localhost:9: host localhost is not public; ${hint}`), r.stdout);
+    assert.match(r.stderr, /no relay reached: every relay was refused by the address rules \(ws:\/\/localhost:9: host localhost is not public; spider\.allowPrivate/);
+  } finally {
+    await bootstrap.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
