@@ -222,7 +222,7 @@ export interface DirectorySummary {
 
 const HOUR_MS = 3_600_000;
 
-/** The aggregate views over the rows (the refresher's analytics of seed 003). */
+/** The aggregate views over the rows (the directory's summary: by network, NIP, software, …). */
 export function directorySummary(rows: readonly DirectoryRow[], now: number): DirectorySummary {
   const checked = rows.filter((r) => r.lastCheck !== null);
   const since = (ms: number) => checked.filter((r) => r.lastOnline !== null && r.lastOnline > now - ms).length;
