@@ -104,6 +104,16 @@ test('spider --once refusing private addresses names spider.allowPrivate, in the
     assert.equal(r.status, 1, r.stderr);
     assert.ok(r.stdout.includes(`refused ws://localhost:9: host localhost is not public; ${hint}`), r.stdout);
     assert.match(r.stderr, /no relay reached: every relay was refused by the address rules \(ws:\/\/localhost:9: host localhost is not public; spider\.allowPrivate/);
+
+    // the directory's table fits 100 columns; the refusal is in the relay's detail
+    const table = runCli(['directory', '--data', dir]);
+    assert.equal(table.status, 0, table.stderr);
+    assert.match(table.stdout, /^ws:\/\/localhost:9 +0 +refused /m);
+    for (const line of table.stdout.split('\n')) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
+    const one = runCli(['directory', '--relay', 'ws://localhost:9', '--data', dir]);
+    assert.equal(one.status, 0, one.stderr);
+    assert.match(one.stdout.replace(/\n +/g, ' '), /last error: +host localhost is not public; spider\.allowPrivate \(ORBWEAVER_SPIDER_ALLOW_PRIVATE\) allows it/);
+    for (const line of one.stdout.split('\n')) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
   } finally {
     await bootstrap.close();
     rmSync(dir, { recursive: true, force: true });

@@ -89,5 +89,16 @@ test('directory rows: state, next attempt, last counts and quirks in words', () 
   assert.deepEqual(v.byState, { crawling: 1, ok: 1, partial: 0, new: 1, failed: 1, backoff: 1, refused: 0, self: 0 });
   assert.match(formatDirectory(v), /wss:\/\/d\.example +1?0? *backoff/);
   assert.match(formatDirectory(v), /5 relays: .*\(times in UTC\)/);
+  // 100 columns whatever the rows hold: a long URL gets a line of its own, whole; errors are not in the table
+  const longUrl = 'wss://' + 'a-very-long-relay-host-name.'.repeat(2) + 'example/with/a/path';
+  const wide = directoryView([
+    rec({ url: longUrl, lastAttempt: now - 1000, lastOutcome: 'failed', failures: 1, lastError: 'x'.repeat(300), quirks: { cap: 500, bounds: 'exclusive', noEose: true, rateLimited: 12 } }),
+    rec({ url: 'wss://short.example', lastAttempt: now - 1000, lastOutcome: 'ok', lastCounts: { ...zeroCounts(), fetched: 1_234_567, stored: 1_000_000 } }),
+  ], { now, backoff });
+  const text = formatDirectory(wide);
+  for (const line of text.split('\n')) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
+  assert.ok(text.split('\n').includes(longUrl), 'the long URL whole, on its own line');
+  assert.match(text, /^wss:\/\/short\.example +0 +ok +\d\d-\d\d \d\d:\d\d +1234567 +1000000/m);
+  assert.doesNotMatch(text, /xxxxxxxx/);
   assert.deepEqual(quirkWords({ authRequired: true, rateLimited: 3, invalid: 2, flooded: true, maxLimit: 100 }), ['limit ≤ 100', 'auth required', 'rate-limited ×3', '2 invalid', 'floods']);
 });
