@@ -49,6 +49,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
     selfUrls,
     onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
     storeIsHome: opened.storeIsHome,
+    runBy: o.once ? 'orbweaver spider --once' : 'orbweaver spider',
   });
   return {
     spider, monitor,

@@ -11,6 +11,7 @@ import type { HomeItems } from './fetch/negentropy.js';
 import { nothingKnown, storeKnown, type KnownCheck } from './fetch/admit.js';
 import { AuthorBook } from './fetch/authors.js';
 import { RelayDirectory } from '../directory/records.js';
+import { SpiderRuns } from '../directory/runs.js';
 import { nextHop, type Candidate } from './discovery/relay-lists.js';
 import { MemoryQueue, type WorkQueue } from './queue/memory.js';
 import { RedisQueue } from './queue/redis.js';
@@ -48,6 +49,8 @@ export interface SpiderDeps {
    * in-process ingest sink, false for a remote one (e.g. `spider --relay URL` to another relay).
    */
   storeIsHome?: boolean;
+  /** who runs this spider, as the directory's run record says it (default 'relay') */
+  runBy?: string;
 }
 
 export interface Spider {
@@ -59,6 +62,8 @@ export interface Spider {
   /** Prometheus text of the spider's figures */
   metricsText(): string;
   readonly directory: RelayDirectory;
+  /** the runs this data directory has seen (the relay's and `orbweaver spider`'s) */
+  readonly runs: SpiderRuns;
   /** stops scheduling, ends the run in progress quickly (connections closed), waits for it */
   stop(): Promise<void>;
 }
@@ -91,6 +96,7 @@ export function createSpider(deps: SpiderDeps): Spider {
   const cfg = deps.config;
   const log = deps.logger.child({ component: 'spider' });
   const directory = new RelayDirectory(deps.store.env);
+  const runs = new SpiderRuns(deps.store.env);
   const sink: EventSink = deps.sink ?? (deps.ingest ? ingestSink(deps.ingest) : (() => { throw new Error('createSpider needs an ingest or a sink'); })());
   const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
   let verifier: EventVerifier | undefined = deps.verifier;
@@ -211,6 +217,7 @@ export function createSpider(deps: SpiderDeps): Spider {
       Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
       try { status.directorySize = directory.count(); } catch { /* closed */ }
       if (!deps.queue) await queue.close();
+      try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }
     }
     log.info({ ms: summary.durationMs, relays: summary.relays, events: summary.events }, 'spider: run finished');
     log.debug(formatSummary(summary));
@@ -275,6 +282,7 @@ export function createSpider(deps: SpiderDeps): Spider {
 
   return {
     directory,
+    runs,
     start() {
       if (stopCtl.signal.aborted) stopCtl = new AbortController();
       scheduler.start();

@@ -30,7 +30,15 @@ test('sampler: per-second rates per step, gauges as sampled, latency mean and p9
     assert.deepEqual(ser.connections, [2, 1]);
     assert.equal((ser.queryMs as number[])[0], 2.975, 'mean (19 x 0.5 ms + 50 ms) / 20');
     assert.equal((ser.queryP95Ms as number[])[0], 1, '95% of the observations are at most 1 ms');
-    assert.equal((ser.queryMs as Array<number | null>)[1], null, 'no queries in the second step');
+    // latency: each point covers the minute ending at it, as the card does
+    assert.equal(ser.latencyWindowSeconds, 60);
+    assert.equal((ser.queryMs as Array<number | null>)[1], 2.975, 'the minute ending at the second step still holds the queries');
+    // the card (window) and the chart's last point: one definition, the same figures
+    for (const at of [t0 + 20_500, t0 + 25_000]) {
+      const card = s.window(at);
+      const chart = s.series(at);
+      assert.deepEqual([card.mean.query, card.p95.query], [(chart.queryMs as number[]).at(-1), (chart.queryP95Ms as number[]).at(-1)], `card and chart at +${at - t0} ms`);
+    }
     stored = 80;
     const w = s.window(t0 + 30_000, 20_000);
     assert.equal(w.seconds, 20);
