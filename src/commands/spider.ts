@@ -64,11 +64,8 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
       const checked: CycleSummary | undefined = monitor ? await monitor.runOnce() : undefined;
       if (json) out.write(JSON.stringify(checked ? { ...summary, monitor: { pubkey: monitor!.pubkey, ...checked } } : summary, null, 2) + '\n');
       else out.write(formatSummary(summary) + (checked ? '\n' + formatCycle(checked, monitor!.pubkey) : '') + '\n');
-      const nothing = nothingCrawled(summary);
-      if (nothing) {
-        logger.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList, relays: summary.relays }, `spider: ${nothing}`);
-        code = 1;
-      }
+      // the spider has logged why (nothingCrawled): the exit code says it to scripts
+      if (nothingCrawled(summary)) code = 1;
     } else {
       // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();

@@ -18,7 +18,7 @@ import { RedisQueue } from './queue/redis.js';
 import { createScheduler } from '../lib/scheduler.js';
 import { resolveSeeds } from './discovery/seeds.js';
 import { ingestSink, type EventSink } from '../ingest/sink.js';
-import { emptyStatus, formatSummary, metricsText, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
+import { emptyStatus, formatSummary, metricsText, nothingCrawled, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
 import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from '../directory/types.js';
 import { normalizeRelayUrl, parseTarget, syntacticRefusal, type Target } from '../remote/url.js';
 
@@ -220,6 +220,9 @@ export function createSpider(deps: SpiderDeps): Spider {
       try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }
     }
     log.info({ ms: summary.durationMs, relays: summary.relays, events: summary.events }, 'spider: run finished');
+    // a run that crawled nothing says why, wherever it runs (the relay, orbweaver spider [--once])
+    const nothing = summary.aborted ? null : nothingCrawled(summary);
+    if (nothing) log.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList, relays: summary.relays }, `spider: ${nothing}`);
     log.debug(formatSummary(summary));
     return summary;
   }
