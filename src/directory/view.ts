@@ -313,6 +313,6 @@ export function formatDirectory(v: DirectoryView): string {
       ...wrap(`NIPs: ${s.byNip.map((g) => `${g.nip}: ${g.relays}`).join(', ') || '-'}`),
     );
   }
-  out.push(...wrap('one relay in full (errors, quirks, software, NIPs, uptime per day): orbweaver directory --relay <url>; everything: --json'));
+  out.push('errors, quirks, software, NIPs: orbweaver directory --relay <url>; every field: --json');
   return out.join('\n');
 }
