@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // orbweaver <relay|spider|worker|sync|import|export|stats|directory|config> — the only entry point.
-import { ConfigError, loadConfig, leaves, configSchema, type Config } from './config.js';
+import { ConfigError, loadConfig, envTable, configSchema, type Config } from './config.js';
 import { loggerFor } from './relay/logger.js';
 import { VERSION } from './relay/version.js';
 import { didYouMean } from './config/suggest.js';
@@ -120,10 +120,7 @@ async function runRelay(config: Config): Promise<void> {
 }
 
 function printEnvTable(): void {
-  for (const leaf of leaves(configSchema)) {
-    const desc = (leaf.schema as { description?: string }).description ?? '';
-    console.log(`${leaf.path.join('.').padEnd(34)} ${leaf.envNames.join(', ').padEnd(44)} ${desc}`);
-  }
+  for (const line of envTable(configSchema)) console.log(line);
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -9,7 +9,8 @@ import type { Config } from '../config.js';
 import type { Logger } from '../relay/logger.js';
 import { Registry, relayMetrics } from '../relay/metrics.js';
 import { startRelay, type RelayHandle } from '../relay/server.js';
-import { spiderSection } from './spider-section.js';
+import { SPIDER_HINT, spiderOffSection, spiderSection } from './spider-section.js';
+import { SpiderRuns } from '../directory/runs.js';
 import { monitorMetrics, mountDirectory } from './directory-pages.js';
 import { createMonitor, type Monitor } from '../monitor/monitor.js';
 import { RelayDirectory } from '../directory/records.js';
@@ -79,8 +80,8 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     // The spider writes through the same ingest path as clients, so its events reach live subscribers.
     const s = createSpider({ config: config.spider, store: pipeline.store, ingest: pipeline.ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls, onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined });
     spider = s;
-    const source = mountDirectory(relay, { config, directory: s.directory, spiderStatus: () => s.status(), monitor });
-    relay.addStatusSection(() => spiderSection(s.status(), source.cached(), nothing));
+    const source = mountDirectory(relay, { config, directory: s.directory, spiderStatus: () => s.status(), monitor, runs: s.runs });
+    relay.addStatusSection(() => spiderSection(s.status(), source.cached(), nothing, s.runs));
     relay.addMetricsText(() => s.metricsText());
     relay.setSpiderControl({
       trigger: () => {
@@ -93,7 +94,9 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     s.start();
   } else {
     // the spider is off here, but `spider --once` (or the monitor's validator) may have filled the directory: show what it knows
-    mountDirectory(relay, { config, directory: new RelayDirectory(pipeline.store.env), monitor });
+    const runs = new SpiderRuns(pipeline.store.env);
+    const source = mountDirectory(relay, { config, directory: new RelayDirectory(pipeline.store.env), monitor, runs, emptyHint: `The spider is off: ${SPIDER_HINT}.` });
+    relay.addStatusSection(() => spiderOffSection(source.cached(), runs));
   }
   monitor?.start();
 

@@ -10,6 +10,7 @@ import type { SpiderStatus } from '../spider/index.js';
 import { utc, type DirectoryView } from '../directory/view.js';
 import type { Section } from '../relay/dashboard/status.js';
 import { directorySource, type HealthSource } from './spider-section.js';
+import type { SpiderRuns } from '../directory/runs.js';
 import type { Monitor, MonitorMetrics, MonitorStatus } from '../monitor/monitor.js';
 import type { Registry } from '../relay/metrics.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type MonitorInfo } from '../monitor/document.js';
@@ -52,7 +53,7 @@ export function monitorMetrics(registry: Registry, status: () => MonitorStatus):
   };
 }
 
-export function mountDirectory(relay: RelayHandle, o: { config: Config; directory: RelayDirectory; spiderStatus?: () => SpiderStatus; monitor?: Monitor }): { cached(): DirectoryView } {
+export function mountDirectory(relay: RelayHandle, o: { config: Config; directory: RelayDirectory; spiderStatus?: () => SpiderStatus; monitor?: Monitor; emptyHint?: string; runs?: SpiderRuns }): { cached(): DirectoryView } {
   const { config, monitor } = o;
   const records = monitor ? { history: monitor.history, candidates: monitor.candidates } : openMonitorRecords(relay.store.env, config.spider.monitorRetention);
   const health: HealthSource | undefined = records ? {
@@ -63,8 +64,8 @@ export function mountDirectory(relay: RelayHandle, o: { config: Config; director
       return st ? (st.running ? `m${st.cycles}:${Math.floor(Date.now() / 10_000)}` : `m${st.stamp}`) : 'm';
     },
   } : undefined;
-  const source = directorySource(o.directory, config, o.spiderStatus, health);
-  relay.setStatusDirectory(source);
+  const source = directorySource(o.directory, config, o.spiderStatus, health, o.runs);
+  relay.setStatusDirectory(o.emptyHint ? { ...source, emptyHint: o.emptyHint } : source);
   const document = () => directoryDocument(source.cached(), monitorInfo(config, monitor?.status() ?? null), records?.candidates ?? null);
   relay.addPage('/directory', () => ({ type: 'text/html; charset=utf-8', body: directoryPage(document(), config.info.name) }));
   relay.addPage('/directory.json', (query) => {

@@ -7,6 +7,7 @@ import type { SpiderStatus } from '../spider/index.js';
 import type { Config } from '../config.js';
 import type { RelayDirectory } from '../directory/records.js';
 import { directoryView, utc, type DirectoryView, type ViewContext } from '../directory/view.js';
+import type { RunRecord, SpiderRuns } from '../directory/runs.js';
 import type { DirectorySource, Section } from '../relay/dashboard/status.js';
 
 /** The monitor's part of the rows: its health lookups, and a stamp that changes with its records. */
@@ -16,14 +17,15 @@ export interface HealthSource {
 }
 
 /** Directory rows, rebuilt only when the stamp changes (`spider --once` may write beside us: at least once a minute). */
-export function directorySource(directory: RelayDirectory, config: Config, status?: () => SpiderStatus, health?: HealthSource): DirectorySource & { cached(): DirectoryView } {
+export function directorySource(directory: RelayDirectory, config: Config, status?: () => SpiderStatus, health?: HealthSource, runs?: SpiderRuns): DirectorySource & { cached(): DirectoryView } {
   let cache: { stamp: string; view: DirectoryView } | null = null;
   // during a run the rows change with every relay: at most every 10 s, so a page left open does
   // not fetch a large directory every poll; between runs once a minute
   const stamp = () => {
     const s = status?.();
     const now = Date.now();
-    const h = health ? `:${health.stamp()}` : '';
+    // a run recorded by `orbweaver spider` beside the relay changes the rows at once
+    const h = (health ? `:${health.stamp()}` : '') + (runs ? `:r${runs.count()}` : '');
     return (s?.running ? `run:${s.runs}:${Math.floor(now / 10_000)}` : `idle:${s?.runs ?? 0}:${s?.nextRun ?? 0}:${Math.floor(now / 60_000)}`) + h;
   };
   const cached = () => {
@@ -46,7 +48,31 @@ export function directorySource(directory: RelayDirectory, config: Config, statu
   return { stamp, view: cached, cached };
 }
 
-export function spiderSection(s: SpiderStatus, view: DirectoryView, problem: string | null): Section {
+/** The latest run as the directory recorded it, whoever made it (this relay or `orbweaver spider`). */
+export function lastRunText(last: RunRecord | null): string {
+  if (!last) return '-';
+  return `${utc(last.finishedAt)} by ${last.by}${last.aborted ? ' (stopped early)' : ''}: ${last.relays.reached} reached, ${last.relays.failed} failed, ${last.relays.refused} refused, ${last.stored} events stored`;
+}
+
+/** Unless the spider runs in this relay, the section says so and how to run it; the runs recorded still show. */
+export function spiderOffSection(view: DirectoryView, runs: SpiderRuns | null): Section {
+  return {
+    title: 'Directory spider',
+    rows: [
+      ['phase', `off in this relay: ${SPIDER_HINT}`],
+      ['relays in the directory', String(view.total)],
+      ['runs', String(runs?.count() ?? 0)],
+      ['last run', lastRunText(runs?.last() ?? null)],
+    ],
+  };
+}
+
+/** How to turn the spider on, as the status page and /directory say it. */
+export const SPIDER_HINT = 'ORBWEAVER_SPIDER=1 (spider.enabled) runs it here, or orbweaver spider --once crawls once beside the relay';
+
+export function spiderSection(s: SpiderStatus, view: DirectoryView, problem: string | null, runs?: SpiderRuns): Section {
+  // the directory's record: runs made beside the relay (`orbweaver spider --once`) count too
+  const recorded = runs?.last() ?? null;
   const last = s.lastRun;
   // this run's relays: those attempted since the previous run finished
   const since = last?.finishedAt ?? 0;
@@ -58,10 +84,10 @@ export function spiderSection(s: SpiderStatus, view: DirectoryView, problem: str
     ['phase', s.running ? `${s.phase}${s.hop >= 0 ? `, hop ${s.hop} (hops 0–${s.maxHops})` : ''}` : 'idle'],
     ['relays this run', s.running ? `${s.relaysDoneRun} done: ${count('ok')} ok, ${count('partial')} partial, ${count('failed', 'backoff')} failed; this hop ${s.relaysDone} / ${s.relaysTotal}` : '-'],
     ['fetching now', s.current.join(', ') || '-'],
-    ['events fetched / stored', `${s.events.fetched} / ${s.events.stored}${s.running ? ' (this run)' : ' (last run)'}`],
+    ['events fetched / stored', s.running || !recorded ? `${s.events.fetched} / ${s.events.stored}${s.running ? ' (this run)' : ' (last run)'}` : `${recorded.fetched} / ${recorded.stored} (last run)`],
     ['relays in the directory', String(view.total)],
-    ['runs', String(s.runs)],
-    ['last run', last ? `${utc(last.finishedAt)}: ${last.relays.reached} reached, ${last.relays.failed} failed, ${last.events.stored} events stored` : '-'],
+    ['runs', String(runs ? runs.count() : s.runs)],
+    ['last run', runs ? lastRunText(recorded) : last ? `${utc(last.finishedAt)}: ${last.relays.reached} reached, ${last.relays.failed} failed, ${last.events.stored} events stored` : '-'],
     ['next run', s.running ? 'after this one' : utc(s.nextRun)],
   );
   return { title: 'Directory spider', rows };

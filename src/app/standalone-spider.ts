@@ -5,7 +5,7 @@
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../relay/logger.js';
 import { localRelayUrl, openCommandSink } from './command-sink.js';
-import { heapLimitMb } from './heap-limit.js';
+import { heapLimitMb, oldSpaceMb } from './heap-limit.js';
 import { createSpider, type Spider } from '../spider/spider.js';
 import { createMonitor, type Monitor } from '../monitor/monitor.js';
 
@@ -29,7 +29,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
   // the spider's own records (directory, cursors) live beside the events of the relay's store: writable
   const opened = await openCommandSink(config, logger, { relayUrl: o.relayUrl, local: o.local, writable: true, label: 'spider' });
   const { sink, store } = opened;
-  logger.info({ heapLimitMb: heapLimitMb(), pid: process.pid, via: opened.relayUrl ?? 'this process' }, 'spider started');
+  logger.info({ oldSpaceMb: oldSpaceMb(), heapLimitMb: heapLimitMb(), pid: process.pid, via: opened.relayUrl ?? 'this process' }, 'spider started');
   const selfUrls = [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])];
   // With the monitor on, the crawl is followed by a monitor cycle over the directory (its events go
   // the same way as the crawl's). A one-shot run does not validate candidates: those may lie beyond
@@ -49,6 +49,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
     selfUrls,
     onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
     storeIsHome: opened.storeIsHome,
+    runBy: o.once ? 'orbweaver spider --once' : 'orbweaver spider',
   });
   return {
     spider, monitor,

@@ -6,7 +6,7 @@ import type { Logger } from '../relay/logger.js';
 import { homeSink, pubkeyOf } from '../remote/deliver.js';
 import { RedisQueue } from '../spider/queue/redis.js';
 import { runWorker } from '../spider/queue/worker.js';
-import { heapLimitMb } from './heap-limit.js';
+import { heapLimitMb, oldSpaceMb } from './heap-limit.js';
 
 export interface WorkerProcessOptions {
   redis: string;
@@ -25,7 +25,7 @@ export async function runWorkerProcess(config: Config, logger: Logger, o: Worker
     url: home, authUrl: config.publicUrl || home, secretKey, connectTimeout: Math.min(config.spider.connectTimeout, 5000),
     okTimeout: 30_000, window: 200, deliveryTimeout: config.spider.deliveryTimeout, log: logger,
   });
-  logger.info({ redis: redis.replace(/\/\/[^@/]*@/, '//***@'), queueKey: config.spider.queueKey, home, concurrency, name: queue.name, pubkey: secretKey ? pubkeyOf(secretKey) : null, heapLimitMb: heapLimitMb(), pid: process.pid },
+  logger.info({ redis: redis.replace(/\/\/[^@/]*@/, '//***@'), queueKey: config.spider.queueKey, home, concurrency, name: queue.name, pubkey: secretKey ? pubkeyOf(secretKey) : null, oldSpaceMb: oldSpaceMb(), heapLimitMb: heapLimitMb(), pid: process.pid },
     secretKey ? 'orbweaver worker started' : 'orbweaver worker started WITHOUT a key (spider.workerKey): the home relay sees an anonymous client');
   try {
     const stats = await runWorker({ config: config.spider, queue, sink, log: logger, concurrency }, stop);

@@ -8,41 +8,50 @@
 // pages.
 import type { Config } from '../config.js';
 import { RelayDirectory } from '../directory/records.js';
-import { directoryView, formatDirectory, utc } from '../directory/view.js';
+import { directoryView, formatDirectory, TEXT_WIDTH, utc, wrap, type DirectoryRow } from '../directory/view.js';
 import { normalizeRelayUrl } from '../remote/url.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type RelayDetail } from '../monitor/document.js';
 import { monitorInfo } from '../app/directory-pages.js';
 import { openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 
 export const DIRECTORY_USAGE = `usage: orbweaver directory [--json] [--relay <url>]
-  every relay in the directory: URL, hop, state, last crawl, events fetched / stored in it, next
-  attempt, and — once the NIP-66 monitor checked it — online, uptime over 7 days, RTT, software;
-  then the monitor's summary (online now / 24 h / 7 d, networks, software, NIPs). Times in UTC.
-  --json          the /directory.json document (rows, summary, candidates)
-  --relay <url>   one relay's detail: uptime per day, checks, RTT percentiles, events per kind`;
+  every relay in the directory, in 100 columns: URL, hop, state, last crawl, events fetched /
+  stored in it, and the next attempt or — once the NIP-66 monitor checked relays — online, uptime
+  over 7 days and read RTT; then the monitor's summary (online now / 24 h / 7 d, networks,
+  software, NIPs). Times in UTC.
+  --json          the /directory.json document (rows with every field, summary, candidates)
+  --relay <url>   one relay in full: crawl, quirks, last error, software, and the monitor's uptime
+                  per day, RTT percentiles, NIPs, requirements, certificate, events per kind`;
 
 const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
 const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
 
-function formatDetail(d: RelayDetail): string {
-  const r = d.row!;
+/** One relay in full: its crawl record, and the monitor's figures where it checked it. */
+function formatDetail(r: DirectoryRow, d: RelayDetail | null): string {
   const lines = [
-    d.url,
-    `  now:          ${r.online === null ? 'not checked yet' : `${r.online ? 'online' : 'offline'} at ${utc(r.lastCheck)}${r.checkError ? ` (${r.checkError})` : ''}`}`,
-    `  uptime:       24 h ${pct(d.stats.uptimeDay)}, 7 d ${pct(d.stats.uptimeWeek)}, ${Math.round(d.retentionMs / 86_400_000)} d ${pct(d.stats.uptimeMonth)} (${d.checksInWindow} checks)`,
-    `  rtt open:     p50 ${ms(d.stats.rttOpen.p50)}, p90 ${ms(d.stats.rttOpen.p90)}, p99 ${ms(d.stats.rttOpen.p99)}`,
-    `  rtt read:     p50 ${ms(d.stats.rttRead.p50)}, p90 ${ms(d.stats.rttRead.p90)}, p99 ${ms(d.stats.rttRead.p99)}`,
+    r.url,
+    `  crawl:        ${r.state}${r.hop >= 0 ? `, hop ${r.hop}` : ', found by the finder'}, last ${utc(r.lastCrawl)}, next attempt ${utc(r.nextAttempt)}`,
+    `  events:       ${r.fetched ?? '-'} fetched, ${r.stored ?? '-'} stored in the last crawl; ${r.storedTotal} stored in all`,
+    `  quirks:       ${r.quirks.join(', ') || '-'}`,
+    `  last error:   ${r.lastError ?? '-'}${r.failures ? ` (${r.failures} failures in a row)` : ''}`,
     `  software:     ${[r.software, r.version].filter(Boolean).join(' ') || '-'}`,
-    `  network:      ${r.network ?? '-'}`,
-    `  NIPs:         ${r.nips.join(', ') || '-'}`,
-    `  requirements: ${r.requirements.join(', ') || '-'}`,
-    `  certificate:  ${r.sslExpires ? `${r.sslValid ? 'valid' : 'NOT valid'}, expires ${utc(r.sslExpires)}${r.sslIssuer ? `, issued by ${r.sslIssuer}` : ''}` : '-'}`,
-    `  crawl:        ${r.state}${r.hop >= 0 ? `, hop ${r.hop}` : ', found by the finder'}, last ${utc(r.lastCrawl)}`,
-    `  latest 30166: ${d.published ?? '-'}`,
-    `  days:         ${d.days.map((x) => (x.checks === 0 ? '.' : x.online === x.checks ? '#' : x.online === 0 ? '_' : '+')).join('')} (30 days to today: # all online, + some, _ none, . not checked)`,
   ];
-  if (d.crawl) lines.push(`  events:       ${Object.entries(d.crawl.total).map(([k, n]) => `kind ${k}: ${d.crawl!.last[k] ?? 0} last crawl, ${n} in all`).join('; ')}`);
-  return lines.join('\n');
+  if (d) {
+    lines.push(
+      `  now:          ${r.online === null ? 'not checked yet' : `${r.online ? 'online' : 'offline'} at ${utc(r.lastCheck)}${r.checkError ? ` (${r.checkError})` : ''}`}`,
+      `  uptime:       24 h ${pct(d.stats.uptimeDay)}, 7 d ${pct(d.stats.uptimeWeek)}, ${Math.round(d.retentionMs / 86_400_000)} d ${pct(d.stats.uptimeMonth)} (${d.checksInWindow} checks)`,
+      `  rtt open:     p50 ${ms(d.stats.rttOpen.p50)}, p90 ${ms(d.stats.rttOpen.p90)}, p99 ${ms(d.stats.rttOpen.p99)}`,
+      `  rtt read:     p50 ${ms(d.stats.rttRead.p50)}, p90 ${ms(d.stats.rttRead.p90)}, p99 ${ms(d.stats.rttRead.p99)}`,
+      `  network:      ${r.network ?? '-'}`,
+      `  NIPs:         ${r.nips.join(', ') || '-'}`,
+      `  requirements: ${r.requirements.join(', ') || '-'}`,
+      `  certificate:  ${r.sslExpires ? `${r.sslValid ? 'valid' : 'NOT valid'}, expires ${utc(r.sslExpires)}${r.sslIssuer ? `, issued by ${r.sslIssuer}` : ''}` : '-'}`,
+      `  latest 30166: ${d.published ?? '-'}`,
+      `  days:         ${d.days.map((x) => (x.checks === 0 ? '.' : x.online === x.checks ? '#' : x.online === 0 ? '_' : '+')).join('')} (30 days to today: # all online, + some, _ none, . not checked)`,
+    );
+    if (d.crawl) lines.push(`  by kind:      ${Object.entries(d.crawl.total).map(([k, n]) => `kind ${k}: ${d.crawl!.last[k] ?? 0} last crawl, ${n} in all`).join('; ')}`);
+  } else lines.push('  monitor:      no NIP-66 checks in this data directory (spider.monitor)');
+  return lines.flatMap((l) => wrap(l, TEXT_WIDTH, ' '.repeat(16))).join('\n');
 }
 
 export async function directoryCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
@@ -64,8 +73,8 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
       const row = view.rows.find((r) => r.url === url);
       if (!row) throw new UsageError(`${relay} is not in the relay directory of ${config.dataDir}`);
       const detail = records ? relayDetail(url, row, records.history) : null;
-      if (!detail) throw new UsageError(`no monitor records in ${config.dataDir}`);
-      out.write((json ? JSON.stringify(detail, null, 2) : formatDetail(detail)) + '\n');
+      if (json && !detail) throw new UsageError(`no monitor records in ${config.dataDir}`);
+      out.write((json ? JSON.stringify(detail, null, 2) : formatDetail(row, detail)) + '\n');
       return 0;
     }
     // the monitor is not running in this process: its state is what its records say

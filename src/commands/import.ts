@@ -57,20 +57,25 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };
   const t0 = Date.now();
   let bytes = 0;
+  // On a terminal: one status line redrawn in place (with a bar when the input's size is known).
+  // Into a pipe or a file (a log): a plain line every 5 s, no bar, no carriage returns, no escapes;
+  // the summary is the last word.
   const tty = process.stderr.isTTY === true;
   let lastPrint = 0;
   const progress = (final = false) => {
     const now = Date.now();
-    if (!final && now - lastPrint < (tty ? 200 : 5000)) return;
+    if (final ? !tty : now - lastPrint < (tty ? 200 : 5000)) return;
     lastPrint = now;
     const secs = Math.max(0.001, (now - t0) / 1000);
-    let bar = '';
-    if (total > 0) {
-      const f = Math.min(1, bytes / total);
-      bar = `[${'#'.repeat(Math.round(f * 30)).padEnd(30, '.')}] ${(f * 100).toFixed(1)}% `;
+    const share = total > 0 ? Math.min(1, bytes / total) : null;
+    const figures = `${fmt(s.lines)} lines, ${fmt(s.stored)} stored, ${fmt(s.duplicate)} duplicate, ${fmt(s.rejected)} rejected, ${fmt(Math.round(s.lines / secs))} lines/s`;
+    if (tty) {
+      const bar = share === null ? '' : `[${'#'.repeat(Math.round(share * 30)).padEnd(30, '.')}] ${(share * 100).toFixed(1)}% `;
+      process.stderr.write(`\r${bar}${figures}\x1b[K${final ? '\n' : ''}`);
+    } else {
+      const read = share === null ? `${(bytes / 1e6).toFixed(1)} MB read` : `${(share * 100).toFixed(1)}% of ${(total / 1e6).toFixed(1)} MB read`;
+      process.stderr.write(`import: ${read}, ${figures}\n`);
     }
-    const line = `${bar}${fmt(s.lines)} lines, ${fmt(s.stored)} stored, ${fmt(s.duplicate)} duplicate, ${fmt(s.rejected)} rejected, ${fmt(Math.round(s.lines / secs))} lines/s`;
-    process.stderr.write(tty ? `\r${line}\x1b[K${final ? '\n' : ''}` : `${line}\n`);
   };
 
   const reject = (lineNo: number, reason: string) => {

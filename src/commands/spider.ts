@@ -6,7 +6,7 @@ import { loggerFor } from '../relay/logger.js';
 import type { Config } from '../config/schema.js';
 import { SinkError } from '../app/command-sink.js';
 import { nothingToCrawl, openStandaloneSpider, type StandaloneSpider } from '../app/standalone-spider.js';
-import { formatSummary } from '../spider/status.js';
+import { formatSummary, nothingCrawled } from '../spider/status.js';
 import type { CycleSummary } from '../monitor/monitor.js';
 import { unknownOption } from '../config/suggest.js';
 
@@ -64,10 +64,8 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
       const checked: CycleSummary | undefined = monitor ? await monitor.runOnce() : undefined;
       if (json) out.write(JSON.stringify(checked ? { ...summary, monitor: { pubkey: monitor!.pubkey, ...checked } } : summary, null, 2) + '\n');
       else out.write(formatSummary(summary) + (checked ? '\n' + formatCycle(checked, monitor!.pubkey) : '') + '\n');
-      if (summary.relays.total === 0) {
-        logger.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList }, 'spider: no relay to crawl: no relay list (kind 10002) of the seeds was found in the store or on spider.bootstrapRelays');
-        code = 1;
-      } else if (summary.relays.reached === 0) code = 1;
+      // the spider has logged why (nothingCrawled): the exit code says it to scripts
+      if (nothingCrawled(summary)) code = 1;
     } else {
       // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();

@@ -54,6 +54,42 @@ export function leaves(schema: z.ZodType, path: string[] = []): Leaf[] {
   return [{ path, envNames, kind, schema, secret: m.secret === true }];
 }
 
+/**
+ * The default of a leaf as the schema writes it (a duration as '10m', not 600000 ms), in the form
+ * its variable takes: lists comma-separated, booleans true/false. Undefined when it has none.
+ */
+export function defaultText(leaf: Leaf): string | undefined {
+  let s = leaf.schema;
+  for (;;) {
+    const d = def(s) as Def & { defaultValue?: unknown };
+    if (d.type === 'default' || d.type === 'prefault') {
+      const v = d.defaultValue;
+      return Array.isArray(v) ? v.join(',') : v === undefined || v === null ? undefined : String(v);
+    }
+    if (d.innerType && ['optional', 'nullable', 'readonly', 'catch'].includes(d.type)) s = d.innerType;
+    else if (d.type === 'pipe' && d.in) s = d.in;
+    else return undefined;
+  }
+}
+
+/** A value as a shell (and a .env file) reads it: quoted where it is empty or has spaces or quotes. */
+const shellWord = (v: string) => (/^[\w.,:/@+=%-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * `orbweaver config --env`: one line per setting, `VARIABLE=default  # key: meaning`, so the
+ * listing reads as a commented environment file an operator can copy lines from.
+ */
+export function envTable(schema: z.ZodType): string[] {
+  const out = ['# every setting: VARIABLE=default  # key (other variable names): meaning. Lists are comma-separated.'];
+  for (const leaf of leaves(schema)) {
+    const [name, ...aliases] = leaf.envNames;
+    const desc = (leaf.schema as { description?: string }).description ?? '';
+    const key = leaf.path.join('.') + (aliases.length ? ` (also ${aliases.join(', ')})` : '');
+    out.push(`${name}=${shellWord(defaultText(leaf) ?? '')}  # ${key}: ${desc}`);
+  }
+  return out;
+}
+
 /** Converts an env string by the leaf's type; leaves validation to the schema. */
 export function fromEnv(leaf: Leaf, raw: string): unknown {
   switch (leaf.kind) {

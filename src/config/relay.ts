@@ -22,7 +22,7 @@ export const limitsSchema = z
     maxEventBytes: int(65536, 'largest event accepted, bytes of its JSON', 256),
     maxContentLength: int(65536, 'longest content accepted, characters (NIP-11 max_content_length)', 0),
     maxEventTags: int(2000, 'most tags on one event (NIP-11 max_event_tags)', 0),
-    maxTagValueLength: int(4096, 'longest single tag value, characters (storage spec 5.6)', 64),
+    maxTagValueLength: int(4096, 'longest single tag value, characters; a longer one is refused invalid:', 64),
     maxSubscriptions: int(200, 'open subscriptions per connection (NIP-11 max_subscriptions)', 1),
     maxFilters: int(20, 'filters in one REQ or COUNT', 1),
     maxFilterValues: int(5000, 'values in one filter list (ids, authors, kinds, one tag)', 1),

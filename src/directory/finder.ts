@@ -1,4 +1,4 @@
-// The finder (seed 003): relay URLs named in stored events become candidates for the directory, each
+// The finder: relay URLs named in stored events become candidates for the directory, each
 // with where it was found. Sources:
 // - kind 3 content: the legacy JSON map {"wss://relay": {"read": true, "write": true}, …};
 // - kind 2 content: a recommended relay URL (deprecated, still stored);

@@ -85,6 +85,12 @@ export interface WorkItem {
   cursors: Cursors;
   /** NIP-11 document from an earlier run, used when the relay no longer serves one */
   nip11?: Nip11Info | null;
+  /**
+   * the coordinator's spider.allowPrivate. A worker never contacts more than its own setting allows
+   * (its private network is not the coordinator's); where only its own setting refuses, the refusal
+   * is the worker's, not the relay's (src/spider/fetch/crawl.ts).
+   */
+  allowPrivate?: boolean;
 }
 
 export type RelayOutcome =

@@ -222,7 +222,7 @@ export interface DirectorySummary {
 
 const HOUR_MS = 3_600_000;
 
-/** The aggregate views over the rows (the refresher's analytics of seed 003). */
+/** The aggregate views over the rows (the directory's summary: by network, NIP, software, …). */
 export function directorySummary(rows: readonly DirectoryRow[], now: number): DirectorySummary {
   const checked = rows.filter((r) => r.lastCheck !== null);
   const since = (ms: number) => checked.filter((r) => r.lastOnline !== null && r.lastOnline > now - ms).length;
@@ -257,29 +257,62 @@ export function utc(ms: number | null, seconds = false): string {
 const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(v === 1 ? 0 : 1)}%`);
 const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
 
-/** The view as the text table `orbweaver directory` prints (health columns once the monitor has checked relays). */
+/** Width of the text `orbweaver directory` prints: a terminal of 100 columns shows it unwrapped. */
+export const TEXT_WIDTH = 100;
+
+/** A short UTC time for the table (the year is in --relay and --json). */
+const shortUtc = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString().slice(5, 16).replace('T', ' '));
+
+/** Lines of at most `width` characters, broken at ", " or spaces; continuation lines indented. */
+export function wrap(text: string, width = TEXT_WIDTH, indent = '  '): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest.length > width) {
+    let cut = rest.lastIndexOf(' ', width);
+    if (cut <= indent.length) cut = width;
+    out.push(rest.slice(0, cut).trimEnd());
+    rest = indent + rest.slice(cut).trimStart();
+  }
+  out.push(rest);
+  return out;
+}
+
+/**
+ * The view as the text table `orbweaver directory` prints, within TEXT_WIDTH columns: per relay its
+ * URL, hop, state, last crawl, events fetched and stored, then either the next attempt or, once the
+ * monitor checked relays, online, uptime over 7 days and read RTT. Quirks, errors, software, NIPs
+ * and the rest are in `--relay <url>` and `--json`. A URL longer than its column gets a line of its
+ * own (whole, so it can be copied into --relay), the row follows on the next line.
+ */
 export function formatDirectory(v: DirectoryView): string {
   if (v.total === 0) return 'the relay directory is empty: the spider has not run on this data directory (orbweaver spider --once, or ORBWEAVER_SPIDER=1)';
   const health = v.summary.checked > 0;
-  const head = ['URL', 'HOP', 'STATE', 'LAST CRAWL', 'FETCHED', 'STORED', 'NEXT ATTEMPT', ...(health ? ['ONLINE', 'UPTIME 7D', 'RTT OPEN', 'RTT READ', 'SOFTWARE'] : []), 'QUIRKS', 'LAST ERROR'];
+  const head = ['HOP', 'STATE', 'LAST CRAWL', 'FETCHED', 'STORED', ...(health ? ['ONLINE', 'UP 7D', 'RTT READ'] : ['NEXT ATTEMPT'])];
   const cells = v.rows.map((r) => [
-    r.url, r.hop < 0 ? 'found' : String(r.hop), r.state, utc(r.lastCrawl), r.fetched === null ? '-' : String(r.fetched), r.stored === null ? '-' : String(r.stored),
-    r.nextAttempt === null ? '-' : utc(r.nextAttempt),
-    ...(health ? [r.online === null ? '-' : r.online ? 'yes' : 'no', pct(r.uptimeWeek), ms(r.rttOpen), ms(r.rttRead), [r.software, r.version].filter(Boolean).join(' ') || '-'] : []),
-    r.quirks.join(', ') || '-', (r.lastError ?? r.checkError ?? '-').slice(0, 80),
+    r.hop < 0 ? 'found' : String(r.hop), r.state, shortUtc(r.lastCrawl), r.fetched === null ? '-' : String(r.fetched), r.stored === null ? '-' : String(r.stored),
+    ...(health ? [r.online === null ? '-' : r.online ? 'yes' : 'no', pct(r.uptimeWeek), ms(r.rttRead)] : [shortUtc(r.nextAttempt)]),
   ]);
-  const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...cells.map((c) => c[i].length))));
-  const line = (c: string[]) => c.map((x, i) => (i === c.length - 1 ? x : x.slice(0, widths[i]).padEnd(widths[i]))).join('  ').trimEnd();
+  // numbers and short words only: each column as wide as its longest cell, at most 12
+  const widths = head.map((h, i) => Math.min(12, Math.max(h.length, ...cells.map((c) => c[i].length))));
+  const rest = widths.reduce((a, w) => a + w + 2, 0);
+  const urlWidth = Math.max(3, Math.min(TEXT_WIDTH - rest, Math.max(...v.rows.map((r) => r.url.length))));
+  const line = (url: string, c: string[]) => [url.padEnd(urlWidth), ...c.map((x, i) => x.slice(0, widths[i]).padEnd(widths[i]))].join('  ').trimEnd();
+  const out = [line('URL', head)];
+  v.rows.forEach((r, i) => {
+    if (r.url.length <= urlWidth) out.push(line(r.url, cells[i]));
+    else out.push(r.url.length > TEXT_WIDTH ? r.url.slice(0, TEXT_WIDTH - 1) + '…' : r.url, line('', cells[i]));
+  });
   const states = Object.entries(v.byState).filter(([, n]) => n > 0).map(([s, n]) => `${n} ${s}`).join(', ');
-  const out = [line(head), ...cells.map(line), '', `${v.total} relays: ${states} (times in UTC)`];
+  out.push('', ...wrap(`${v.total} relays: ${states} (times in UTC)`));
   if (health) {
     const s = v.summary;
     out.push(
-      `monitor: ${s.checked} checked; online now ${s.online.now}, in the last 24 h ${s.online.day}, in the last 7 d ${s.online.week}`,
-      `networks: ${Object.entries(s.byNetwork).map(([n, c]) => `${n} ${c}`).join(', ')}`,
-      `software: ${s.bySoftware.slice(0, 10).map((g) => `${g.software}${g.version ? ' ' + g.version : ''} ${g.relays}`).join(', ')}`,
-      `NIPs: ${s.byNip.map((g) => `${g.nip}: ${g.relays}`).join(', ') || '-'}`,
+      ...wrap(`monitor: ${s.checked} checked; online now ${s.online.now}, in the last 24 h ${s.online.day}, in the last 7 d ${s.online.week}`),
+      ...wrap(`networks: ${Object.entries(s.byNetwork).map(([n, c]) => `${n} ${c}`).join(', ')}`),
+      ...wrap(`software: ${s.bySoftware.slice(0, 10).map((g) => `${g.software}${g.version ? ' ' + g.version : ''} ${g.relays}`).join(', ')}`),
+      ...wrap(`NIPs: ${s.byNip.map((g) => `${g.nip}: ${g.relays}`).join(', ') || '-'}`),
     );
   }
+  out.push('errors, quirks, software, NIPs: orbweaver directory --relay <url>; every field: --json');
   return out.join('\n');
 }

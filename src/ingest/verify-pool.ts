@@ -1,6 +1,6 @@
 // Signature checks off the main thread. The main thread runs uWS, parsing, the store's index work
 // and fan-out; a check costs ~49 µs native / ~270 µs wasm, so moving it to worker threads frees
-// the main thread for everything else (PERF-FACTS: 2 workers give 1.5-1.9x on 2 cores).
+// the main thread for everything else (measured: 2 workers give 1.5-1.9x on 2 cores; bench/RESULTS.md).
 // Events are sent in batches (one postMessage per batch per turn of the event loop) to keep the
 // per-event messaging cost to a few microseconds.
 import { Worker } from 'node:worker_threads';

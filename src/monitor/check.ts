@@ -6,7 +6,7 @@
 import { fetchNip11Document, sanitizeNip11, type Nip11Info } from '../remote/nip11.js';
 import { resolveTarget, UnsafeUrlError, type Target } from '../remote/url.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { networkOf, wholeMs } from './nip66.js';
+import { networkOf, refusalRequirement, wholeMs } from './nip66.js';
 import { probeRelay } from '../remote/probe.js';
 import type { RelayCheck } from './types.js';
 
@@ -60,12 +60,17 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
   const p = await probeRelay(target, { timeout: o.timeout, write, signal: o.signal });
   if (p.ssl) check.ssl = p.ssl;
   if (p.open !== undefined) check.rtt.open = wholeMs(p.open);
-  if (p.read !== undefined) check.rtt.read = wholeMs(p.read);
+  // a refused REQ is a round trip but no read: rtt-read only for a served one (EVENT or EOSE)
+  if (p.read !== undefined && p.closed === undefined) check.rtt.read = wholeMs(p.read);
   if (p.write?.ms !== undefined) check.rtt.write = wholeMs(p.write.ms);
   check.answer = p.answer;
   check.online = p.opened && p.answer !== undefined;
-  if (p.auth) check.observed.auth = true;
-  if (p.write && !p.write.ok && /^(restricted|blocked|pow|payment):/.test(p.write.message)) check.observed.writeRefused = p.write.message;
+  const note = (message: string, of: 'read' | 'write') => {
+    const r = refusalRequirement(message, of);
+    if (r) check.observed[r] ??= message;
+  };
+  if (p.closed !== undefined) note(p.closed, 'read');
+  if (p.write && !p.write.ok) note(p.write.message, 'write');
   if (p.error) check.error = p.error.slice(0, 300);
   else if (p.closed) check.error = `read: CLOSED ${p.closed}`.slice(0, 300);
   return check;

@@ -1,5 +1,5 @@
-// The NIP-66 monitor as a service (seed 003's finder, validator, monitor and refresher in one
-// process, on the relay's store). Every spider.monitorInterval, one cycle:
+// The NIP-66 monitor as a service (finder, validator, monitor and refresher in one process, on
+// the relay's store; docs/monitor.md). Every spider.monitorInterval, one cycle:
 //   1. announce: kind 10166 (frequency, timeouts, checks), kind 0 and, with monitor relays, kind
 //      10002 — at the first cycle of the process and then once a day;
 //   2. finder: relay URLs from stored events become candidates (src/directory/finder.ts);

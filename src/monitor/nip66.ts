@@ -9,10 +9,12 @@
 // - the certificate of a wss:// relay as `ssl` (valid / !valid), `ssl-expires` (unix seconds) and
 //   `ssl-issuer`, the names BigBrotr's monitor uses;
 // - `T` only where it can be told from outside: `Search` when NIP-11 lists NIP-50;
-// - `R` from NIP-11's limitation, corrected by what the check saw (an AUTH challenge or an
-//   auth-required answer makes `auth`, a refused write makes `writes`).
+// - `R` from NIP-11's limitation, corrected by what the check saw: only a refusal shows a
+//   requirement (`auth-required:` makes `auth`, `payment-required:` makes `payment`, a write refused
+//   `restricted:` or `blocked:` makes `writes`, `pow:` makes `pow`). An AUTH challenge alone is no
+//   requirement: many relays challenge every connection and serve it without AUTH.
 import type { Nip11Info } from '../remote/nip11.js';
-import type { Network, RelayCheck } from './types.js';
+import type { Network, Observed, RelayCheck } from './types.js';
 
 export const RELAY_DISCOVERY_KIND = 30166;
 export const MONITOR_ANNOUNCEMENT_KIND = 10166;
@@ -37,17 +39,32 @@ export function networkOf(url: string): Network {
 /** Whole milliseconds, rounded up, at least 1. */
 export const wholeMs = (ms: number): number => Math.max(1, Math.ceil(ms));
 
-/** NIP-66 `R` values: NIP-11's limitation, with what the check observed winning over a `false` claim. */
-export function requirements(nip11: Nip11Info | null, observed: RelayCheck['observed']): string[] {
+/**
+ * The NIP-66 requirement a refusal shows, by its NIP-01 prefix: of a REQ (`read`) only AUTH and
+ * payment (a read refused `restricted:` says nothing of writes); of our EVENT also `writes` and
+ * `pow`. Other refusals (rate-limited:, invalid:, error:, duplicate:) are no requirement.
+ */
+export function refusalRequirement(message: string, of: 'read' | 'write'): keyof Observed | null {
+  const prefix = /^([a-z-]+):/.exec(message)?.[1];
+  if (prefix === 'auth-required') return 'auth';
+  if (prefix === 'payment-required') return 'payment';
+  if (of === 'read') return null;
+  if (prefix === 'restricted' || prefix === 'blocked') return 'writes';
+  if (prefix === 'pow') return 'pow';
+  return null;
+}
+
+/** NIP-66 `R` values: NIP-11's limitation, with a requirement the check saw winning over a `false` claim. */
+export function requirements(nip11: Nip11Info | null, observed: Observed): string[] {
   const lim = nip11?.limitation ?? {};
   const out: string[] = [];
-  const flag = (name: string, claimed: boolean | undefined, seen = false) => {
-    if (seen || claimed === true) out.push(name);
+  const flag = (name: keyof Observed, claimed: boolean | undefined) => {
+    if (observed[name] !== undefined || claimed === true) out.push(name);
     else if (claimed === false) out.push(`!${name}`);
   };
-  flag('auth', lim.auth_required, observed.auth === true);
+  flag('auth', lim.auth_required);
   flag('payment', lim.payment_required);
-  flag('writes', lim.restricted_writes, observed.writeRefused !== undefined);
+  flag('writes', lim.restricted_writes);
   flag('pow', lim.min_pow_difficulty === undefined ? undefined : lim.min_pow_difficulty > 0);
   return out;
 }

@@ -7,6 +7,9 @@ export type { NostrAnswer, SslInfo };
 /** NIP-66 `n`: where a relay lives, told by its host name. */
 export type Network = 'clearnet' | 'tor' | 'i2p' | 'loki';
 
+/** The refusals a check met, by the NIP-66 requirement each shows. */
+export interface Observed { auth?: string; payment?: string; writes?: string; pow?: string }
+
 /** One health check of one relay (src/monitor/check.ts). */
 export interface RelayCheck {
   url: string;
@@ -23,8 +26,11 @@ export interface RelayCheck {
   /** the document as compact JSON for the 30166 content (bounded; the checked form when the original is large) */
   nip11Json?: string;
   ssl?: SslInfo;
-  /** requirements seen in practice, beside what NIP-11 claims */
-  observed: { auth?: boolean; writeRefused?: string };
+  /**
+   * requirements the check saw in practice, beside what NIP-11 claims: each is the refusal that
+   * showed it (src/monitor/nip66.ts, refusalRequirement). An AUTH challenge alone is none.
+   */
+  observed: Observed;
   /** why it is offline (or what went wrong on the way) */
   error?: string;
   /** the address is not one we may contact (SSRF rules): nothing was contacted */

@@ -1,4 +1,4 @@
-// The validator (seed 003): a candidate becomes a directory relay only once it answered as a Nostr
+// The validator: a candidate becomes a directory relay only once it answered as a Nostr
 // relay — a WebSocket handshake, then a REQ answered with EOSE, EVENT or CLOSED (or a NOTICE or an
 // AUTH challenge, which only a Nostr relay sends). One batch per monitor cycle: least-failed and
 // oldest candidates first, `concurrency` at a time, each probe bounded by the timeout. A failure is

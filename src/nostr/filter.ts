@@ -1,4 +1,4 @@
-// NIP-01 filters: parsing untrusted JSON into a checked form, and matching (storage spec 1.8, 1.9).
+// NIP-01 filters: parsing untrusted JSON into a checked form, and matching.
 // Pure: no I/O.
 import type { NostrEvent } from './event.js';
 import { matchSearch, parseSearch, type SearchQuery } from './search.js';
@@ -132,7 +132,7 @@ const matchesHex = (list: string[], value: string): boolean => {
   return false;
 };
 
-/** Storage spec 1.8: all present conditions hold; ids/authors by prefix; since/until inclusive. */
+/** A filter matches when all its present conditions hold; ids/authors by prefix; since/until inclusive. */
 export function matchFilter(f: Filter, ev: NostrEvent): boolean {
   if (f.ids && !matchesHex(f.ids, ev.id)) return false;
   if (f.authors && !matchesHex(f.authors, ev.pubkey)) return false;
@@ -152,7 +152,7 @@ export function matchFilter(f: Filter, ev: NostrEvent): boolean {
   return true;
 }
 
-/** Storage spec 1.9: filters are ORed. */
+/** An event matches a REQ when any of its filters matches (filters are ORed). */
 export function matchAny(filters: Filter[], ev: NostrEvent): boolean {
   for (const f of filters) if (matchFilter(f, ev)) return true;
   return false;
@@ -172,7 +172,7 @@ export function toWire(f: Filter): WireFilter {
   return w;
 }
 
-/** Storage spec 1.10: newest first, then lower id first. */
+/** Result order: newest first, then lower id first. */
 export function compareNewestFirst(a: { created_at: number; id: string }, b: { created_at: number; id: string }): number {
   return b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

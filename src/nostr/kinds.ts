@@ -14,7 +14,7 @@ export function eventClass(kind: number): EventClass {
   return 'regular';
 }
 
-/** First `d` tag's value; "" when there is none or it has no value (storage spec 5.3, 5.7). */
+/** First `d` tag's value; "" when there is none or it has no value (an addressable event without one is addressed by ""). */
 export function dTag(ev: Pick<NostrEvent, 'tags'>): string {
   for (const t of ev.tags) if (t[0] === 'd') return t.length >= 2 ? t[1] : '';
   return '';
@@ -49,7 +49,7 @@ export function expirationOf(ev: Pick<NostrEvent, 'tags'>): number | null {
   return null;
 }
 
-/** Single-letter tags with a value: the ones that are indexed and filterable (spec 1.12). */
+/** Single-letter tags with a value: the ones that are indexed and filterable (NIP-01 `#x` filters). */
 export function indexableTags(ev: Pick<NostrEvent, 'tags'>): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   for (const t of ev.tags) if (t.length >= 2 && t[0].length === 1) out.push([t[0], t[1]]);

@@ -55,9 +55,17 @@ export function parseClientMessage(text: string, maxSubIdLength: number): Client
   }
 }
 
+/**
+ * A subscription id that is too long is still answered under that id (CLOSED for REQ/COUNT, NEG-ERR
+ * for NIP-77), so a client waiting on it gets an answer; a CLOSE of one gets a NOTICE (nothing was
+ * open under it). The id echoed back is no longer than the message that carried it.
+ */
 function readSubId(v: unknown, verb: string, max: number): string {
   if (typeof v !== 'string' || v.length === 0) throw new MessageError(`invalid: ${verb} needs a non-empty subscription id`);
-  if (v.length > max) throw new MessageError(`invalid: subscription id longer than ${max} characters`);
+  if (v.length > max) {
+    const answerable = verb !== 'CLOSE';
+    throw new MessageError(`invalid: subscription id longer than ${max} characters`, answerable ? v : undefined, verb.startsWith('NEG-'));
+  }
   return v;
 }
 

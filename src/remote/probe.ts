@@ -42,12 +42,16 @@ export interface ProbeResult {
   open?: number;
   /** the first Nostr message the relay sent (to our REQ, or unasked: NOTICE, AUTH) */
   answer?: NostrAnswer;
-  /** ms from REQ to EOSE/EVENT/CLOSED for it */
+  /** ms from REQ to EOSE/EVENT/CLOSED for it (a refusal is timed too: the monitor publishes only a served read) */
   read?: number;
   /** the CLOSED reason, when the REQ was refused */
   closed?: string;
-  /** the relay sent an AUTH challenge */
-  auth: boolean;
+  /**
+   * the relay sent a NIP-42 challenge. A challenge alone is not a requirement: many relays
+   * challenge every connection and serve it without AUTH; only a refusal (CLOSED or OK false
+   * `auth-required:`) says AUTH is needed.
+   */
+  challenged: boolean;
   write?: { ok: boolean; message: string; ms?: number };
   ssl?: SslInfo;
   error?: string;
@@ -71,7 +75,7 @@ function certificateOf(sock: tls.TLSSocket): SslInfo {
 }
 
 export function probeRelay(target: Target, o: ProbeOptions): Promise<ProbeResult> {
-  const result: ProbeResult = { opened: false, auth: false };
+  const result: ProbeResult = { opened: false, challenged: false };
   const subId = `owm${(++probeCounter).toString(36)}`;
   return new Promise((resolve) => {
     let settled = false;
@@ -142,15 +146,13 @@ export function probeRelay(target: Target, o: ProbeOptions): Promise<ProbeResult
       try { msg = JSON.parse(data.toString()); } catch { return; }
       if (!Array.isArray(msg) || typeof msg[0] !== 'string') return;
       const verb = msg[0];
-      if (verb === 'AUTH') { result.auth = true; result.answer ??= 'auth'; return; }
+      if (verb === 'AUTH') { result.challenged = true; result.answer ??= 'auth'; return; }
       if (verb === 'NOTICE') { result.answer ??= 'notice'; return; }
       if (step === 'read' && msg[1] === subId && (verb === 'EVENT' || verb === 'EOSE' || verb === 'CLOSED')) {
         result.read = performance.now() - stepStart;
         result.answer = verb === 'EVENT' ? 'event' : verb === 'EOSE' ? 'eose' : 'closed';
-        if (verb === 'CLOSED') {
-          result.closed = typeof msg[2] === 'string' ? msg[2].slice(0, 200) : '';
-          if (/^auth-required:/.test(result.closed)) result.auth = true;
-        } else ws.send(JSON.stringify(['CLOSE', subId]));
+        if (verb === 'CLOSED') result.closed = typeof msg[2] === 'string' ? msg[2].slice(0, 200) : '';
+        else ws.send(JSON.stringify(['CLOSE', subId]));
         startWrite();
         return;
       }
@@ -158,7 +160,6 @@ export function probeRelay(target: Target, o: ProbeOptions): Promise<ProbeResult
         const message = typeof msg[3] === 'string' ? msg[3].slice(0, 200) : '';
         result.write = { ok: msg[2] === true, message };
         if (msg[2] === true) result.write.ms = performance.now() - stepStart;
-        if (/^auth-required:/.test(message)) result.auth = true;
         finish();
       }
     });

@@ -82,6 +82,10 @@ export interface Target {
   family: 4 | 6;
 }
 
+/** The setting that lets the spider and the monitor contact private, loopback and link-local addresses. */
+export const ALLOW_PRIVATE_SETTING = 'spider.allowPrivate (ORBWEAVER_SPIDER_ALLOW_PRIVATE)';
+
+/** An address the SSRF rules refuse; the message names the setting that would allow it. */
 export class UnsafeUrlError extends Error {}
 
 type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
@@ -100,8 +104,8 @@ export function syntacticRefusal(url: string, allowPrivate: boolean): string | n
   if (normalizeRelayUrl(url) !== url) return 'not a normalised ws:// or wss:// URL';
   if (allowPrivate) return null;
   const { hostname } = parseTarget(url);
-  if (isIP(hostname)) return isSpecialAddress(hostname) ? `address ${hostname} is not public` : null;
-  return isSpecialHostname(hostname) ? `host ${hostname} is not public` : null;
+  if (isIP(hostname)) return isSpecialAddress(hostname) ? `address ${hostname} is not public; ${ALLOW_PRIVATE_SETTING} allows it` : null;
+  return isSpecialHostname(hostname) ? `host ${hostname} is not public; ${ALLOW_PRIVATE_SETTING} allows it` : null;
 }
 
 /**
@@ -120,7 +124,7 @@ export async function resolveTarget(url: string, allowPrivate: boolean, resolver
   if (addrs.length === 0) throw new Error(`DNS lookup of ${t.hostname} returned no address`);
   if (!allowPrivate) {
     const bad = addrs.find((a) => isSpecialAddress(a.address));
-    if (bad) throw new UnsafeUrlError(`${t.hostname} resolves to ${bad.address}, which is not public`);
+    if (bad) throw new UnsafeUrlError(`${t.hostname} resolves to ${bad.address}, which is not public; ${ALLOW_PRIVATE_SETTING} allows it`);
   }
   const pick = addrs.find((a) => a.family === 4) ?? addrs[0];
   return { ...t, address: pick.address, family: pick.family === 6 ? 6 : 4 };

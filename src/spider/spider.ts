@@ -11,13 +11,14 @@ import type { HomeItems } from './fetch/negentropy.js';
 import { nothingKnown, storeKnown, type KnownCheck } from './fetch/admit.js';
 import { AuthorBook } from './fetch/authors.js';
 import { RelayDirectory } from '../directory/records.js';
+import { SpiderRuns } from '../directory/runs.js';
 import { nextHop, type Candidate } from './discovery/relay-lists.js';
 import { MemoryQueue, type WorkQueue } from './queue/memory.js';
 import { RedisQueue } from './queue/redis.js';
 import { createScheduler } from '../lib/scheduler.js';
 import { resolveSeeds } from './discovery/seeds.js';
 import { ingestSink, type EventSink } from '../ingest/sink.js';
-import { emptyStatus, formatSummary, metricsText, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
+import { emptyStatus, formatSummary, metricsText, nothingCrawled, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
 import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from '../directory/types.js';
 import { normalizeRelayUrl, parseTarget, syntacticRefusal, type Target } from '../remote/url.js';
 
@@ -48,6 +49,8 @@ export interface SpiderDeps {
    * in-process ingest sink, false for a remote one (e.g. `spider --relay URL` to another relay).
    */
   storeIsHome?: boolean;
+  /** who runs this spider, as the directory's run record says it (default 'relay') */
+  runBy?: string;
 }
 
 export interface Spider {
@@ -59,6 +62,8 @@ export interface Spider {
   /** Prometheus text of the spider's figures */
   metricsText(): string;
   readonly directory: RelayDirectory;
+  /** the runs this data directory has seen (the relay's and `orbweaver spider`'s) */
+  readonly runs: SpiderRuns;
   /** stops scheduling, ends the run in progress quickly (connections closed), waits for it */
   stop(): Promise<void>;
 }
@@ -91,6 +96,7 @@ export function createSpider(deps: SpiderDeps): Spider {
   const cfg = deps.config;
   const log = deps.logger.child({ component: 'spider' });
   const directory = new RelayDirectory(deps.store.env);
+  const runs = new SpiderRuns(deps.store.env);
   const sink: EventSink = deps.sink ?? (deps.ingest ? ingestSink(deps.ingest) : (() => { throw new Error('createSpider needs an ingest or a sink'); })());
   const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
   let verifier: EventVerifier | undefined = deps.verifier;
@@ -113,7 +119,7 @@ export function createSpider(deps: SpiderDeps): Spider {
     const events = zeroCounts();
     const summary: SpiderSummary = {
       startedAt: started, finishedAt: started, durationMs: 0, seeds: 0, seedsWithoutList: 0, hops: [],
-      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], aborted: false,
+      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
     };
     Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events, current: [] });
     const shared = sharedState(authors);
@@ -130,7 +136,7 @@ export function createSpider(deps: SpiderDeps): Spider {
       const seeds = await resolveSeeds({
         store: deps.store, sink, verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
         allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
-        counts: events, known, inFlight: shared.inFlight, signal, resolve: deps.resolve,
+        counts: events, known, inFlight: shared.inFlight, signal, resolve: deps.resolve, failures: summary.bootstrapFailures,
       }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
       summary.seeds = seeds.pubkeys.length;
       summary.seedsWithoutList = seeds.withoutList;
@@ -160,13 +166,14 @@ export function createSpider(deps: SpiderDeps): Spider {
             log.info({ url: c.url, hop }, 'spider: skipping our own relay');
           } else if (refusal) {
             h.refused++;
+            if (summary.refusals.length < 50) summary.refusals.push({ url: c.url, error: refusal });
             await directory.applyResult({ ...blankResult(c.url, hop, now), outcome: 'refused', error: refusal, quirks: rec.quirks, cursors: rec.cursors });
             log.info({ url: c.url, hop, reason: refusal }, 'spider: relay refused');
           } else if (RelayDirectory.retryAt(rec, { base: cfg.failureBackoff, max: cfg.maxFailureBackoff }) > now) {
             h.skipped++;
             log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
           } else {
-            items.push({ url: c.url, hop, kinds: cfg.kinds, discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null });
+            items.push({ url: c.url, hop, kinds: cfg.kinds, discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
           }
         }
         Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
@@ -180,7 +187,7 @@ export function createSpider(deps: SpiderDeps): Spider {
           addCounts(h.events, r.counts);
           addCounts(events, r.counts);
           if (r.outcome === 'ok' || r.outcome === 'partial') { h.reached++; totals.relaysReached++; }
-          else if (r.outcome === 'refused') h.refused++;
+          else if (r.outcome === 'refused') { h.refused++; if (summary.refusals.length < 50) summary.refusals.push({ url: r.url, error: r.error ?? 'refused' }); }
           else if (r.outcome === 'self') h.skipped++;
           else { h.failed++; totals.relaysFailed++; if (summary.failures.length < 50) summary.failures.push({ url: r.url, error: r.error ?? 'failed' }); }
           const lvl = r.outcome === 'failed' ? 'warn' : 'info';
@@ -210,8 +217,12 @@ export function createSpider(deps: SpiderDeps): Spider {
       Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
       try { status.directorySize = directory.count(); } catch { /* closed */ }
       if (!deps.queue) await queue.close();
+      try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }
     }
     log.info({ ms: summary.durationMs, relays: summary.relays, events: summary.events }, 'spider: run finished');
+    // a run that crawled nothing says why, wherever it runs (the relay, orbweaver spider [--once])
+    const nothing = summary.aborted ? null : nothingCrawled(summary);
+    if (nothing) log.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList, relays: summary.relays }, `spider: ${nothing}`);
     log.debug(formatSummary(summary));
     return summary;
   }
@@ -274,6 +285,7 @@ export function createSpider(deps: SpiderDeps): Spider {
 
   return {
     directory,
+    runs,
     start() {
       if (stopCtl.signal.aborted) stopCtl = new AbortController();
       scheduler.start();

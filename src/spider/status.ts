@@ -25,6 +25,10 @@ export interface SpiderSummary {
   events: FetchCounts;
   /** a few failed relays with their error, for the operator */
   failures: Array<{ url: string; error: string }>;
+  /** a few relays refused by the address rules, with the reason (it names the setting that allows them) */
+  refusals: Array<{ url: string; error: string }>;
+  /** bootstrap relays that could not be asked for the seeds' lists, with the reason */
+  bootstrapFailures: Array<{ url: string; error: string }>;
   /** the run was stopped before it finished */
   aborted: boolean;
 }
@@ -75,8 +79,28 @@ export function formatSummary(s: SpiderSummary): string {
   if (e.nip77Kinds || e.nip77Fallbacks) {
     lines.push(`NIP-77: ${e.nip77Relays} relays reconciled (${e.nip77Kinds} kinds, ${e.nip77Fallbacks} paged after a failed attempt), ${e.nip77Ids} ids the home lacked, ${(e.nip77Bytes / 1e6).toFixed(2)} MB of negentropy messages`);
   }
+  for (const f of s.bootstrapFailures.slice(0, 10)) lines.push(`  bootstrap relay ${f.url} not asked: ${f.error}`);
+  for (const f of s.refusals.slice(0, 10)) lines.push(`  refused ${f.url}: ${f.error}`);
   for (const f of s.failures.slice(0, 10)) lines.push(`  failed ${f.url}: ${f.error}`);
   return lines.join('\n');
+}
+
+/**
+ * Why a run crawled nothing, in one sentence for the operator: no relay at all (no relay list of the
+ * seeds, and why the bootstrap relays gave none), or every relay refused by the address rules.
+ * Null when some relay was reached.
+ */
+export function nothingCrawled(s: SpiderSummary): string | null {
+  const first = (l: Array<{ url: string; error: string }>) => `${l[0].url}: ${l[0].error}`;
+  if (s.relays.total === 0) {
+    const why = 'no relay to crawl: no relay list (kind 10002) of the seeds was found in the store or on spider.bootstrapRelays';
+    return s.bootstrapFailures.length ? `${why}; the bootstrap relays could not be asked (${first(s.bootstrapFailures)})` : why;
+  }
+  if (s.relays.reached > 0) return null;
+  if (s.relays.refused > 0 && s.relays.refused + s.relays.skipped === s.relays.total && s.refusals.length) {
+    return `no relay reached: every relay was refused by the address rules (${first(s.refusals)})`;
+  }
+  return `no relay reached: ${s.relays.failed} failed, ${s.relays.refused} refused, ${s.relays.skipped} skipped${s.failures.length ? ` (${first(s.failures)})` : ''}`;
 }
 
 /** Prometheus text for /metrics (the lead appends it to the relay's own). */

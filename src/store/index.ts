@@ -1,5 +1,5 @@
 // The LMDB event store: openStore() is the only entry point; see types.ts for the contract and
-// DESIGN.md "Store" for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
+// schema.ts for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';

@@ -25,7 +25,7 @@ function suffix(o: number, ca: number, serial: number): Buffer {
 }
 
 /**
- * Whether tags[i] is not indexed: not indexable (a single-letter name with a value, spec 1.12), or
+ * Whether tags[i] is not indexed: not indexable (only a single-letter name with a value is), or
  * a repeat of an earlier (name, value), which would only write the same key again. Few tags are
  * compared, many go through a set.
  */

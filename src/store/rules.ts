@@ -1,4 +1,4 @@
-// The storage rules as pure decisions (storage spec 1.1-1.7, 5.4, 5.5, NIP-09, NIP-40) and the
+// The storage rules as pure decisions (NIP-01 replaceable and addressable events, NIP-09, NIP-40) and the
 // NIP-01 prefixed OK messages. txn.ts applies them inside the write transaction.
 import type { WriteResult } from './types.js';
 
@@ -24,7 +24,7 @@ export const invalid = (message: string): WriteResult => ({ status: 'invalid', o
 export const isExpired = (expiration: number | null, now: number): boolean => expiration !== null && expiration <= now;
 
 /**
- * Storage spec 1.2/1.3/5.5: whether an incoming replaceable/addressable event replaces the stored
+ * Whether an incoming replaceable/addressable event replaces the stored
  * version. The newer created_at wins; on equal created_at the lower id wins.
  */
 export function incomingWins(stored: { created_at: number; id: string }, incoming: { created_at: number; id: string }): boolean {

@@ -1,4 +1,4 @@
-// The named LMDB databases of the event store. Binary keys and values throughout (PERF-FACTS:
+// The named LMDB databases of the event store. Binary keys and values throughout (measured:
 // ordered-binary keys cost ~25% of write throughput). Names are prefixed "ev." so other modules
 // can open their own named databases in the same environment.
 import type { Database, RootDatabase } from 'lmdb';

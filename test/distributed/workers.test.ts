@@ -209,6 +209,27 @@ test('an item that always fails (its events cannot be delivered) lands in the de
   await relay.stop();
 });
 
+test('a worker stricter than its coordinator (spider.allowPrivate off): its refusal is its own, not the relay\'s', async () => {
+  resetCounts(net);
+  const key = 'strict:spider';
+  const relay = await coordinator(key, { ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '2' });
+  const w = worker('strict', relay, key, { ORBWEAVER_SPIDER_ALLOW_PRIVATE: '0', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '2' });
+  await until(() => runFinished(relay) !== undefined, 60_000, 'the run to finish');
+  assert.deepEqual(runFinished(relay)!.relays, { total: 2, reached: 0, failed: 2, refused: 0, skipped: 0 }, 'not refused: the relays\' addresses are allowed by the coordinator');
+  assert.equal(net[1].total + net[2].total, 0, 'the worker never contacts what its own settings refuse');
+  await w.kill('SIGTERM');
+  await relay.stop();
+  const store = await openStore({ dir: relay.dataDir, mapSize: 1 << 30 });
+  try {
+    const dir = new RelayDirectory(store.env);
+    for (const url of [r0.url, r0b.url]) {
+      const rec = dir.get(url)!;
+      assert.equal(rec.lastOutcome, 'failed');
+      assert.match(rec.lastError ?? '', /refused by this worker's own address rules, not the coordinator's \(address 127\.0\.0\.1 is not public; spider\.allowPrivate \(ORBWEAVER_SPIDER_ALLOW_PRIVATE\) allows it on the worker/);
+    }
+  } finally { await store.close(); }
+});
+
 test('redis restarted mid-run (its data lost): the crawl completes with nothing lost', async () => {
   resetCounts(net);
   const key = 'restart:spider';

@@ -64,7 +64,8 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
 
     const a = await checkRelay(auth.url, opts);
     assert.equal(a.online, true);
-    assert.equal(a.observed.auth, true);
+    assert.equal(a.observed.auth, 'auth-required: members only', 'the refusal shows the requirement');
+    assert.equal(a.rtt.read, undefined, 'a refused REQ is no read');
     assert.match(a.error ?? '', /CLOSED auth-required/);
 
     const x = await checkRelay(dead, opts);
@@ -84,7 +85,7 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
     assert.equal(closedWrites.events.length, 0, 'restricted_writes: not even tried');
     const rf = await checkRelay(refusing.url, { ...opts, writeEvent });
     assert.equal(rf.rtt.write, undefined);
-    assert.equal(rf.observed.writeRefused, 'restricted: not on the list');
+    assert.equal(rf.observed.writes, 'restricted: not on the list');
     const aw = await checkRelay(auth.url, { ...opts, writeEvent });
     assert.equal(aw.rtt.write, undefined, 'OK false is no write');
   } finally {

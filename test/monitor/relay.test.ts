@@ -101,6 +101,8 @@ test('the relay\'s monitor: finder -> validator -> checks, certificates, pages a
     assert.deepEqual(fromCli.rows.map((r) => [r.url, r.online, r.sslIssuer]).sort(), d.rows.map((r) => [r.url, r.online, r.sslIssuer]).sort());
     const text = await runCliAsync(['directory', '--data', relay.dataDir]);
     assert.match(text.stdout, /monitor: 2 checked; online now 2/);
+    assert.match(text.stdout, /^URL +HOP +STATE +LAST CRAWL +FETCHED +STORED +ONLINE +UP 7D +RTT READ$/m);
+    for (const line of text.stdout.split('\n')) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
     const one = await runCliAsync(['directory', '--relay', tlsGood.url, '--data', relay.dataDir]);
     assert.equal(one.status, 0, one.stderr);
     assert.match(one.stdout, /certificate: +valid, expires .* issued by Orbweaver Test CA/);

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { relaysNamedBy } from '../../src/directory/finder.js';
-import { announcementEvent, discoveryEvent, networkOf, requirements, wholeMs } from '../../src/monitor/nip66.js';
+import { announcementEvent, discoveryEvent, networkOf, refusalRequirement, requirements, wholeMs } from '../../src/monitor/nip66.js';
 import { dailyUptime, percentile, relayStats, DAY } from '../../src/monitor/stats.js';
 import { directorySummary, directoryView, type RelayHealth } from '../../src/directory/view.js';
 import type { RelayRecord } from '../../src/directory/records.js';
@@ -34,7 +34,7 @@ test('NIP-66 templates: 30166 tags from a check, 10166 frequency, timeouts and c
     url: 'wss://relay.example', checkedAt: 1_700_000_000_000, network: 'clearnet', online: true,
     rtt: { open: 12, read: 7, write: 30, nip11: 5 }, answer: 'eose',
     nip11: { name: 'R', software: 'git+https://github.com/hoytech/strfry.git', version: '1.0.4', supported_nips: [11, 1, 50, 1], limitation: { auth_required: false, payment_required: true, min_pow_difficulty: 0 }, tags: ['cats'], language_tags: ['en'] },
-    nip11Json: '{"name":"R"}', ssl: { valid: true, expires: 1_800_000_000, issuer: "Let's Encrypt" }, observed: { auth: true },
+    nip11Json: '{"name":"R"}', ssl: { valid: true, expires: 1_800_000_000, issuer: "Let's Encrypt" }, observed: { auth: 'auth-required: sign in' },
   };
   const t = discoveryEvent(c, 1_700_000_000);
   assert.equal(t.kind, 30166);
@@ -46,7 +46,14 @@ test('NIP-66 templates: 30166 tags from a check, 10166 frequency, timeouts and c
     ['T', 'Search'], ['s', 'git+https://github.com/hoytech/strfry.git', '1.0.4'], ['t', 'cats'], ['l', 'en', 'ISO-639-1'],
     ['ssl', 'valid'], ['ssl-expires', '1800000000'], ['ssl-issuer', "Let's Encrypt"],
   ]);
-  assert.deepEqual(requirements(null, { writeRefused: 'restricted: no' }), ['writes']);
+  assert.deepEqual(requirements(null, { writes: 'restricted: no' }), ['writes']);
+  assert.deepEqual(requirements({ limitation: { auth_required: false, payment_required: false, restricted_writes: false } }, {}), ['!auth', '!payment', '!writes'], 'the claims stand where no refusal contradicts them');
+  // what a refusal shows, by its prefix and what was refused
+  const shows = (m: string, of: 'read' | 'write') => refusalRequirement(m, of);
+  assert.deepEqual(['auth-required: x', 'payment-required: x', 'restricted: x', 'blocked: x', 'pow: x', 'rate-limited: x', 'invalid: x', 'error: x', 'payment: x', ''].map((m) => shows(m, 'write')),
+    ['auth', 'payment', 'writes', 'writes', 'pow', null, null, null, null, null]);
+  assert.deepEqual(['auth-required: x', 'payment-required: x', 'restricted: x', 'blocked: x', 'pow: x'].map((m) => shows(m, 'read')),
+    ['auth', 'payment', null, null, null], 'a read refused restricted: says nothing of writes');
   assert.equal(wholeMs(0.2), 1, 'a loopback answer is 1 ms, never 0');
   assert.equal(wholeMs(12.01), 13);
   assert.deepEqual(networkOf('ws://abc.onion'), 'tor');

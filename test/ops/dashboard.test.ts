@@ -169,3 +169,57 @@ test('the status page: address, live figures and charts, refusals by reason, the
     await Promise.all([bootstrap.close(), good.close(), auth.close()]);
   }
 });
+
+test('the status page with the spider off: a hint instead of an empty table, a `spider --once` beside the relay in the last run, one query-time p95 for card and chart', { skip: existsSync(CHROMIUM) || process.env.CI ? false : 'chromium is not installed (apt-get install chromium; .ci/run does it, and under CI the test runs and fails without it)' }, async () => {
+  const bootstrap = await new TestRelay({ flavour: 'strfry' }).start();
+  const good = await new TestRelay({ flavour: 'strfry' }).start();
+  const seed = keypair();
+  bootstrap.add(relayList(seed.sk, T0, [good.url]));
+  good.add(...Array.from({ length: 4 }, (_, i) => sign(keypair().sk, 0, T0 - i)));
+  const relay = await startRelayProcess();
+  const profile = tempDir('orbweaver-chromium-');
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    timeout: 60_000,
+  });
+  const spiderRows = async () => Object.fromEntries((((await (await fetch(relay.httpUrl + '/status.json?directory=0')).json()) as Status).sections.find((s) => s.title === 'Directory spider')?.rows ?? []));
+  try {
+    const page = await browser.newPage();
+    await page.goto(relay.httpUrl + '/', { waitUntil: 'load', timeout: 30_000 });
+    // an empty directory: a sentence saying how to turn the spider on, no table of bare headers
+    assert.equal(await page.isVisible('#dir-hint'), true);
+    assert.match(await page.textContent('#dir-hint') ?? '', /spider is off: ORBWEAVER_SPIDER=1 \(spider\.enabled\) runs it here, or orbweaver spider --once crawls once/);
+    assert.equal(await page.isVisible('#directory'), false, 'no empty table');
+    let rows = await spiderRows();
+    assert.match(rows.phase, /^off in this relay: ORBWEAVER_SPIDER=1/);
+    assert.deepEqual([rows.runs, rows['last run']], ['0', '-']);
+
+    // a one-shot crawl beside the running relay: its run is the page's last run, its relays the table
+    const run = await runCliAsync(['spider', '--once', '--data', relay.dataDir], {
+      env: { ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: bootstrap.url, ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s' },
+    });
+    assert.equal(run.status, 0, run.stderr);
+    rows = await spiderRows();
+    assert.equal(rows.runs, '1');
+    assert.match(rows['last run'], /UTC by orbweaver spider --once: 1 reached, 0 failed, 0 refused, \d+ events stored/);
+    await page.waitForFunction("document.querySelectorAll('#directory tbody tr').length === 1", undefined, { timeout: 20_000 });
+    assert.equal(await page.isVisible('#dir-hint'), false);
+    await page.waitForFunction(`[...document.querySelectorAll('#sections tr')].some((tr) => /last run/.test(tr.textContent) && /spider --once: 1 reached/.test(tr.textContent))`, undefined, { timeout: 20_000 });
+
+    // the query-time card and the chart's legend: one definition (the minute to now), one figure
+    const c = await Client.open(relay.url);
+    for (let i = 0; i < 5; i++) await c.query({ kinds: [0], limit: 10 });
+    c.close();
+    await page.waitForFunction("document.getElementById('fig-latency')?.textContent !== '-'", undefined, { timeout: 20_000 });
+    const [card, legend] = await page.evaluate("[document.getElementById('fig-latency').textContent, [...document.querySelectorAll('#chart-latency .legend .key')].map((k) => k.textContent)]") as [string, string[]];
+    const p95 = legend.find((l) => l.startsWith('p95'));
+    assert.match(p95 ?? '', /^p95, 1 min ≤ [\d.]+ ms$/, JSON.stringify(legend));
+    assert.equal(card, `≤ ${p95!.replace(/^p95, 1 min ≤ /, '')}`, 'card and legend give the same p95');
+  } finally {
+    await browser.close();
+    rmSync(profile, { recursive: true, force: true });
+    await relay.cleanup();
+    await Promise.all([bootstrap.close(), good.close()]);
+  }
+});

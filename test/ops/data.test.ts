@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
 import { Author, Client, now } from '../helpers/client.js';
@@ -53,6 +53,32 @@ test('import of a JSONL file with bad lines reports them and stores the rest', (
     assert.equal(stats.events, 30);
     assert.deepEqual(stats.kinds, [{ kind: 1, events: 30 }]);
     assert.deepEqual(stats.topAuthors, [{ pubkey: a.pk, events: 30 }]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const SCRIPT = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
+
+test('import progress: plain lines a log can keep into a pipe; a bar redrawn in place on a terminal', { skip: SCRIPT ? false : 'script(1) (util-linux) is not installed: no terminal to test the bar on' }, () => {
+  const dir = tempDir();
+  try {
+    const a = new Author();
+    const file = join(dir, 'in.jsonl');
+    writeFileSync(file, Array.from({ length: 50 }, (_, i) => JSON.stringify(a.sign({ created_at: now() - 100 + i, content: `line ${i}` }))).join('\n') + '\n');
+    // stderr into a pipe (as under a service manager or `2>> import.log`)
+    const piped = cli(['import', '--data', join(dir, 'piped'), file]);
+    assert.equal(piped.status, 0, piped.stderr);
+    assert.match(piped.stderr, /^import: \d+\.\d% of 0\.0 MB read, 1 lines, \d+ stored, \d+ duplicate, 0 rejected, [\d,]+ lines\/s$/m);
+    assert.doesNotMatch(piped.stderr, /[\r\x1b]|\[[#.]+\]/, 'no carriage return, no escape sequence, no bar');
+    assert.match(piped.stderr, /stored +50/);
+    // the same on a terminal (script(1) gives the command a pseudo-terminal)
+    const cmd = [process.execPath, CLI, 'import', '--data', join(dir, 'tty'), file].map((x) => `'${x}'`).join(' ');
+    const tty = spawnSync(SCRIPT!, ['-qec', cmd, '/dev/null'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' } });
+    assert.equal(tty.status, 0, tty.stdout + tty.stderr);
+    assert.match(tty.stdout, /\r\[[#.]{30}\] \d+\.\d% [\d,]+ lines, /, 'a bar');
+    assert.match(tty.stdout, /\x1b\[K/, 'redrawn in place');
+    assert.match(tty.stdout, /stored +50/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

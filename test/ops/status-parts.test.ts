@@ -30,7 +30,15 @@ test('sampler: per-second rates per step, gauges as sampled, latency mean and p9
     assert.deepEqual(ser.connections, [2, 1]);
     assert.equal((ser.queryMs as number[])[0], 2.975, 'mean (19 x 0.5 ms + 50 ms) / 20');
     assert.equal((ser.queryP95Ms as number[])[0], 1, '95% of the observations are at most 1 ms');
-    assert.equal((ser.queryMs as Array<number | null>)[1], null, 'no queries in the second step');
+    // latency: each point covers the minute ending at it, as the card does
+    assert.equal(ser.latencyWindowSeconds, 60);
+    assert.equal((ser.queryMs as Array<number | null>)[1], 2.975, 'the minute ending at the second step still holds the queries');
+    // the card (window) and the chart's last point: one definition, the same figures
+    for (const at of [t0 + 20_500, t0 + 25_000]) {
+      const card = s.window(at);
+      const chart = s.series(at);
+      assert.deepEqual([card.mean.query, card.p95.query], [(chart.queryMs as number[]).at(-1), (chart.queryP95Ms as number[]).at(-1)], `card and chart at +${at - t0} ms`);
+    }
     stored = 80;
     const w = s.window(t0 + 30_000, 20_000);
     assert.equal(w.seconds, 20);
@@ -89,5 +97,16 @@ test('directory rows: state, next attempt, last counts and quirks in words', () 
   assert.deepEqual(v.byState, { crawling: 1, ok: 1, partial: 0, new: 1, failed: 1, backoff: 1, refused: 0, self: 0 });
   assert.match(formatDirectory(v), /wss:\/\/d\.example +1?0? *backoff/);
   assert.match(formatDirectory(v), /5 relays: .*\(times in UTC\)/);
+  // 100 columns whatever the rows hold: a long URL gets a line of its own, whole; errors are not in the table
+  const longUrl = 'wss://' + 'a-very-long-relay-host-name.'.repeat(2) + 'example/with/a/path';
+  const wide = directoryView([
+    rec({ url: longUrl, lastAttempt: now - 1000, lastOutcome: 'failed', failures: 1, lastError: 'x'.repeat(300), quirks: { cap: 500, bounds: 'exclusive', noEose: true, rateLimited: 12 } }),
+    rec({ url: 'wss://short.example', lastAttempt: now - 1000, lastOutcome: 'ok', lastCounts: { ...zeroCounts(), fetched: 1_234_567, stored: 1_000_000 } }),
+  ], { now, backoff });
+  const text = formatDirectory(wide);
+  for (const line of text.split('\n')) assert.ok(line.length <= 100, `${line.length} columns: ${line}`);
+  assert.ok(text.split('\n').includes(longUrl), 'the long URL whole, on its own line');
+  assert.match(text, /^wss:\/\/short\.example +0 +ok +\d\d-\d\d \d\d:\d\d +1234567 +1000000/m);
+  assert.doesNotMatch(text, /xxxxxxxx/);
   assert.deepEqual(quirkWords({ authRequired: true, rateLimited: 3, invalid: 2, flooded: true, maxLimit: 100 }), ['limit ≤ 100', 'auth required', 'rate-limited ×3', '2 invalid', 'floods']);
 });

@@ -53,8 +53,16 @@ test('help, the env listing and unknown commands', () => {
   assert.match(r.stdout, /usage: orbweaver/);
   r = run(['config', '--env']);
   assert.equal(r.status, 0);
-  assert.match(r.stdout, /ORBWEAVER_DATA_DIR/);
-  assert.match(r.stdout, /ORBWEAVER_SPIDER_INTERVAL/);
+  // each setting: its variable, its default in the form the variable takes, its key and meaning
+  assert.match(r.stdout, /^ORBWEAVER_SPIDER_INTERVAL=24h {2}# spider\.interval: \S.*$/m);
+  assert.match(r.stdout, /^ORBWEAVER_SPIDER_ALLOW_PRIVATE=false {2}# spider\.allowPrivate: \S.*$/m);
+  assert.match(r.stdout, /^ORBWEAVER_AUTH_REQUIRED=off {2}# auth\.required: NIP-42: require authentication/m);
+  assert.match(r.stdout, /^ORBWEAVER_AUTH_READ_KINDS=4,1059 {2}# auth\.readKinds: /m, 'lists comma-separated');
+  assert.match(r.stdout, /^ORBWEAVER_INFO_DESCRIPTION='A Nostr relay with a built-in directory spider' {2}# info\.description: /m, 'quoted where it has spaces');
+  assert.match(r.stdout, /^ORBWEAVER_DATA_DIR=\S+ {2}# dataDir/m);
+  const settings = r.stdout.split('\n').filter((l) => l.startsWith('ORBWEAVER_'));
+  assert.ok(settings.length > 100);
+  for (const line of settings) assert.match(line, /^ORBWEAVER_[A-Z0-9_]+=('[^']*'|\S*)  # [\w.]+( \(also [A-Z0-9_, ]+\))?: \S/, line);
   r = run(['frobnicate']);
   assert.equal(r.status, 2);
 });

@@ -61,8 +61,16 @@ test('too many subscriptions, too many filters and bad filters get CLOSED with a
   assert.match(r.closed!, /^invalid: .*filters/);
   r = await c.query({ kinds: 'x' }, 'g');
   assert.match(r.closed!, /^invalid: kinds/);
-  c.send(['REQ', 'x'.repeat(65), {}]);
-  assert.ok(await c.arrives((m) => m[0] === 'NOTICE' && /^invalid: subscription id/.test(m[1] as string), 3000));
+  // a subscription id over max_subid_length: answered under that id, so a client waiting on it hears
+  const long = 'x'.repeat(65);
+  c.send(['REQ', long, {}]);
+  assert.ok(await c.arrives((m) => m[0] === 'CLOSED' && m[1] === long && /^invalid: subscription id longer than 64/.test(m[2] as string), 3000), 'REQ: CLOSED for that id');
+  c.send(['COUNT', long + 'c', {}]);
+  assert.ok(await c.arrives((m) => m[0] === 'CLOSED' && m[1] === long + 'c' && /^invalid: subscription id/.test(m[2] as string), 3000), 'COUNT: CLOSED for that id');
+  c.send(['NEG-OPEN', long + 'n', {}, '61']);
+  assert.ok(await c.arrives((m) => m[0] === 'NEG-ERR' && m[1] === long + 'n' && /^invalid: subscription id/.test(m[2] as string), 3000), 'NEG-OPEN: NEG-ERR for that id');
+  c.send(['CLOSE', long]);
+  assert.ok(await c.arrives((m) => m[0] === 'NOTICE' && /^invalid: subscription id/.test(m[1] as string), 3000), 'CLOSE of such an id: a NOTICE');
   const cnt = await c.count({ ids: ['nothex'] });
   assert.equal(cnt[0], 'CLOSED');
   assert.match(cnt[2] as string, /^invalid: /);

@@ -51,7 +51,7 @@ test('ORBWEAVER_SPIDER=1: the relay crawls from its seeds and shows its progress
     assert.ok(section, 'the dashboard has a spider section');
     const rows = Object.fromEntries(section.rows);
     assert.match(rows['runs'], /^[1-9]/);
-    assert.match(rows['last run'], /2 reached, 0 failed, 67 events stored/, 'a and b reached; 66 crawled events plus the seed list from the bootstrap relay');
+    assert.match(rows['last run'], /UTC by relay: 2 reached, 0 failed, 0 refused, 67 events stored/, 'a and b reached; 66 crawled events plus the seed list from the bootstrap relay');
   } finally {
     sub.close();
     await home.cleanup();

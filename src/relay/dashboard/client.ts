@@ -111,7 +111,9 @@ export const CLIENT_SCRIPT = String.raw`
   function renderCharts() {
     chart('chart-events', '/s', [{ key: 'stored', label: 'stored', color: '#2a9d5c' }, { key: 'refused', label: 'refused', color: '#d1495b' }]);
     chart('chart-connections', '', [{ key: 'connections', label: 'connections', color: '#3b6fd4' }]);
-    chart('chart-latency', ' ms', [{ key: 'queryMs', label: 'mean', color: '#7b52c7' }, { key: 'queryP95Ms', label: 'p95 ≤', color: '#c77b2a', dash: true }]);
+    // the same definition as the card: each point is the minute ending at it (series.latencyWindowSeconds)
+    var lws = data.series.latencyWindowSeconds || 60, lw = lws % 60 ? lws + ' s' : lws / 60 + ' min';
+    chart('chart-latency', ' ms', [{ key: 'queryMs', label: 'mean, ' + lw, color: '#7b52c7' }, { key: 'queryP95Ms', label: 'p95, ' + lw + ' ≤', color: '#c77b2a', dash: true }]);
     chart('chart-reqs', '/s', [{ key: 'reqs', label: 'REQ', color: '#1f8a9e' }]);
   }
 
@@ -195,6 +197,12 @@ export const CLIENT_SCRIPT = String.raw`
     var box = $('directory-box');
     if (!directory) { box.hidden = true; return; }
     box.hidden = false;
+    // an empty directory is a sentence, not a table of headers: with the spider off, how to turn it on
+    var empty = directory.total === 0;
+    $('dir-hint').hidden = !empty;
+    $('dir-toolbar').hidden = empty;
+    $('dir-scroll').hidden = empty;
+    if (empty) { set('dir-hint', data.directoryHint || 'No relay in the directory yet: the spider has not found any.'); return; }
     var chips = $('dir-states');
     chips.replaceChildren();
     var all = el('button', 'all ' + directory.total, stateFilter === '' ? 'chip on' : 'chip'); all.setAttribute('data-state', '');

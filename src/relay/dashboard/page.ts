@@ -54,6 +54,7 @@ th{font-weight:500;color:var(--muted)}
 details{margin-top:.6em}summary{cursor:pointer;color:var(--muted);font-size:.9em}
 details table{font-size:.85em;margin-top:.3em}
 .muted{color:var(--muted)}
+[hidden]{display:none!important}
 .toolbar{display:flex;flex-wrap:wrap;gap:.5em;align-items:center;margin-bottom:.5em}
 #dir-filter{font:inherit;padding:.25em .5em;border:1px solid var(--line);border-radius:6px;min-width:18em;background:transparent;color:var(--fg)}
 .chip{border-radius:999px;padding:.1em .7em}.chip.on{border-color:var(--accent);background:var(--accent);color:#fff}
@@ -114,8 +115,9 @@ ${chartBox('chart-reqs', 'REQs per second')}
 <div id="sections"></div>
 <section id="directory-box" hidden>
 <h2>Relay directory <a class="more" href="/directory">uptime, round-trip times, software and NIPs of every relay →</a></h2>
-<div class="toolbar"><input id="dir-filter" type="search" placeholder="filter: URL, state, quirk, error" aria-label="filter the relay directory"><span id="dir-states"></span><span id="dir-count"></span><span id="dir-generated"></span></div>
-<div class="scroll"><table id="directory"><thead><tr></tr></thead><tbody></tbody></table></div>
+<p id="dir-hint" class="muted" hidden></p>
+<div class="toolbar" id="dir-toolbar"><input id="dir-filter" type="search" placeholder="filter: URL, state, quirk, error" aria-label="filter the relay directory"><span id="dir-states"></span><span id="dir-count"></span><span id="dir-generated"></span></div>
+<div class="scroll" id="dir-scroll"><table id="directory"><thead><tr></tr></thead><tbody></tbody></table></div>
 </section>
 </main>
 <footer>Relay information (NIP-11): this address with <code>Accept: application/nostr+json</code>. Management (NIP-86): POST here with <code>Content-Type: application/nostr+json+rpc</code>. The refusals list shows client IPs: put this page behind your proxy's access control if that matters to you.</footer>

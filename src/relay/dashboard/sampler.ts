@@ -3,6 +3,10 @@
 // entries (10 s × 360 = one hour, a few kilobytes). Rates and latencies are differences between
 // snapshots, so the charts cost nothing on the hot path; the last point runs from the newest
 // snapshot to now, so a chart moves as soon as something happens.
+//
+// Latency has one definition for the card and the chart: the mean and the 95th percentile (upper
+// bound of its histogram bucket) of the queries in the LATENCY_WINDOW_MS ending at the point. The
+// chart's last point and the card (window()) end at the same instant, so they show the same figure.
 import type { HistogramSnapshot } from '../metrics.js';
 
 export interface Probe {
@@ -21,9 +25,14 @@ interface Snap {
   h: Record<string, HistogramSnapshot>;
 }
 
+/** The window of every latency figure (card and chart points): one minute. */
+export const LATENCY_WINDOW_MS = 60_000;
+
 /** Column-wise series: t (seconds since epoch, end of each step) and one array per figure. */
 export interface Series {
   stepSeconds: number;
+  /** the window each latency point covers (ending at its t) */
+  latencyWindowSeconds: number;
   t: number[];
   [figure: string]: Array<number | null> | number[] | number;
 }
@@ -83,15 +92,30 @@ export class Sampler {
     this.timer = null;
   }
 
+  /** The newest snapshot at least `windowMs` older than `end`, else the oldest. */
+  private startOf(end: number, windowMs: number): Snap {
+    let from = this.ring[0];
+    for (const s of this.ring) if (end - s.t >= windowMs) from = s;
+    return from;
+  }
+
+  /** Rates over one step (a to b); latencies over the window ending at b. */
   private point(a: Snap, b: Snap, out: Record<string, Array<number | null>>): void {
     const dt = Math.max(0.001, (b.t - a.t) / 1000);
     for (const k of Object.keys(b.c)) (out[k] ??= []).push(round(Math.max(0, b.c[k] - (a.c[k] ?? 0)) / dt));
     for (const k of Object.keys(b.g)) (out[k] ??= []).push(b.g[k]);
+    const from = this.startOf(b.t, LATENCY_WINDOW_MS);
     for (const k of Object.keys(b.h)) {
-      const l = latency(a.h[k], b.h[k]);
-      (out[`${k}Ms`] ??= []).push(l.mean);
-      (out[`${k}P95Ms`] ??= []).push(l.p95);
+      const l = latency(from === b ? undefined : from.h[k], b.h[k]);
+      (out[`${k}Ms`] ??= []).push(from === b ? null : l.mean);
+      (out[`${k}P95Ms`] ??= []).push(from === b ? null : l.p95);
     }
+  }
+
+  /** The end of the newest point: now, unless the newest snapshot is less than a second old. */
+  private end(now: number): Snap {
+    const last = this.ring[this.ring.length - 1];
+    return now - last.t >= 1000 ? this.snap(now) : last;
   }
 
   /** One point per step over the last hour, and a last one from the newest snapshot to now. */
@@ -103,18 +127,21 @@ export class Sampler {
       t.push(Math.round(this.ring[i].t / 1000));
     }
     const last = this.ring[this.ring.length - 1];
-    if (now - last.t >= 1000) {
-      this.point(last, this.snap(now), cols);
-      t.push(Math.round(now / 1000));
+    const end = this.end(now);
+    if (end !== last) {
+      this.point(last, end, cols);
+      t.push(Math.round(end.t / 1000));
     }
-    return { stepSeconds: this.stepMs / 1000, t, ...cols };
+    return { stepSeconds: this.stepMs / 1000, latencyWindowSeconds: LATENCY_WINDOW_MS / 1000, t, ...cols };
   }
 
-  /** Rates and latencies over (about) the last `windowMs`: from the newest snapshot at least that old, else since the oldest. */
-  window(now = Date.now(), windowMs = 60_000): Window {
-    let from = this.ring[0];
-    for (const s of this.ring) if (now - s.t >= windowMs) from = s;
-    const to = this.snap(now);
+  /**
+   * Rates and latencies over (about) the last `windowMs`, ending where the series' last point ends:
+   * from the newest snapshot at least that old, else since the oldest.
+   */
+  window(now = Date.now(), windowMs = LATENCY_WINDOW_MS): Window {
+    const to = this.end(now);
+    const from = this.startOf(to.t, windowMs);
     const dt = Math.max(0.001, (to.t - from.t) / 1000);
     const rates: Record<string, number> = {};
     for (const k of Object.keys(to.c)) rates[k] = round(Math.max(0, to.c[k] - (from.c[k] ?? 0)) / dt);

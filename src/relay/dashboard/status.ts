@@ -18,6 +18,8 @@ export interface DirectorySource {
   stamp(): string;
   /** JSON-able rows (src/directory/view.ts DirectoryView) */
   view(): unknown;
+  /** shown instead of an empty table: how to fill the directory (the spider is off) */
+  emptyHint?: string;
 }
 
 export interface DashboardData {
@@ -59,6 +61,8 @@ export interface DashboardData {
   directoryStamp: string | null;
   /** omitted with ?directory=0 */
   directory?: unknown;
+  /** what the page says when the directory is empty (the spider is off: how to turn it on) */
+  directoryHint: string | null;
 }
 
 export interface DashboardDeps {
@@ -132,6 +136,7 @@ export function createDashboard(d: DashboardDeps): Dashboard {
       refusals: d.refusals.snapshot(),
       sections: sections.map((f) => f()),
       directoryStamp: directory ? directory.stamp() : null,
+      directoryHint: directory?.emptyHint ?? null,
     };
     if (withDirectory && directory) out.directory = directory.view();
     return out;

@@ -34,6 +34,8 @@ export interface SeedDeps {
   inFlight: Map<string, Promise<IngestStatus>>;
   signal?: AbortSignal;
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+  /** bootstrap relays that could not be asked, with the reason (the run's summary) */
+  failures?: Array<{ url: string; error: string }>;
 }
 
 /** The newest stored event of `kind` per author, from the local store. */
@@ -78,6 +80,7 @@ async function fromBootstrap(d: SeedDeps, kind: number, authors: string[], found
       d.log.info({ url, kind, asked: missing.length, found: missing.filter((a) => found.has(a)).length }, 'spider: bootstrap relay asked');
     } catch (e) {
       d.log.warn({ url, err: (e as Error).message }, 'spider: bootstrap relay failed');
+      if (d.failures && d.failures.length < 50) d.failures.push({ url, error: (e as Error).message });
     } finally {
       if (client) d.counts.bytes += client.bytesIn;
       client?.close();

@@ -95,9 +95,17 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
   delete result.quirks.noCount;
 
   let target: Target;
+  // the stricter of this process's rule and the coordinator's: a worker is never made to reach
+  // more than its own settings allow
+  const coordinatorAllows = item.allowPrivate ?? opts.allowPrivate;
   try {
-    target = await (deps.resolve ?? resolveTarget)(item.url, opts.allowPrivate);
+    target = await (deps.resolve ?? resolveTarget)(item.url, opts.allowPrivate && coordinatorAllows);
   } catch (e) {
+    if (e instanceof UnsafeUrlError && coordinatorAllows && !opts.allowPrivate) {
+      // Only this worker's own rule refuses it: not the relay's fault. The attempt fails (another
+      // worker may take it); after spider.maxAttempts the directory records it failed with this.
+      throw new Error(`refused by this worker's own address rules, not the coordinator's (${(e as Error).message} on the worker; the coordinator allows private addresses)`);
+    }
     result.outcome = e instanceof UnsafeUrlError ? 'refused' : 'failed';
     result.error = (e as Error).message;
     return finish();

@@ -1,4 +1,4 @@
-// Complete fetch of one kind from one relay (seed 002): page backwards with `until`, de-duplicate by
+// Complete fetch of one kind from one relay: page backwards with `until`, de-duplicate by
 // id, stop when a page brings nothing new. Handles relays that cap pages (learned cap), compare
 // since/until exclusively (detected, then widened on the wire), never send EOSE (idle timeout),
 // refuse with CLOSED/NOTICE (rate-limited: back off; bad limit: halve), and pages stuck inside one

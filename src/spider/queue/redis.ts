@@ -2,8 +2,8 @@
 // one), so `orbweaver worker` processes on other machines share a crawl with the relay (the
 // coordinator). Semantics as MemoryQueue: one lease per item at a time, ack only after the work is
 // done, fail() retries and dead-letters after maxAttempts, and every enqueued item yields exactly
-// one result for the coordinator. Unlike the queue protocol we started from (seed 001), a lease
-// expires, a lost lease cannot ack, attempts are counted, and there is a dead-letter list.
+// one result for the coordinator. A lease expires, a lost lease cannot ack, attempts are counted,
+// and there is a dead-letter list.
 //
 // Key layout (P = spider.queueKey, default orbweaver:spider; docs/scaling.md shows redis-cli use):
 //   P:pending       LIST   item JSON waiting; LPUSH to add, BLMOVE RIGHT->LEFT to lease (FIFO)
