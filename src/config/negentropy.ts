@@ -9,6 +9,7 @@ export const negentropySchema = z
     enabled: bool(true, 'serve NIP-77 (NEG-OPEN, NEG-MSG, NEG-CLOSE) and list 77 in NIP-11'),
     maxRecords: int(1_000_000, 'most events one NEG-OPEN may reconcile; more is refused with NEG-ERR blocked: (narrow the filter or its since/until)', 1),
     maxTotalRecords: int(5_000_000, 'most records held by all open negentropy sessions together (36 bytes each); a NEG-OPEN past it is refused with NEG-ERR rate-limited:', 1),
+    maxRecordsPerIp: int(2_000_000, 'most records held by the open negentropy sessions of one IP (IPv6: one /64), its share of maxTotalRecords so one address cannot hold them all; past it NEG-ERR rate-limited:', 1),
     maxSessions: int(8, 'open negentropy sessions per connection; more is refused with NEG-ERR blocked:', 1, 1024),
     frameSizeLimit: int(500_000, 'largest negentropy message the relay sends, bytes before hex encoding (the reference minimum is 4096)', 4096),
     idleTimeout: duration('2m', 'a session without a NEG-MSG this long is closed with NEG-ERR closed:'),
