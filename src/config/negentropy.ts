@@ -16,6 +16,7 @@ export const negentropySchema = z
     scanBudget: int(4_000_000, 'index entries one NEG-OPEN may read to collect its records (the REQ budget is read.scanBudget); past it NEG-ERR blocked:', 100),
     syncFrameSizeLimit: int(60_000, 'orbweaver sync: largest negentropy message sent to the remote, bytes before hex encoding (60000 keeps NEG-MSG under the common 128 KiB message limit)', 4096),
     syncTimeout: duration('30s', 'orbweaver sync: how long to wait for an answer (NEG-MSG, EOSE, OK) before giving up on the remote'),
+    syncDeadline: duration('1h', 'orbweaver sync: the longest one catch-up (reconciliation and fetching) may take; past it the sync stops with exit 2 (bounds a remote that answers just within syncTimeout forever)'),
     syncBatch: int(100, 'orbweaver sync: event ids per REQ when fetching what we lack', 1, 5000),
   })
   .strict()
