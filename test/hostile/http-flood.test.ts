@@ -92,3 +92,38 @@ test('heavy pages are built at most once a second per page, however often they a
   assert.ok(new Set(pages.map((p) => p.body)).size <= Math.ceil(seconds) + 1, 'the reads were served from snapshots');
   agent.destroy();
 });
+
+test('HTTP requests count in the per-address connection cap shared with WebSockets', async () => {
+  const small = await startRelayProcess({ env: { ORBWEAVER_RATE_LIMITS_MAX_CONNECTIONS_PER_IP: '3' } });
+  try {
+    const mine = new http.Agent({ keepAlive: true, localAddress: '127.0.0.5' });
+    const other = new http.Agent({ keepAlive: true, localAddress: '127.0.0.6' });
+    const at = (agent: http.Agent, path: string) => new Promise<Got>((resolve, reject) => {
+      http.get(`${small.httpUrl}${path}`, { agent }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined, body }));
+      }).on('error', reject);
+    });
+    assert.equal((await at(mine, '/status.json')).status, 200, 'below the cap');
+    const socks = await Promise.all([0, 1, 2].map(() => Client.open(small.url, { localAddress: '127.0.0.5' })));
+    const refused = await at(mine, '/status.json');
+    assert.equal(refused.status, 429);
+    assert.match(refused.body, /^rate-limited: more than 3 connections and requests from your IP address/);
+    assert.ok(Number(refused.retryAfter) >= 1);
+    assert.equal((await at(other, '/status.json')).status, 200, 'another address');
+    socks[0].close();
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await at(mine, '/healthz')).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(status, 200, 'served again once a connection closed');
+    for (const s of socks) s.close();
+    mine.destroy();
+    other.destroy();
+  } finally {
+    await small.cleanup();
+  }
+});
