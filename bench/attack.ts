@@ -8,7 +8,7 @@
 // The attacker's sockets come from --attacker-address (default 127.0.0.2 when the relay is on
 // loopback) and the victim's from the default address, so per-address limits see two clients, as
 // they would on the internet.
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import type { Socket } from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { COMMON_OPTS, flag, list, num, str, UsageError, type Opts } from './lib/args.js';
@@ -19,7 +19,13 @@ import { emit, log, machine, relayRssMb, table, waitForQuiet } from './lib/repor
 import { challengeOf, loadPaced, open, openMany, prefixOf, send, type Sock, type VictimResult } from './lib/sockets.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const ATTACKS = ['filters', 'prefixes', 'host-auth', 'auth-flood', 'event-flood', 'scans', 'slow-readers', 'big-messages'] as const;
+const ATTACKS = ['filters', 'prefixes', 'host-auth', 'auth-flood', 'event-flood', 'scans', 'slow-readers', 'big-messages', 'neg-union', 'neg-flood', 'neg-hold', 'http-flood', 'live-search'] as const;
+/**
+ * The first message of a negentropy initiator that holds nothing: an empty id list over the whole
+ * range (version 0x61, upper bound "infinity", mode IdList, 0 ids). Every answer to it is every id
+ * of the filter's set, up to the relay's frame size.
+ */
+const NEG_EMPTY = '6100000200';
 type AttackName = (typeof ATTACKS)[number];
 /** kind of the large events the slow readers ask for (kept apart from the victim's kind 1) */
 const BIG_KIND = 1064;
@@ -39,6 +45,8 @@ interface Ctx {
   dmId: string;
   /** pre-signed events for the EVENT flood */
   flood: NostrEvent[];
+  /** pre-signed kind 0 profiles for the live-search attack */
+  profiles: NostrEvent[];
 }
 
 /** Counts answers by their NIP-01 prefix ("ok" for EOSE / OK true). */
@@ -219,7 +227,118 @@ async function startAttack(name: AttackName, ctx: Ctx): Promise<Attack> {
       }
       return { describe: '4 connections send 1.5 MB messages as fast as their sockets take them', stop: async () => { running = false; closeAll(socks); return { sent, notices: tally.by, connections_closed: socks.filter((s) => s.closed).length }; } };
     }
+    case 'neg-union': {
+      // 16 connections, each a NEG-OPEN of 20 filters (every kind range, the whole store) again as
+      // soon as answered: the union of the filters' records, and its answer
+      const socks = await openMany(ctx.url, 16, ctx.address);
+      // kinds 0-19 but 4 (DMs: a filter naming them needs AUTH), and {}
+      const filters = [{}, ...[0, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19].map((k) => ({ kinds: [k] }))];
+      negLoop(socks, () => ['NEG-OPEN', null, filters, NEG_EMPTY], tally, isRunning);
+      return { describe: '16 connections, NEG-OPEN with 20 filters ({} and kinds 0-19 but 4) again as soon as answered', stop: async () => { running = false; closeAll(socks); return { answers: tally.by, bytes_received: bytesOf(socks) }; } };
+    }
+    case 'neg-flood': {
+      // 4 connections x 8 sessions over {}; each session sends the 37-byte "send me every id"
+      // NEG-MSG again as soon as answered. Answers are not parsed (only their head is read), so
+      // the attacker's own CPU does not slow the victim it measures.
+      const socks = await openMany(ctx.url, 4, ctx.address, false);
+      for (const s of socks) {
+        s.ws.on('message', (d: Buffer) => {
+          const head = /^\["(NEG-MSG|NEG-ERR)","([^"]+)"(?:,"([a-z-]*))?/.exec(d.subarray(0, 120).toString('latin1'));
+          if (!head || !running || s.closed) return;
+          if (head[1] === 'NEG-MSG') {
+            tally.add('neg-msg');
+            send(s, ['NEG-MSG', head[2], NEG_EMPTY]);
+          } else {
+            tally.add(head[3] || 'neg-err');
+            setTimeout(() => send(s, ['NEG-OPEN', head[2], {}, NEG_EMPTY]), 200);
+          }
+        });
+        for (let k = 0; k < 8; k++) send(s, ['NEG-OPEN', `f${k}`, {}, NEG_EMPTY]);
+      }
+      return { describe: '4 connections x 8 NIP-77 sessions over {}, each resending the 37-byte "every id" NEG-MSG as soon as answered', stop: async () => { running = false; closeAll(socks); return { answers: tally.by, bytes_received: bytesOf(socks) }; } };
+    }
+    case 'neg-hold': {
+      // 4 connections open NIP-77 sessions over {} until refused, and hold them (the relay-wide
+      // record cap); the result says whether another address could still open one meanwhile
+      const socks = await openMany(ctx.url, 4, ctx.address);
+      let held = 0;
+      for (const s of socks) {
+        s.onMessage = (m) => {
+          if (m[0] === 'NEG-MSG' && String(m[1]).startsWith('h')) { held++; tally.add('held'); }
+          if (m[0] === 'NEG-ERR') tally.add(prefixOf(m[2]));
+        };
+        for (let k = 0; k < 8; k++) send(s, ['NEG-OPEN', `h${k}`, {}, NEG_EMPTY]);
+      }
+      await sleep(2000);
+      const other = await open(ctx.url, undefined).catch(() => null);
+      const otherAnswer = other ? await new Promise<string>((resolve) => {
+        const t = setTimeout(() => resolve('no answer'), 10_000);
+        other.onMessage = (m) => { if (m[1] === 'o' && (m[0] === 'NEG-MSG' || m[0] === 'NEG-ERR')) { clearTimeout(t); resolve(m[0] === 'NEG-MSG' ? 'answered' : String(m[2]).slice(0, 80)); } };
+        send(other, ['NEG-OPEN', 'o', {}, NEG_EMPTY]);
+      }) : 'could not connect';
+      other?.ws.terminate();
+      return { describe: '4 connections open 8 NIP-77 sessions each over {} and hold them; then another address opens one', stop: async () => { running = false; closeAll(socks); return { sessions_held: held, answers: tally.by, other_address: otherAnswer }; } };
+    }
+    case 'http-flood': {
+      // 64 keep-alive sockets, each requesting the heavy pages one after another without pause
+      const paths = ['/', '/status.json', '/metrics', '/directory', '/directory.json'];
+      const base = ctx.url.replace(/^ws/, 'http');
+      const agent = new Agent({ keepAlive: true, maxSockets: 64, localAddress: ctx.address });
+      let bytes = 0;
+      const one = (i: number): void => {
+        if (!running) return;
+        const req = request(`${base}${paths[i % paths.length]}`, { agent }, (res) => {
+          tally.add(String(res.statusCode));
+          res.on('data', (d: Buffer) => { bytes += d.length; });
+          res.on('end', () => setImmediate(() => one(i + 1)));
+        });
+        req.on('error', () => { tally.add('error'); setTimeout(() => one(i + 1), 100); });
+        req.end();
+      };
+      for (let i = 0; i < 64; i++) one(i);
+      return { describe: '64 keep-alive HTTP sockets requesting /, /status.json, /metrics, /directory, /directory.json back to back', stop: async () => { running = false; agent.destroy(); return { answers: tally.by, bytes_received: bytes }; } };
+    }
+    case 'live-search': {
+      // 2,000 live NIP-50 searches (10 connections x 200), and kind 0 profiles published from the
+      // attacker's own connection at ~500/s: each published profile meets every live search
+      const socks = await openMany(ctx.url, 11, ctx.address);
+      const subs = socks.slice(0, 10);
+      subs.forEach((s, i) => {
+        s.onMessage = (m) => { if (m[0] === 'CLOSED') tally.add(prefixOf(m[2])); if (m[0] === 'EOSE') tally.add('eose'); };
+        for (let k = 0; k < 200; k++) send(s, ['REQ', `q${k}`, { kinds: [0], search: `n${i}x${k} ${vals(1)[0]}`, limit: 0 }]);
+      });
+      const pub = socks[10];
+      pub.onMessage = (m) => { if (m[0] === 'OK') tally.add(m[2] === true ? 'published' : prefixOf(m[3])); };
+      let k = 0;
+      const timer = setInterval(() => {
+        for (let j = 0; j < 50 && k < ctx.profiles.length; j++) send(pub, ['EVENT', ctx.profiles[k++ % ctx.profiles.length]]);
+      }, 100);
+      return { describe: '2,000 live NIP-50 searches from 10 connections; ~500 kind 0 profiles/s published meanwhile', stop: async () => { running = false; clearInterval(timer); closeAll(socks); return { answers: tally.by, profiles_sent: k }; } };
+    }
   }
+}
+
+/** Bytes received so far on these sockets (ws counts them on its receiver). */
+const bytesOf = (socks: Sock[]): number => socks.reduce((n, s) => n + ((s.ws as unknown as { _socket?: Socket })._socket?.bytesRead ?? 0), 0);
+
+/** Loops NEG-OPENs on each socket: a new session as soon as the last was answered (and closed). */
+function negLoop(socks: Sock[], make: () => unknown[], tally: Tally, running: () => boolean): void {
+  socks.forEach((s, i) => {
+    let n = 0;
+    const next = () => {
+      if (!running() || s.closed) return;
+      const sub = `n${i}-${n++}`;
+      s.onMessage = (m) => {
+        if (m[1] !== sub) return;
+        if (m[0] === 'NEG-MSG') { tally.add('answered'); send(s, ['NEG-CLOSE', sub]); setImmediate(next); }
+        if (m[0] === 'NEG-ERR') { tally.add(prefixOf(m[2])); setTimeout(next, 20); }
+      };
+      const msg = make();
+      msg[1] = sub;
+      send(s, msg);
+    };
+    next();
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -315,13 +434,16 @@ export const attack: Bench = {
     const big = await signAll(Array.from({ length: 500 }, (_, i) => ({ t: { kind: BIG_KIND, created_at: now - i, tags: [], content: `${i} ${'x'.repeat(60_000)}` }, key: bigKey })), 'large events');
     const [dm] = await signAll([{ t: { kind: 4, created_at: now, tags: [['p', victimKey.pubkey]], content: 'a secret for the victim' }, key: dmFriend }], 'DM');
     const flood = runList.includes('event-flood') ? await signAll(Array.from({ length: 50_000 }, (_, i) => ({ t: { kind: 1, created_at: now - 100_000 - i, tags: [], content: `flood ${now} ${i}` }, key: bigKey })), 'flood events') : [];
+    // one profile per author (kind 0 is replaceable): 15,000, ~30 s at 500/s
+    const profileKeys = runList.includes('live-search') ? await makeKeys(str(o, 'seed'), 'attack-profiles', 15_000) : [];
+    const profiles = await signAll(profileKeys.map((key, i) => ({ t: { kind: 0, created_at: now - i, tags: [], content: JSON.stringify({ name: `profile ${i}`, about: 'a profile published during the live-search attack' }) }, key })), 'profiles');
     if (flag(o, 'load')) {
       log(`attack: loading ${ds.events.length} events, ${big.length} large events and a DM into ${url}`);
       for (const set of [ds.events, big, [dm]]) await loadPaced(url, set);
     }
     const limitation = await nip11(url);
     const ids = ds.events.filter((_, i) => i % 10 !== 9).map((e) => e.id);
-    const ctx: Ctx = { url, address, dmVictim: victimKey, dmId: dm.id, flood };
+    const ctx: Ctx = { url, address, dmVictim: victimKey, dmId: dm.id, flood, profiles };
     const rows: Record<string, string | number>[] = [];
     let freshAt = 0;
 

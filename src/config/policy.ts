@@ -54,7 +54,10 @@ export const rateLimitsSchema = z
     // 1 MiB/s: a REQ full of short filter values costs ~80 ns per byte to parse (an EVENT ~2 ns), so
     // this keeps what one address can make the main thread parse under ~10% of it
     bytesPerIp: int(1024 * 1024, 'bytes of WebSocket messages per second from one client IP (IPv6: one /64); beyond, dropped the same way; 0 = unlimited', 0),
-    maxConnectionsPerIp: int(128, 'open WebSocket connections from one client IP (IPv6: one /64); 0 = unlimited', 0),
+    maxConnectionsPerIp: int(128, 'open WebSocket connections and HTTP requests being answered from one client IP (IPv6: one /64); 0 = unlimited', 0),
+    // 50/s (bursts of burstSeconds' worth): far above what a browser on the status page, a monitor
+    // or clients fetching NIP-11 need, far below the 10,000/s one address could make us build
+    httpRequestsPerIp: int(50, 'HTTP requests per second from one client IP (IPv6: one /64), any path and method; beyond: 429 Too Many Requests with Retry-After; 0 = unlimited', 0),
     maxInFlightPerConnection: int(256, 'EVENTs and AUTHs of one connection being checked and stored, waiting for their OK; more get OK false rate-limited: (bounds the signature work one client queues); 0 = unlimited', 0),
     maxInFlightPerIp: int(512, 'the same for all connections of one IP (IPv6: one /64); 0 = unlimited', 0),
   })

@@ -41,6 +41,7 @@ export const limitsSchema = z
     maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader)', 65536),
     maxBufferedBytesPerIp: int(64 * 1024 * 1024, 'unsent output of all connections of one IP address (IPv6: one /64) together; past it the one holding most is closed (slow reader)', 65536),
     idleTimeout: duration('10m', 'close connections silent this long'),
+    pageSnapshot: duration('1s', 'the heavy HTTP pages (/, /status.json, /metrics, /directory, /directory.json) are built at most this often and served from that snapshot meanwhile; 0 = built for every request'),
   })
   .strict()
   .prefault({})

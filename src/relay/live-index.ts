@@ -1,8 +1,9 @@
 // An inverted index of open subscriptions, so publishing an event costs in proportion to the
 // subscriptions that could match it, not to all of them (strfry's ActiveMonitors idea).
 // Each filter is filed under ONE dimension — exact ids, else exact authors, else its first tag
-// condition, else ids or authors that hold hex prefixes, else kinds — and only filters with none
-// of these are checked for every event. A candidate is then confirmed with the full filter.
+// condition, else ids or authors that hold hex prefixes, else its NIP-50 search (by the query's
+// keys, nostr/search-live.ts), else kinds — and only filters with none of these are checked for
+// every event. A candidate is then confirmed with the full filter.
 //
 // Prefixes are filed by length: for an event, each prefix length in use is one slice of its id
 // (or pubkey) and one map lookup, so a publish costs at most 64 lookups per dimension however many
@@ -10,6 +11,8 @@
 // made every publish cost ~70 ms when they were checked one by one).
 import { matchFilter, type Filter } from '../nostr/filter.js';
 import type { NostrEvent } from '../nostr/event.js';
+import { docOfEvent, isActiveSearch } from '../nostr/search.js';
+import { docSearchKeys, searchKeys } from '../nostr/search-live.js';
 
 export interface LiveSub<C> {
   conn: C;
@@ -85,6 +88,10 @@ export class LiveIndex<C> {
   private authors = new HexBuckets<Entry<C>>();
   private byTag = new Buckets<string, Entry<C>>();
   private byKind = new Buckets<number, Entry<C>>();
+  private bySearch = new Buckets<string, Entry<C>>();
+  /** kinds the filed search filters accept (how many accept each), and how many accept any kind */
+  private searchKinds = new Map<number, number>();
+  private searchAnyKind = 0;
   private scanAll = new Set<Entry<C>>();
   private entries = new Map<LiveSub<C>, Entry<C>[]>();
   /**
@@ -125,9 +132,25 @@ export class LiveIndex<C> {
     else if (tags && tags.length > 0) for (const v of tags[0][1]) add ? this.byTag.add(tagKey(tags[0][0], v), e) : this.byTag.delete(tagKey(tags[0][0], v), e);
     else if (ids) for (const id of ids) add ? this.ids.add(id, e) : this.ids.delete(id, e);
     else if (authors) for (const a of authors) add ? this.authors.add(a, e) : this.authors.delete(a, e);
+    else if (isActiveSearch(e.filter.search)) {
+      for (const k of searchKeys(e.filter.search)) add ? this.bySearch.add(k, e) : this.bySearch.delete(k, e);
+      this.countSearchKinds(kinds, add ? 1 : -1);
+    }
     else if (kinds) for (const k of kinds) add ? this.byKind.add(k, e) : this.byKind.delete(k, e);
     else if (add) this.scanAll.add(e);
     else this.scanAll.delete(e);
+  }
+
+  private countSearchKinds(kinds: number[] | undefined, d: number): void {
+    if (!kinds) {
+      this.searchAnyKind += d;
+      return;
+    }
+    for (const k of new Set(kinds)) {
+      const n = (this.searchKinds.get(k) ?? 0) + d;
+      if (n > 0) this.searchKinds.set(k, n);
+      else this.searchKinds.delete(k);
+    }
   }
 
   /** Subscriptions with at least one filter matching `ev`, each once. */
@@ -150,6 +173,11 @@ export class LiveIndex<C> {
     this.byKind.visit(ev.kind, check);
     if (this.byTag.size > 0) {
       for (const t of ev.tags) if (t.length >= 2 && t[0].length === 1) this.byTag.visit(tagKey(t[0], t[1]), check);
+    }
+    if (this.bySearch.size > 0 && (this.searchAnyKind > 0 || this.searchKinds.has(ev.kind))) {
+      // the event's searchable text is folded once (cached per event object), whatever the number of searches
+      const doc = docOfEvent(ev);
+      if (doc !== null) docSearchKeys(doc, (k) => this.bySearch.visit(k, check));
     }
     for (const e of this.scanAll) check(e);
     return [...hits];

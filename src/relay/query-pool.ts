@@ -22,7 +22,7 @@ import type { CountResult, EventStore, HllRefresh, QueryOptions } from '../store
 import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
 import { pointLookups } from '../store/planner.js';
-import { visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
+import { unionItems, visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 
@@ -35,8 +35,12 @@ export interface QueryRunner {
   count(filters: Filter[], opts?: CountOptions): Promise<CountResult>;
   /** The frames of a query() were sent (or dropped): their buffer goes back to the thread that made it. */
   release(frames: EventFrames): void;
-  /** NIP-77 item set of one filter (EventStore.negentropyItems, with protected kinds hidden as asked) */
-  negentropyItems(filter: Filter, req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems>;
+  /**
+   * NIP-77 item set of a NEG-OPEN: the union of its filters' records (EventStore.negentropyItems
+   * each, with protected kinds hidden as asked), collected and merged in a worker when there is
+   * one, capped at req.maxItems while collecting (neg-items.ts unionItems).
+   */
+  negentropyItems(filters: Filter[], req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems>;
   /**
    * A signal for query/count/negentropyItems that also stops the scan past the read budget or
    * deadline; `scanBudget` (index entries) defaults to read.scanBudget.
@@ -52,10 +56,16 @@ export function inlineQueries(store: EventStore, guard: (outer: { aborted: boole
     query: (filters, opts, framing) => store.queryFrames(filters, opts, framing),
     count: (filters, opts) => store.countResult(filters, opts),
     release: releaseFrames,
-    negentropyItems: (filter, req, opts) => store.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...opts }),
+    negentropyItems: (filters, req, opts) => storeUnion(store, filters, req, opts),
     scanGuard: guard,
     close: async () => {},
   };
+}
+
+/** A NEG-OPEN's item set read from a store on this thread (the worker runs the same). */
+export function storeUnion(store: EventStore, filters: Filter[], req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems> {
+  const accept = visibleValue(req.hidden);
+  return unionItems(filters, req.maxItems, (f) => store.negentropyItems(f, { maxItems: req.maxItems, accept, ...opts }));
 }
 
 // ---- messages (shared with query-worker.ts) ----
@@ -78,7 +88,7 @@ export interface GuardLimits {
 export type Request =
   | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing }
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
-  | { t: 'n'; id: number; g: number; limits: GuardLimits; filter: Filter; req: NegItemsRequest; now?: number }
+  | { t: 'n'; id: number; g: number; limits: GuardLimits; filters: Filter[]; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number }
   /** shared buffers of sent answers, back for reuse */
   | { t: 'r'; bufs: ArrayBufferLike[] };
@@ -335,10 +345,10 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       pw.returning.push(ab);
       schedule();
     },
-    async negentropyItems(filter, req, co) {
+    async negentropyItems(filters, req, co) {
       const signal = co?.signal;
-      const p = submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filter, req, now: co?.now }));
-      if (!p) return fallback.negentropyItems(filter, { maxItems: req.maxItems, accept: visibleValue(req.hidden), ...co });
+      const p = submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filters, req, now: co?.now }));
+      if (!p) return storeUnion(fallback, filters, req, co);
       const r = await p;
       return r.neg ?? { records: new Uint8Array(0), count: 0, overLimit: false, complete: false };
     },

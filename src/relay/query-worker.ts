@@ -6,8 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
 import { framesTransfer, giveBuffer } from '../store/frames.js';
 import type { SeenSerials } from '../store/types.js';
-import type { GuardLimits, Reply, Request, WorkerInit } from './query-pool.js';
-import { visibleValue } from './handlers/neg-items.js';
+import { storeUnion, type GuardLimits, type Reply, type Request, type WorkerInit } from './query-pool.js';
 
 const init = workerData as WorkerInit;
 const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, search: init.search, readOnly: true }).catch((e: Error) => {
@@ -92,7 +91,7 @@ async function run(m: Request): Promise<void> {
       const frames = await store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
       reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
     } else if (m.t === 'n') {
-      const neg = await store.negentropyItems(m.filter, { maxItems: m.req.maxItems, accept: visibleValue(m.req.hidden), now: m.now, signal: g });
+      const neg = await storeUnion(store, m.filters, m.req, { now: m.now, signal: g });
       reply({ id: m.id, neg }, m.g, g);
     } else {
       const r = await store.countResult(m.filters, { now: m.now, signal: g });

@@ -174,22 +174,25 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   });
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   const metricsTexts: Array<() => string> = [];
+  const pagesBuilt = registry.counter('orbweaver_http_pages_built_total', 'heavy HTTP pages built (the rest were served from their snapshot, limits.pageSnapshot)');
+  registry.gauge('orbweaver_http_refused_total', 'HTTP requests refused with 429 (rateLimits.httpRequestsPerIp, maxConnectionsPerIp)', () => access.httpRefused);
   const pages = new Map<string, (query: URLSearchParams) => PageAnswer>();
   mountHttp(app, {
     nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
     statusJson: (query) => dashboard.json(query),
-    post: (res, req) => {
+    post: (res, req, done) => {
       if (!req.getHeader('content-type').toLowerCase().startsWith(RPC_CONTENT_TYPE)) {
         res.cork(() => res.writeStatus('415 Unsupported Media Type').writeHeader('Content-Type', 'text/plain').end(`POST here is NIP-86 management: use Content-Type: ${RPC_CONTENT_TYPE}\n`));
+        done();
         return;
       }
-      manage(res, req);
+      manage(res, req, done);
     },
     metrics: () => registry.text() + metricsTexts.map((f) => f()).join(''),
     healthy: () => !closing,
     statusPage: () => dashboard.page(),
     page: (path, query) => pages.get(path)?.(query) ?? null,
-  });
+  }, { clientIp: (res, req) => access.clientIp(res, req), gate: (ip) => access.httpRequest(ip), snapshotMs: config.limits.pageSnapshot, onBuild: () => pagesBuilt.inc() });
 
   const listenSocket = await new Promise<unknown>((resolve, reject) => {
     // the typings lack the (host, port, options, cb) overload the native binding has

@@ -31,7 +31,7 @@ export interface NegTransport {
   addNoticeListener?(fn: (text: string) => void): () => void;
 }
 
-export type SyncErrorKind = 'refused' | 'timeout' | 'protocol' | 'closed' | 'unsupported';
+export type SyncErrorKind = 'refused' | 'timeout' | 'protocol' | 'closed' | 'unsupported' | 'incomplete';
 
 export class SyncError extends Error {
   constructor(readonly kind: SyncErrorKind, message: string, readonly max?: number) {

@@ -102,7 +102,6 @@ export class IdFetcher {
       };
       const subId = this.o.client.subscribe([{ ids }], {
         event: (raw) => {
-          arm();
           const id = (raw as { id?: unknown } | undefined)?.id;
           if (typeof id !== 'string' || !wanted.has(id) || structureError(raw) !== null || !matchAny(this.o.filters, raw as NostrEvent)) {
             c.dropped++;
@@ -110,6 +109,9 @@ export class IdFetcher {
           }
           wanted.delete(id);
           c.received++;
+          // only progress keeps the REQ alive: a remote dripping events we did not ask for (or
+          // malformed ones) cannot hold it open past its deadline
+          arm();
           this.hand(raw as NostrEvent);
           if (wanted.size === 0) finish(true);
         },

@@ -92,6 +92,15 @@ export async function syncOnce(client: RelayClient, o: SyncOptions, s: SyncSumma
   const cfg = o.config.negentropy;
   const down = o.dir !== 'up';
   const up = o.dir !== 'down';
+  // The whole catch-up has a deadline: each answer's timeout alone lets a remote that answers just
+  // in time (or drips unrelated messages) keep the command running for days.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), cfg.syncDeadline);
+  const signal = o.signal ? AbortSignal.any([o.signal, deadline.signal]) : deadline.signal;
+  const overDeadline = new Promise<never>((_, reject) => {
+    deadline.signal.addEventListener('abort', () => reject(deadlineError(cfg.syncDeadline)), { once: true });
+  });
+  overDeadline.catch(() => {}); // only awaited in a race
   const fetcher = down ? new IdFetcher({ client, sink: o.sink, filters: o.filters, batch: cfg.syncBatch, concurrency: FETCH_CONCURRENCY, timeout: cfg.syncTimeout, counts: s.down }) : null;
   const publisher = up ? openPublisher(o, s.up) : null;
   const seen = new Seen();
@@ -100,21 +109,41 @@ export async function syncOnce(client: RelayClient, o: SyncOptions, s: SyncSumma
       await reconcileFilter(client, f, {
         frameSizeLimit: cfg.syncFrameSizeLimit,
         timeout: cfg.syncTimeout,
-        localItems: (part) => o.store.negentropyItems(part, { maxItems: cfg.maxRecords, signal: o.signal }),
+        localItems: (part) => o.store.negentropyItems(part, { maxItems: cfg.maxRecords, signal }),
         now: Math.floor(Date.now() / 1000),
         onNeed: fetcher ? (ids) => fetcher.add(ids) : undefined,
         onHave: publisher ? (ids) => publisher.add(ids) : undefined,
         onRound: () => o.onProgress?.(s),
-        signal: o.signal,
+        signal,
       }, s.reconcile, seen);
     }
-    await fetcher?.drained();
-    await publisher?.drained();
+    await Promise.race([Promise.all([fetcher?.drained(), publisher?.drained()]), overDeadline]);
+  } catch (e) {
+    if (deadline.signal.aborted && !o.signal?.aborted) throw deadlineError(cfg.syncDeadline);
+    throw e;
   } finally {
+    clearTimeout(timer);
     await publisher?.close();
   }
   const failed = fetcher?.failure ?? publisher?.failure;
   if (failed) throw new SyncError('closed', `delivery failed: ${failed.message}`);
+  if (fetcher && s.down.missing > 0) throw new SyncError('incomplete', incompleteReason(client, s.down));
+}
+
+const deadlineError = (ms: number) => new SyncError('timeout', `the sync did not finish within its deadline (negentropy.syncDeadline, ${ms / 1000} s)`);
+
+/** Why events we asked for did not arrive, as far as this side can tell. */
+function incompleteReason(client: RelayClient, d: FetchCounts): string {
+  const why: string[] = [];
+  if (client.closeReason) why.push(`the connection ended: ${client.closeReason}`);
+  const dr = client.dropped;
+  if (dr.oversized) why.push(`${dr.oversized} frame(s) over the size limit dropped`);
+  if (dr.malformed) why.push(`${dr.malformed} malformed message(s)`);
+  if (d.dropped) why.push(`${d.dropped} event(s) not asked for, malformed or outside the filters dropped`);
+  const closed = Object.entries(d.closed).map(([k, v]) => `${k} ${v}`).join(', ');
+  if (closed) why.push(`REQs closed by the remote (${closed})`);
+  if (why.length === 0) why.push('the remote did not send them (deleted meanwhile, or it stopped answering)');
+  return `${d.missing} of ${d.requested} events asked for were not fetched: ${why.join('; ')}`;
 }
 
 interface Publisher {

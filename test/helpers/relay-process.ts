@@ -42,7 +42,10 @@ export async function startRelayProcess(opts: StartOptions = {}): Promise<RelayP
   const args = [CLI, 'relay', '--host', '127.0.0.1', '--port', String(opts.port ?? 0), '--data', dataDir, ...(opts.args ?? [])];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'info', ...opts.env },
+    // The HTTP request budget and the page snapshots are off unless a test asks for them
+    // (test/hostile/http-flood.test.ts runs the defaults): tests poll /status.json and /metrics
+    // faster than a public client should, and read figures right after what changed them.
+    env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'info', ORBWEAVER_RATE_LIMITS_HTTP_REQUESTS_PER_IP: '0', ORBWEAVER_LIMITS_PAGE_SNAPSHOT: '0', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];

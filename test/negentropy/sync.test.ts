@@ -283,6 +283,77 @@ describe('misbehaving remotes are bounded and reported', () => {
     assert.equal(r.summary.error?.kind, 'closed');
   });
 
+  /** A NEG-MSG offering these ids over the whole range (an IdList): we lack them all. */
+  const offer = (ids: string[]) => '61000002' + ids.length.toString(16).padStart(2, '0') + ids.join('');
+
+  test('a remote that drips what we asked for, each just in time, is stopped by the sync deadline: exit 2', async () => {
+    const a = new Author();
+    const evs = Array.from({ length: 100 }, (_, i) => a.sign({ content: `drip ${i}`, created_at: BASE + i }));
+    const timers: NodeJS.Timeout[] = [];
+    behaviour = (send, m) => {
+      if (m[0] === 'NEG-OPEN') send(['NEG-MSG', m[1], offer(evs.map((e) => e.id))]);
+      if (m[0] === 'REQ') {
+        // one asked-for event every 400 ms, under the 1 s answer timeout: 40 s for all of them
+        let i = 0;
+        const t = setInterval(() => { if (i < evs.length) send(['EVENT', m[1], evs[i++]]); }, 400);
+        timers.push(t);
+      }
+    };
+    try {
+      const r = await runSync([url, '--data', dir, '--port', '1'], { ...env, ORBWEAVER_NEGENTROPY_SYNC_DEADLINE: '3s' });
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.summary.error?.kind, 'timeout');
+      assert.match(r.summary.error!.message, /deadline \(negentropy\.syncDeadline/);
+      assert.ok(r.summary.down.received > 0 && r.summary.down.received < evs.length, `received ${r.summary.down.received}`);
+    } finally {
+      for (const t of timers) clearInterval(t);
+    }
+  });
+
+  test('a remote that answers our REQ only with events we did not ask for cannot keep it open: exit 2, nothing fetched', async () => {
+    const a = new Author();
+    const asked = a.sign({ content: 'asked', created_at: BASE });
+    const timers: NodeJS.Timeout[] = [];
+    behaviour = (send, m) => {
+      if (m[0] === 'NEG-OPEN') send(['NEG-MSG', m[1], offer([asked.id])]);
+      if (m[0] === 'REQ') {
+        // an unrelated event every 300 ms, never the one asked for, never EOSE
+        const t = setInterval(() => send(['EVENT', m[1], a.sign({ content: 'unrelated' })]), 300);
+        timers.push(t);
+      }
+    };
+    try {
+      const r = await sync();
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.summary.error?.kind, 'incomplete');
+      assert.match(r.summary.error!.message, /^1 of 1 events asked for were not fetched/);
+      assert.equal(r.summary.down.received, 0);
+      assert.ok(r.summary.down.dropped > 0);
+    } finally {
+      for (const t of timers) clearInterval(t);
+    }
+  });
+
+  test('garbage or an oversized frame instead of the events asked for: exit 2 with the reason', async () => {
+    const a = new Author();
+    const evs = Array.from({ length: 100 }, (_, i) => a.sign({ content: `g ${i}`, created_at: BASE + i }));
+    for (const bad of ['garbage', 'oversized'] as const) {
+      behaviour = (send, m) => {
+        if (m[0] === 'NEG-OPEN') send(['NEG-MSG', m[1], offer(evs.map((e) => e.id))]);
+        if (m[0] === 'REQ') {
+          for (let i = 0; i < 5; i++) send(bad === 'garbage' ? `["EVENT","${String(m[1])}",{"id":` : `["EVENT","${String(m[1])}",{"content":"${'x'.repeat(600_000)}"}]`);
+          send(['EOSE', m[1]]);
+        }
+      };
+      const r = await sync();
+      assert.equal(r.code, 2, `${bad}: ${r.stderr}`);
+      assert.equal(r.summary.error?.kind, 'incomplete', bad);
+      assert.match(r.summary.error!.message, /^100 of 100 events asked for were not fetched/);
+      assert.match(r.summary.error!.message, bad === 'garbage' ? /malformed/ : /over the size limit/);
+      assert.match(r.stderr, /FAILED \(incomplete\)/);
+    }
+  });
+
   test('events we did not ask for are dropped; an unreachable remote exits 1', async () => {
     const a = new Author();
     const offered = a.sign({ content: 'offered' });

@@ -128,6 +128,7 @@ test('a relay listing 77 that answers NEG-OPEN with garbage, a NOTICE or nothing
       const rec = dir.get(r.url)!;
       assert.equal(rec.quirks.negentropy, false, `${r.url}: remembered as failed`);
       assert.equal(rec.lastOutcome, 'ok');
+      assert.match(rec.lastError ?? '', /^NIP-77 failed \(.+\); paged instead/, `${r.url}: the record shows the failure`);
     }
   } finally {
     for (const r of relays) await r.close();

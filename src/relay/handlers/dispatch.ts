@@ -42,7 +42,7 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
       handleNegOpen(h, conn, msg.subId, msg.filter, msg.message).catch(fail);
       return;
     case 'NEG-MSG':
-      handleNegMsg(h, conn, msg.subId, msg.message);
+      handleNegMsg(h, conn, msg.subId, msg.message).catch(fail);
       return;
     case 'NEG-CLOSE':
       handleNegClose(h, conn, msg.subId);

@@ -1,20 +1,25 @@
 // NIP-77 negentropy syncing, relay side: NEG-OPEN collects the (created_at, id) records of the
-// filter's matches from the store's indexes (in a query worker when there are any) and answers the
-// client's first message; NEG-MSG continues; NEG-CLOSE (or the connection closing) drops the
-// session. Limits, all answered with NEG-ERR and a NIP-01 prefix: records per NEG-OPEN
+// filters' matches from the store's indexes (in a query worker when there are any: the union of
+// several filters is merged there too, capped while collecting, duplicate filters read once) and
+// answers the client's first message; NEG-MSG continues; NEG-CLOSE (or the connection closing)
+// drops the session. Limits, all answered with NEG-ERR and a NIP-01 prefix: records per NEG-OPEN
 // (negentropy.maxRecords, "blocked:", with the maximum as 4th element like strfry), records held by
-// all sessions (maxTotalRecords, "rate-limited:"), sessions per connection (maxSessions,
-// "blocked:"), index entries read (scanBudget) and time (read.queryTimeout) per NEG-OPEN, idle
-// sessions (idleTimeout, "closed:"). Reads are admitted like a REQ: its rate limit, the read
-// policies (auth to read, DMs), one of the connection's query slots.
+// the sessions of one address (maxRecordsPerIp, "rate-limited:") and of all (maxTotalRecords,
+// "rate-limited:"), sessions per connection (maxSessions, "blocked:"), index entries read
+// (scanBudget) and time (read.queryTimeout) per NEG-OPEN, idle sessions (idleTimeout, "closed:").
+// Every NEG-OPEN and NEG-MSG is admitted like a REQ: its rate limit, the read policies (auth to
+// read, DMs), one of the query slots of the connection and of its address, and the bytes of each
+// answer are charged to the address's result bytes (read.resultBytesPerIp) like REQ results, so an
+// address asking for large answers again and again waits in its own queue while others are served.
 import { negErrMessage, negMsgMessage } from '../../nostr/messages.js';
 import { Negentropy, NegentropyError, NegentropyStorage } from '../../nostr/negentropy.js';
-import { bytesToHex, hexToBytes, RECORD_BYTES } from '../../nostr/negentropy-storage.js';
+import { bytesToHex, hexToBytes } from '../../nostr/negentropy-storage.js';
 import type { Filter } from '../../nostr/filter.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 import { readFilters } from './filters.js';
-import type { HiddenKinds } from './neg-items.js';
+import { distinctFilters, type HiddenKinds } from './neg-items.js';
+import { Tally } from '../policy/budgets.js';
 
 interface Session {
   subId: string;
@@ -22,15 +27,19 @@ interface Session {
   abort: { aborted: boolean };
   /** null while the records are being collected */
   neg: Negentropy | null;
-  /** records held, counted in the relay-wide total */
+  /** records held, counted in the relay-wide and the address's totals */
   records: number;
   idle: NodeJS.Timeout | null;
+  /** NEG-MSGs received and not yet answered (waiting for a query slot) */
+  pending: number;
 }
 
 interface NegState {
   conns: WeakMap<Connection, Map<string, Session>>;
   /** records held by every open session */
   held: number;
+  /** records held by the sessions of each address key */
+  heldIp: Tally<string>;
   /** open sessions (collecting or answering) */
   open: number;
 }
@@ -39,7 +48,7 @@ const states = new WeakMap<RelayContext, NegState>();
 
 function stateOf(h: RelayContext): NegState {
   let s = states.get(h);
-  if (!s) states.set(h, (s = { conns: new WeakMap(), held: 0, open: 0 }));
+  if (!s) states.set(h, (s = { conns: new WeakMap(), held: 0, heldIp: new Tally(), open: 0 }));
   return s;
 }
 
@@ -58,6 +67,7 @@ function drop(h: RelayContext, conn: Connection, s: Session): void {
   if (s.idle) clearTimeout(s.idle);
   s.idle = null;
   stateOf(h).held -= s.records;
+  stateOf(h).heldIp.add(conn.key, -s.records);
   s.records = 0;
   s.neg = null;
   const m = sessionsOf(h, conn);
@@ -95,7 +105,7 @@ function negFilters(h: RelayContext, conn: Connection, raw: unknown): Filter[] |
     const lim = (list[i] as { limit?: unknown }).limit;
     if (typeof lim === 'number') f.limit = lim;
   });
-  return filters;
+  return distinctFilters(filters);
 }
 
 export async function handleNegOpen(h: RelayContext, conn: Connection, subId: string, rawFilter: unknown, hex: string): Promise<void> {
@@ -115,10 +125,13 @@ export async function handleNegOpen(h: RelayContext, conn: Connection, subId: st
   }
   const filters = negFilters(h, conn, rawFilter);
   if (typeof filters === 'string') return refuse(h, conn, subId, filters);
-
-  const s: Session = { subId, abort: { aborted: false }, neg: null, records: 0, idle: null };
-  sessions.set(subId, s);
   const st = stateOf(h);
+  // refused before any work when the address or the relay already holds its share
+  const busy = overShare(h, conn, 1);
+  if (busy) return refuse(h, conn, subId, busy);
+
+  const s: Session = { subId, abort: { aborted: false }, neg: null, records: 0, idle: null, pending: 0 };
+  sessions.set(subId, s);
   st.open++;
   const guard = h.queries.scanGuard(s.abort, cfg.scanBudget);
   const hidden: HiddenKinds | undefined = h.access.dms.needsFiltering(filters, conn.authed) ? { kinds: [...h.access.dms.kinds], authed: [...conn.authed] } : undefined;
@@ -131,34 +144,32 @@ export async function handleNegOpen(h: RelayContext, conn: Connection, subId: st
       return refuse(h, conn, subId, 'rate-limited: too many queries waiting on this connection');
     }
     if (s.abort.aborted) return;
-    const parts = [];
-    for (const f of filters) {
-      const r = await h.queries.negentropyItems(f, { maxItems: cfg.maxRecords, hidden }, { signal: guard.signal });
-      if (s.abort.aborted) return;
-      if (r.overLimit) {
-        drop(h, conn, s);
-        return refuse(h, conn, subId, `blocked: the filter matches more than ${cfg.maxRecords} events; narrow it (since/until, kinds, authors) and sync the parts`, cfg.maxRecords);
-      }
-      if (guard.tripped || !r.complete) {
-        drop(h, conn, s);
-        const why = guard.tripped === 'timeout' ? 'collecting the events took too long' : 'the filter reads more index entries than this relay allows for one sync';
-        return refuse(h, conn, subId, `blocked: ${why}; narrow it (since/until, kinds, authors) and sync the parts`);
-      }
-      parts.push(r.records);
-    }
-    const records = parts.length === 1 ? parts[0] : unionRecords(parts);
-    const count = records.length / RECORD_BYTES;
-    if (count > cfg.maxRecords) {
+    // collecting stops as soon as the union passes what this session may hold: the per-NEG-OPEN
+    // cap, or what is left of the address's and the relay's shares when that is less
+    const room = Math.min(cfg.maxRecords, cfg.maxRecordsPerIp - st.heldIp.get(conn.key), cfg.maxTotalRecords - st.held);
+    const r = await h.queries.negentropyItems(filters, { maxItems: Math.max(0, room), hidden }, { signal: guard.signal });
+    if (s.abort.aborted) return;
+    if (r.overLimit) {
       drop(h, conn, s);
-      return refuse(h, conn, subId, `blocked: the filters match more than ${cfg.maxRecords} events; narrow them and sync the parts`, cfg.maxRecords);
+      if (room >= cfg.maxRecords) return refuse(h, conn, subId, `blocked: the filters match more than ${cfg.maxRecords} events; narrow them (since/until, kinds, authors) and sync the parts`, cfg.maxRecords);
+      return refuse(h, conn, subId, overShare(h, conn, cfg.maxRecords) ?? 'rate-limited: the relay is busy with other negentropy syncs; try again later');
     }
-    if (st.held + count > cfg.maxTotalRecords) {
+    if (guard.tripped || !r.complete) {
       drop(h, conn, s);
-      return refuse(h, conn, subId, 'rate-limited: the relay is busy with other negentropy syncs; try again later');
+      const why = guard.tripped === 'timeout' ? 'collecting the events took too long' : 'the filter reads more index entries than this relay allows for one sync';
+      return refuse(h, conn, subId, `blocked: ${why}; narrow it (since/until, kinds, authors) and sync the parts`);
     }
-    s.records = count;
-    st.held += count;
-    s.neg = new Negentropy(NegentropyStorage.fromRecords(records), cfg.frameSizeLimit);
+    // other sessions may have taken records while this one collected
+    const over = overShare(h, conn, r.count);
+    if (over) {
+      drop(h, conn, s);
+      return refuse(h, conn, subId, over);
+    }
+    s.records = r.count;
+    st.held += r.count;
+    st.heldIp.add(conn.key, r.count);
+    s.neg = new Negentropy(NegentropyStorage.fromRecords(r.records), cfg.frameSizeLimit);
+    answer(h, conn, s, query);
   } catch (e) {
     if (!s.abort.aborted) {
       h.logger.error({ err: e, subId }, 'negentropy item scan failed');
@@ -170,10 +181,31 @@ export async function handleNegOpen(h: RelayContext, conn: Connection, subId: st
     release?.();
     conn.busy--;
   }
-  answer(h, conn, s, query);
 }
 
-export function handleNegMsg(h: RelayContext, conn: Connection, subId: string, hex: string): void {
+/** The refusal when `count` more records would pass the address's or the relay's share, else null. */
+function overShare(h: RelayContext, conn: Connection, count: number): string | null {
+  const cfg = h.config.negentropy;
+  const st = stateOf(h);
+  const ipHeld = st.heldIp.get(conn.key);
+  if (ipHeld + count > cfg.maxRecordsPerIp) return `rate-limited: your IP address holds ${ipHeld} records in open negentropy sessions (at most ${cfg.maxRecordsPerIp}); close some sessions first`;
+  if (st.held + count > cfg.maxTotalRecords) return 'rate-limited: the relay is busy with other negentropy syncs; try again later';
+  return null;
+}
+
+/**
+ * What a byte of a NIP-77 answer costs in read.resultBytesPerIp, against one byte of REQ results.
+ * REQ results are framed by the query threads and copied out; a negentropy answer is reconciled,
+ * hex-encoded and framed on the main thread (~14 ms of it per 1 MB answer, measured), so at the
+ * REQ rate one address could take ~40% of the main thread with 37-byte NEG-MSGs. Weighted 4, an
+ * address still gets ~8 MB/s of answers: ~125,000 ids a second.
+ */
+const NEG_BYTE_WEIGHT = 4;
+
+/** NEG-MSGs of one session waiting for a query slot, at most (more: the session is dropped). */
+const MAX_PENDING_MSGS = 4;
+
+export async function handleNegMsg(h: RelayContext, conn: Connection, subId: string, hex: string): Promise<void> {
   const s = sessionsOf(h, conn).get(subId);
   if (!s) {
     conn.send(negErrMessage(subId, 'closed: no open negentropy session with this id'));
@@ -192,7 +224,33 @@ export function handleNegMsg(h: RelayContext, conn: Connection, subId: string, h
     conn.send(negErrMessage(subId, 'invalid: the negentropy message is not hex'));
     return;
   }
-  answer(h, conn, s, query);
+  const endWith = (reason: string, logged = false) => {
+    drop(h, conn, s);
+    if (!logged) h.access.refused('NEG-MSG', reason, conn.ip);
+    h.metrics.refusals.inc({ reason: reason.slice(0, reason.indexOf(':')) });
+    conn.send(negErrMessage(subId, reason));
+  };
+  const limited = h.access.rateLimit('REQ', conn); // logs the refusal itself
+  if (limited) return endWith(limited, true);
+  if (s.pending >= MAX_PENDING_MSGS) return endWith(`rate-limited: more than ${MAX_PENDING_MSGS} NEG-MSGs of this session wait for an answer; the session was dropped`);
+  // an answer is work and output like a REQ's: it waits for a query slot of the connection and of
+  // its address, and its bytes are charged to the address (answered in order: the queue is FIFO)
+  s.pending++;
+  conn.busy++;
+  let release: (() => void) | null = null;
+  try {
+    release = await h.access.querySlot(conn);
+    if (!release) return endWith('rate-limited: too many queries waiting on this connection');
+    // one answer per turn of the event loop: slots granted together resume in one run of
+    // microtasks, and a queue of ~15 ms answers would otherwise keep other clients' I/O waiting
+    await new Promise((r) => setImmediate(r));
+    if (s.abort.aborted || !s.neg) return;
+    answer(h, conn, s, query);
+  } finally {
+    s.pending--;
+    release?.();
+    conn.busy--;
+  }
 }
 
 export function handleNegClose(h: RelayContext, conn: Connection, subId: string): void {
@@ -217,36 +275,7 @@ function answer(h: RelayContext, conn: Connection, s: Session, query: Uint8Array
     return;
   }
   touch(h, conn, s);
+  h.access.querySlots.charge(conn, out.length * 2 * NEG_BYTE_WEIGHT); // hex: two bytes sent per byte
+
   conn.send(negMsgMessage(s.subId, bytesToHex(out)));
-}
-
-/** The sorted union of several sorted record lists (a NEG-OPEN with several filters). */
-function unionRecords(parts: Uint8Array[]): Uint8Array {
-  const total = parts.reduce((n, p) => n + p.length, 0);
-  const out = new Uint8Array(total);
-  let w = 0;
-  const pos = parts.map(() => 0);
-  for (;;) {
-    let best = -1;
-    for (let i = 0; i < parts.length; i++) {
-      if (pos[i] >= parts[i].length) continue;
-      if (best < 0 || compareRecords(parts[i], pos[i], parts[best], pos[best]) < 0) best = i;
-    }
-    if (best < 0) break;
-    const rec = parts[best].subarray(pos[best], pos[best] + RECORD_BYTES);
-    // equal records are adjacent in this order: keep one
-    if (w === 0 || compareRecords(out, w - RECORD_BYTES, rec, 0) !== 0) {
-      out.set(rec, w);
-      w += RECORD_BYTES;
-    }
-    pos[best] += RECORD_BYTES;
-  }
-  return out.subarray(0, w);
-}
-
-/** Record order: created_at (uint32 LE), then id bytes. */
-function compareRecords(a: Uint8Array, ia: number, b: Uint8Array, ib: number): number {
-  for (let k = 3; k >= 0; k--) if (a[ia + k] !== b[ib + k]) return a[ia + k] - b[ib + k];
-  for (let k = 4; k < RECORD_BYTES; k++) if (a[ia + k] !== b[ib + k]) return a[ia + k] - b[ib + k];
-  return 0;
 }

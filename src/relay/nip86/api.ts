@@ -161,18 +161,19 @@ export function managementMethods(d: ManagementDeps): Record<string, Method> {
 }
 
 /** Handles POST / when its Content-Type is application/nostr+json+rpc. */
-export function createManagementHandler(d: ManagementDeps): (res: HttpResponse, req: HttpRequest) => void {
+export function createManagementHandler(d: ManagementDeps): (res: HttpResponse, req: HttpRequest, done?: () => void) => void {
   const methods = managementMethods(d);
   // an event is accepted until its created_at + MAX_AGE_SECONDS: remembered a second longer
   const replays = new ReplayGuard(MAX_AGE_SECONDS + 1);
-  return (res, req) => {
+  return (res, req, done = () => {}) => {
     // uWS: everything from req must be read before the first await
     const authHeader = req.getHeader('authorization');
     const url = req.getUrl();
     const query = req.getQuery();
     let aborted = false;
-    res.onAborted(() => { aborted = true; });
+    res.onAborted(() => { aborted = true; done(); });
     const send = (status: string, body: unknown) => {
+      done(); // the request no longer counts against its address
       if (aborted) return;
       res.cork(() => {
         res.writeStatus(status)

@@ -77,6 +77,9 @@ export class Access {
   private readonly inputMessages: KeyedBuckets<string>;
   private readonly inputBytes: KeyedBuckets<string>;
   private readonly lastInputNotice = new WeakMap<ConnLike, number>();
+  /** HTTP requests per address key (rateLimits.httpRequestsPerIp) */
+  private readonly httpRequests: KeyedBuckets<string>;
+  httpRefused = 0;
   messagesDropped = 0;
   private conns = new Set<ConnLike>();
   authOk = 0;
@@ -99,6 +102,8 @@ export class Access {
     const { messagesPerIp, bytesPerIp, burstSeconds } = config.rateLimits;
     this.inputMessages = new KeyedBuckets(messagesPerIp, Math.max(1, messagesPerIp * burstSeconds));
     this.inputBytes = new KeyedBuckets(bytesPerIp, Math.max(config.limits.maxMessageLength, bytesPerIp * burstSeconds));
+    const httpRate = config.rateLimits.httpRequestsPerIp;
+    this.httpRequests = new KeyedBuckets(httpRate, Math.max(1, httpRate * burstSeconds));
   }
 
   /** Loads the persisted lists and adds the policy hooks. */
@@ -136,6 +141,38 @@ export class Access {
     this.perIp.set(conn.key, (this.perIp.get(conn.key) ?? 0) + 1);
     this.conns.add(conn);
     if (this.challengeMode === 'connect') this.sendChallenge(conn);
+  }
+
+  /**
+   * Admits an HTTP request from `ip` (every method, on every path). uWS gives no open/close event
+   * for an HTTP connection, so what is counted in the address's connection cap
+   * (rateLimits.maxConnectionsPerIp, shared with WebSockets) is each request while it is being
+   * answered: call the returned release when it is. A refusal says when to come back
+   * (Retry-After, seconds).
+   */
+  httpRequest(ip: string): { release: () => void } | { refused: string; retryAfter: number } {
+    const key = addressKey(ip);
+    const cap = this.config.rateLimits.maxConnectionsPerIp;
+    const rate = this.config.rateLimits.httpRequestsPerIp;
+    let refused: string | null = null;
+    if (cap > 0 && (this.perIp.get(key) ?? 0) >= cap) refused = `rate-limited: more than ${cap} connections and requests from your IP address`;
+    else if (!this.httpRequests.take(key, Date.now())) refused = `rate-limited: more than ${rate} HTTP requests per second from your IP address`;
+    if (refused) {
+      this.httpRefused++;
+      this.refused('HTTP', refused, ip);
+      return { refused, retryAfter: Math.max(1, Math.ceil(1 / Math.max(rate, 1))) };
+    }
+    this.perIp.set(key, (this.perIp.get(key) ?? 0) + 1);
+    let done = false;
+    return {
+      release: () => {
+        if (done) return;
+        done = true;
+        const n = (this.perIp.get(key) ?? 1) - 1;
+        if (n <= 0) this.perIp.delete(key);
+        else this.perIp.set(key, n);
+      },
+    };
   }
 
   closed(conn: ConnLike): void {

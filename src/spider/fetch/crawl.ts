@@ -184,6 +184,13 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     else result.outcome = answered || done.some((k) => k.complete) ? 'partial' : 'failed';
     if (!answered && errors.length === 0 && done.length > 0) result.error = 'no answer (no EOSE and no events)';
     if (errors.length) result.error = errors.join('; ').slice(0, 500);
+    // A failed NIP-77 attempt is not an error of the crawl (the kinds were paged and may be
+    // complete), but the record must say it happened and why: a relay listing 77 that cannot do it
+    // costs a NEG-OPEN (and up to an idle timeout) every run.
+    if (negFailed.reason !== undefined) {
+      const note = `NIP-77 failed (${negFailed.reason.slice(0, 200)}); paged instead`;
+      result.error = (result.error ? `${note}; ${result.error}` : note).slice(0, 500);
+    }
     return finish();
   } finally {
     clearTimeout(timer);
