@@ -20,12 +20,15 @@ import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
+import { createTrust, type Trust } from '../trust/trust.js';
+import { trustSection } from './trust-section.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
   relay: RelayHandle;
   spider?: Spider;
   monitor?: Monitor;
+  trust?: Trust;
   /** relay stops accepting, spider and monitor stop, queued writes are flushed, the store closes */
   close(): Promise<void>;
 }
@@ -97,16 +100,32 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   }
   monitor?.start();
 
+  // Trust ranking reads the follow and mute lists the ingest path stores (from clients and the
+  // spider alike) and publishes its NIP-85 assertions through that same path.
+  let trust: Trust | undefined;
+  let unfeedTrust = () => {};
+  if (config.trust.enabled) {
+    const t = createTrust({ config, store: pipeline.store, put: async (ev) => (await pipeline.ingest(ev, { source: 'trust' })).status, logger });
+    trust = t;
+    unfeedTrust = pipeline.onStored((ev) => t.seen(ev));
+    relay.addStatusSection(() => trustSection(t.status()));
+    relay.addMetricsText(() => t.metricsText());
+    t.start();
+  }
+
   let closed: Promise<void> | null = null;
   return {
     pipeline,
     relay,
     spider,
     monitor,
+    trust,
     close() {
       closed ??= (async () => {
         await relay.close();
         unfeed();
+        unfeedTrust();
+        await trust?.stop();
         await spider?.stop();
         await monitor?.stop();
         await pipeline.close();
