@@ -1,6 +1,7 @@
 // Starts the relay: store, verifier, ingest path, live index, uWS WebSocket + HTTP on one port.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
+import { storeSearchOptions } from '../config/search.js';
 import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
@@ -76,7 +77,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
-          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: config.search, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
       : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
