@@ -22,6 +22,8 @@ import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from 
 import { VERSION } from '../relay/version.js';
 import { createTrust, type Trust } from '../trust/trust.js';
 import { trustSection } from './trust-section.js';
+import { nip85Info } from '../trust/nip85.js';
+import { trustRoots } from '../trust/roots.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
@@ -110,6 +112,8 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     unfeedTrust = pipeline.onStored((ev) => t.seen(ev));
     relay.addStatusSection(() => trustSection(t.status()));
     relay.addMetricsText(() => t.metricsText());
+    const svc = t.servicePubkey;
+    if (svc) relay.addInfo(() => ({ nips: [85], fields: { nip85: nip85Info(svc, t.status().last?.mode ?? (trustRoots(config).length > 0 ? 'rooted' : 'global'), config) } }));
     t.start();
   }
 

@@ -54,6 +54,8 @@ export interface RelayHandle {
   setSpiderControl(control: SpiderControl | undefined): void;
   /** adds Prometheus text to /metrics (the spider's figures) */
   addMetricsText(fn: () => string): void;
+  /** adds NIPs and fields to the NIP-11 document (the trust service's NIP-85 key, added by src/app) */
+  addInfo(fn: () => { nips?: number[]; fields?: Record<string, unknown> }): void;
   /** serves GET/HEAD `path` (the relay directory pages of src/monitor, added by src/app) */
   addPage(path: string, fn: (query: URLSearchParams) => PageAnswer): void;
   /** stop accepting, CLOSED to every subscription, stop the query threads (the pipeline is closed by its owner) */
@@ -175,9 +177,16 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   });
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   const metricsTexts: Array<() => string> = [];
+  const infoParts: Array<() => { nips?: number[]; fields?: Record<string, unknown> }> = [];
+  const nip11Doc = () => {
+    const parts = infoParts.map((f) => f());
+    const doc = access.nip11(relayInfo(config, [...access.nips, ...parts.flatMap((p) => p.nips ?? [])]));
+    for (const p of parts) Object.assign(doc, p.fields ?? {});
+    return doc;
+  };
   const pages = new Map<string, (query: URLSearchParams) => PageAnswer>();
   mountHttp(app, {
-    nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
+    nip11: () => JSON.stringify(nip11Doc()),
     statusJson: (query) => dashboard.json(query),
     post: (res, req) => {
       if (!req.getHeader('content-type').toLowerCase().startsWith(RPC_CONTENT_TYPE)) {
@@ -231,5 +240,5 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addPage: (path, fn) => { pages.set(path, fn); }, close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
 }

@@ -23,6 +23,22 @@ export function serviceKey(configured: string, dataDir: string, mode: 'rooted' |
   return dataDirKey(dirname(file), basename(file), 'the NIP-85 service key');
 }
 
+/**
+ * What NIP-11 says of the provider (field "nip85"), so a client can put the key in its kind 10040
+ * list: ["30382:rank", pubkey, relay] and ["30382:followers", pubkey, relay].
+ */
+export function nip85Info(pubkey: string, mode: 'rooted' | 'global', config: { trust: { nip85MinRank: number; nip85Max: number }; publicUrl?: string }): Record<string, unknown> {
+  return {
+    pubkey,
+    kinds: [ASSERTION_KIND],
+    tags: [...ASSERTED_TAGS],
+    algorithm: mode === 'rooted' ? 'pagerank over follows, personalised to the operator\'s roots, mutes counting against' : 'global pagerank over follows, mutes counting against',
+    min_rank: config.trust.nip85MinRank,
+    max_assertions: config.trust.nip85Max,
+    ...(config.publicUrl ? { relay: config.publicUrl } : {}),
+  };
+}
+
 export interface AssertionTemplate {
   kind: number;
   created_at: number;

@@ -8,21 +8,13 @@ import assert from 'node:assert/strict';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client, sleep } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import { waitForRanks } from './helpers.js';
 
 const relays: RelayProcess[] = [];
 after(async () => { await Promise.all(relays.map((r) => r.cleanup())); });
 
 const NAME = 'Satoshi Nakaboto';
 
-export async function waitForRanks(relay: RelayProcess, edges: number, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const line = relay.logs.find((l) => l.msg === 'trust: ranks computed' && l.edges === edges);
-    if (line) return line;
-    if (Date.now() > until) throw new Error(`no ranking pass with ${edges} follow edges: ${JSON.stringify(relay.logs.filter((l) => String(l.msg).startsWith('trust')))}`);
-    await sleep(50);
-  }
-}
 
 test('search ranked by trust: the person before same-name impersonators, sybil ring, include:spam', async () => {
   const roots = [new Author(), new Author()];
