@@ -21,7 +21,7 @@ import { localKey } from './local-key.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
 import { createTrust, type Trust } from '../trust/trust.js';
-import { trustSection } from './trust-section.js';
+import { mountPeople, trustSection } from './trust-section.js';
 import { nip85Info } from '../trust/nip85.js';
 import { trustRoots } from '../trust/roots.js';
 
@@ -112,6 +112,7 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     unfeedTrust = pipeline.onStored((ev) => t.seen(ev));
     relay.addStatusSection(() => trustSection(t.status()));
     relay.addMetricsText(() => t.metricsText());
+    mountPeople(relay, t, config.info.name);
     const svc = t.servicePubkey;
     if (svc) relay.addInfo(() => ({ nips: [85], fields: { nip85: nip85Info(svc, t.status().last?.mode ?? (trustRoots(config).length > 0 ? 'rooted' : 'global'), config) } }));
     t.start();

@@ -10,6 +10,7 @@ import type { RankMeta } from '../store/ranks.js';
 import { AssertionPublisher, serviceKey, type PublishReport } from './nip85.js';
 import { FOLLOWS, MUTES, rankPass } from './pass.js';
 import { trustRoots } from './roots.js';
+import { topPeople, type PeopleView } from './people.js';
 
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
@@ -42,7 +43,12 @@ export interface Trust {
   metricsText(): string;
   /** the NIP-85 service pubkey, when trust.nip85 is on */
   readonly servicePubkey?: string;
+  /** the top pubkeys with names, as of the last pass (for the people page) */
+  people(): PeopleView;
 }
+
+/** People listed on the page. */
+const PEOPLE = 100;
 
 export function createTrust(o: TrustOptions): Trust {
   const t = o.config.trust;
@@ -57,12 +63,15 @@ export function createTrust(o: TrustOptions): Trust {
   let passes = 0;
   let lastError: string | undefined;
   let lastPublish: PublishReport | undefined;
+  let people: PeopleView = { ranks: null, people: [] };
+  const refreshPeople = () => topPeople(o.store, PEOPLE).then((v) => { people = v; }, (e: Error) => o.logger.warn({ err: e }, 'trust: people view failed'));
 
   const pass = async (): Promise<RankMeta> => {
     dirty = false;
     const r = await rankPass(o.store.ranks, { ...t, roots });
     passes++;
     o.logger.info({ ...r.meta }, 'trust: ranks computed');
+    await refreshPeople();
     if (publisher && !stopped) {
       lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick());
       o.logger.info({ ...lastPublish }, 'trust: NIP-85 assertions published');
@@ -96,8 +105,10 @@ export function createTrust(o: TrustOptions): Trust {
 
   return {
     servicePubkey: publisher?.pubkey,
+    people: () => people,
     start() {
       if (!t.enabled) return;
+      void refreshPeople(); // the ranks of the last run, until the first pass
       dirty = true;
       schedule();
     },

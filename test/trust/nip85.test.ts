@@ -10,6 +10,7 @@ import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.j
 import { Author, Client, sleep } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { waitForRanks } from './helpers.js';
+import { runCliAsync } from '../helpers/cli.js';
 
 const relays: RelayProcess[] = [];
 after(async () => { await Promise.all(relays.map((r) => r.cleanup())); });
@@ -40,6 +41,7 @@ test('NIP-85: kind 30382 assertions by the service key, consistent with ranks an
 
   const c = await Client.open(relay.url);
   const a = new Author(), b = new Author(), x = new Author();
+  assert.equal((await c.publish(b.sign({ kind: 0, content: JSON.stringify({ name: 'Bea' }) }))).ok, true);
   for (const e of [root.sign({ kind: 3, tags: [['p', a.pk], ['p', b.pk]] }), a.sign({ kind: 3, tags: [['p', b.pk]] }), b.sign({ kind: 3, tags: [['p', x.pk]] })]) assert.equal((await c.publish(e)).ok, true);
   await waitForRanks(relay, 4);
 
@@ -58,6 +60,25 @@ test('NIP-85: kind 30382 assertions by the service key, consistent with ranks an
   }
   assert.equal(Number(tag(by.get(root.pk)!, 'rank')), 100, 'the root ranks highest');
   assert.ok(Number(tag(by.get(b.pk)!, 'rank')) > Number(tag(by.get(a.pk)!, 'rank')), 'b (followed by the root and a) above a');
+
+  // operators see it: the people page, its JSON, a lookup, and `orbweaver directory --people / --pubkey`
+  const peopleDoc = await waitFor('people view', async () => {
+    const d = (await (await fetch(`${relay.httpUrl}/directory/people.json`)).json()) as { people: Array<{ pubkey: string; rank: number; followers: number; name: string }> };
+    return d.people.length === 4 ? d : undefined;
+  });
+  assert.equal(peopleDoc.people[0]!.pubkey, root.pk);
+  assert.deepEqual(peopleDoc.people.find((p) => p.pubkey === b.pk), { ...peopleDoc.people.find((p) => p.pubkey === b.pk)!, name: 'Bea', followers: 2 });
+  const looked = (await (await fetch(`${relay.httpUrl}/directory/people.json?pubkey=${b.pk}`)).json()) as { rank: number; followers: number };
+  assert.equal(looked.rank, Number(tag(by.get(b.pk)!, 'rank')));
+  assert.equal((await fetch(`${relay.httpUrl}/directory/people.json?pubkey=${new Author().pk}`)).status, 404);
+  const html = await (await fetch(`${relay.httpUrl}/directory/people?pubkey=${b.pk}`)).text();
+  assert.match(html, /Bea: rank \d+, 2 followers, 0 mutes/);
+  const cli = await runCliAsync(['directory', '--data', relay.dataDir, '--pubkey', b.pk]);
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.match(cli.stdout, new RegExp(`^${b.pk} \\(Bea\\): rank ${looked.rank}, 2 followers, 0 mutes`));
+  const top = await runCliAsync(['directory', '--data', relay.dataDir, '--people', '2']);
+  assert.equal(top.status, 0, top.stderr);
+  assert.match(top.stdout, new RegExp(`^ +100 +0 +0  ${root.pk}`, 'm'));
 
   // a new follower of x: its assertion is replaced, not duplicated
   const y = new Author();
