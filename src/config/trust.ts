@@ -15,7 +15,7 @@ export const trustSchema = z
     iterations: int(40, 'most PageRank iterations per pass', 1, 1000),
     tolerance: z.number().min(0).default(1e-7).describe('a pass stops early once the ranks change by less than this in total (L1)'),
     muteWeight: z.number().min(0).default(1).describe('how much a mute counts against: a pubkey loses this times the rank of each muter divided by the muter\'s number of mutes'),
-    searchWindow: int(100, 'search candidates of the best text-match class read (at most) so that the most trusted come first, not merely the most recent; more = better order, slower typeahead', 1, 10_000),
+    searchWindow: int(40, 'search candidates of the best text-match class read (at most) so that the most trusted come first, not merely the most recent; more = better order, slower typeahead', 1, 10_000),
     hideBelow: int(1, 'rooted rank only: search leaves out profiles whose rank (0-100) is below this unless the query says include:spam (unscored pubkeys are never hidden); 0 = hide nothing', 0, 100),
     nip85: bool(false, 'publish NIP-85 trusted assertions (kind 30382, d = pubkey: rank, followers, mutes) signed by the trust service key, through the ingest path'),
     nip85Key: str('', 'file holding the NIP-85 service secret key (64 hex), generated with mode 0600 when absent; relative paths are inside the data directory; empty: trust-rooted.key or trust-global.key in the data directory (one key per algorithm)'),

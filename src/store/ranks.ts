@@ -124,19 +124,28 @@ export class RankStore {
     });
   }
 
-  /** Removes entries not written by `generation`, `batch` per transaction; returns how many. */
-  async prune(generation: number, batch = 5000): Promise<number> {
+  /**
+   * Removes entries not written by `generation` (pubkeys in no list any more), reading `batch`
+   * entries at a time and awaiting `pause` between reads, so a large table does not hold the
+   * event loop. Returns how many were removed.
+   */
+  async prune(generation: number, pause: () => Promise<void> = async () => {}, batch = 10_000): Promise<number> {
     let removed = 0;
+    let start: Buffer | undefined;
     for (;;) {
       const stale: Buffer[] = [];
-      for (const { key, value } of this.dbs.rank.getRange({})) {
+      let n = 0;
+      let last: Buffer | undefined;
+      for (const { key, value } of this.dbs.rank.getRange(start ? { start, exclusiveStart: true, limit: batch } : { limit: batch })) {
+        n++;
+        last = key;
         if (value.length < VALUE_BYTES || generationOf(value) !== generation) stale.push(key);
-        if (stale.length >= batch) break;
       }
-      if (stale.length === 0) return removed;
-      await this.env.transaction(() => { for (const k of stale) this.dbs.rank.removeSync(k); });
+      if (stale.length > 0) await this.env.transaction(() => { for (const k of stale) this.dbs.rank.removeSync(k); });
       removed += stale.length;
-      if (stale.length < batch) return removed;
+      if (n < batch || !last) return removed;
+      start = Buffer.from(last);
+      await pause();
     }
   }
 

@@ -80,7 +80,9 @@ export class AssertionPublisher {
     picked.length = Math.min(picked.length, max);
     const report: PublishReport = { published: 0, unchanged: 0, failed: 0 };
     const now = Math.floor(Date.now() / 1000);
+    let seen = 0;
     for (const i of picked) {
+      if (++seen % 1000 === 0) await pause();
       const k = Buffer.from(r.ids.key(i));
       const rank = r.rank[i]!;
       const followers = r.followers[i]!;

@@ -63,8 +63,9 @@ export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassRe
     const chunk: Array<{ pubkey: Uint8Array; record: RankRecord }> = [];
     for (let i = from; i < Math.min(n, from + WRITE_CHUNK); i++) chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]! } });
     await ranks.putRanks(chunk, generation);
+    await tick();
   }
-  await ranks.prune(generation);
+  await ranks.prune(generation, () => tick());
   const meta: RankMeta = {
     mode: rootIds.length > 0 ? 'rooted' : 'global',
     roots: rootIds.length,

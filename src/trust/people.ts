@@ -3,6 +3,7 @@
 // Names come from the stored kind 0 profiles (unverified claims: shown, never trusted).
 import type { RankMeta, RankRecord } from '../store/ranks.js';
 import type { EventStore } from '../store/types.js';
+import type { PassResult } from './pass.js';
 
 export interface Person extends RankRecord {
   pubkey: string;
@@ -34,6 +35,21 @@ export async function topPeople(store: EventStore, n: number): Promise<PeopleVie
   const top = store.ranks.top(n);
   const nm = await names(store, top.map((t) => t.pubkey));
   return { ranks: store.ranks.meta() ?? null, people: top.map((t) => ({ pubkey: t.pubkey, name: nm.get(t.pubkey) ?? '', ...t.record })) };
+}
+
+/** The `n` highest ranked pubkeys of a pass just computed (a loop over its arrays, not the table). */
+export async function topOfPass(store: EventStore, r: PassResult, n: number): Promise<PeopleView> {
+  const best: number[] = [];
+  for (let i = 0; i < r.meta.nodes; i++) {
+    if (best.length === n && r.score[i]! <= r.score[best[n - 1]!]!) continue;
+    let at = best.length;
+    while (at > 0 && r.score[best[at - 1]!]! < r.score[i]!) at--;
+    best.splice(at, 0, i);
+    if (best.length > n) best.pop();
+  }
+  const rows = best.map((i) => ({ pubkey: r.ids.hex(i), score: r.score[i]!, rank: r.rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]! }));
+  const nm = await names(store, rows.map((x) => x.pubkey));
+  return { ranks: r.meta, people: rows.map((x) => ({ ...x, name: nm.get(x.pubkey) ?? '' })) };
 }
 
 /** One pubkey's rank and name; null when it is unranked. */

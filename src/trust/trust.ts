@@ -10,7 +10,8 @@ import type { RankMeta } from '../store/ranks.js';
 import { AssertionPublisher, serviceKey, type PublishReport } from './nip85.js';
 import { FOLLOWS, MUTES, rankPass } from './pass.js';
 import { trustRoots } from './roots.js';
-import { topPeople, type PeopleView } from './people.js';
+import { topOfPass, topPeople, type PeopleView } from './people.js';
+import type { PassResult } from './pass.js';
 
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
@@ -64,14 +65,14 @@ export function createTrust(o: TrustOptions): Trust {
   let lastError: string | undefined;
   let lastPublish: PublishReport | undefined;
   let people: PeopleView = { ranks: null, people: [] };
-  const refreshPeople = () => topPeople(o.store, PEOPLE).then((v) => { people = v; }, (e: Error) => o.logger.warn({ err: e }, 'trust: people view failed'));
+  const refreshPeople = (r?: PassResult) => (r ? topOfPass(o.store, r, PEOPLE) : topPeople(o.store, PEOPLE)).then((v) => { people = v; }, (e: Error) => o.logger.warn({ err: e }, 'trust: people view failed'));
 
   const pass = async (): Promise<RankMeta> => {
     dirty = false;
     const r = await rankPass(o.store.ranks, { ...t, roots });
     passes++;
     o.logger.info({ ...r.meta }, 'trust: ranks computed');
-    await refreshPeople();
+    await refreshPeople(r);
     if (publisher && !stopped) {
       lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick());
       o.logger.info({ ...lastPublish }, 'trust: NIP-85 assertions published');
@@ -108,7 +109,7 @@ export function createTrust(o: TrustOptions): Trust {
     people: () => people,
     start() {
       if (!t.enabled) return;
-      void refreshPeople(); // the ranks of the last run, until the first pass
+      void refreshPeople(); // the ranks of the last run until the first pass (one read of the table)
       dirty = true;
       schedule();
     },

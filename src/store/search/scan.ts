@@ -69,6 +69,8 @@ export class SearchScan implements Scan {
   private readonly pk = Buffer.allocUnsafe(32);
   private readonly seen = new Set<number>();
   private read = 0;
+  /** entries read by the current phase (postings) */
+  private phaseRead = 0;
   /** search.maxPostings for a REQ; a COUNT or an export (no limit) must see every match: only the scan budget bounds them */
   private readonly cap: number;
   private readonly work: Generator<number, void>;
@@ -169,9 +171,11 @@ export class SearchScan implements Scan {
    * better are found (or the entry cap is reached): nothing later can rank above them. upTo -1: all.
    */
   private *postings(ranges: Range[], upTo: number): Generator<number, boolean> {
+    this.phaseRead = 0;
     for (const r of ranges) {
       for (const key of this.keys(r)) {
         yield 1;
+        this.phaseRead++;
         if (++this.read > this.cap) {
           this.truncated = true;
           return true;
@@ -233,7 +237,10 @@ export class SearchScan implements Scan {
     if (this.limit === Infinity) return false;
     let n = 0;
     for (let t = 0; t <= upTo && t < TIERS; t++) n += this.buckets[t].length;
-    return n >= this.want;
+    if (n < this.limit) return false;
+    // ranked: go on past `limit` so the most trusted can be found, but only within the window
+    // (results or entries read by this phase): a phase with few matches still ends at `limit`
+    return !this.ranked || n >= this.want || this.phaseRead >= this.want;
   }
 
   /** Scores one candidate event and keeps it when it matches the query and the rest of the filter. */
