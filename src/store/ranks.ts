@@ -87,16 +87,23 @@ export class RankStore {
     return v && v.length >= VALUE_BYTES ? decodeRank(v) : undefined;
   }
 
-  /** Current stored lists of one kind, `batch` at a time (no read transaction held between batches). */
-  async *lists(kind: number, batch = 500): AsyncGenerator<AuthorList[]> {
+  /**
+   * Current stored lists of one kind, at most `batch` lists or about `maxTargets` p tags at a time
+   * (follow lists run to thousands of tags: the caller yields between batches, so a batch is
+   * bounded by the work it holds, not only by its count). No read transaction is held between batches.
+   */
+  async *lists(kind: number, batch = 500, maxTargets = 20_000): AsyncGenerator<AuthorList[]> {
     const r = timeRange(kindPrefix(kind), 0, 0xffffffff);
     let start: Buffer = r.end;
     let exclusive = false;
     for (;;) {
-      const keys = Array.from(this.dbs.kind.getKeys({ start, end: r.start, exclusiveStart: exclusive, limit: batch, reverse: false }));
+      const keys = Array.from(this.dbs.kind.getKeys({ start, end: r.start, exclusiveStart: exclusive, limit: batch }));
       if (keys.length === 0) return;
       const out: AuthorList[] = [];
+      let targetsRead = 0;
+      let used = 0;
       for (const k of keys) {
+        used++;
         const value = this.dbs.events.getBinary(serialKey(keySerial(k)));
         if (!value || value.length === 0) continue;
         let tags: unknown;
@@ -108,10 +115,12 @@ export class RankStore {
         const targets: string[] = [];
         if (Array.isArray(tags)) for (const t of tags) if (Array.isArray(t) && t[0] === 'p' && typeof t[1] === 'string' && t[1].length === 64) targets.push(t[1]);
         out.push({ author: Buffer.from(value.subarray(OFF_PUBKEY, OFF_PUBKEY + 32)), targets });
+        targetsRead += targets.length;
+        if (targetsRead >= maxTargets) break;
       }
       yield out;
-      if (keys.length < batch) return;
-      start = keys[keys.length - 1]!;
+      if (used === keys.length && keys.length < batch) return;
+      start = keys[used - 1]!;
       exclusive = true;
     }
   }

@@ -39,9 +39,16 @@ export async function pageRank(n: number, follows: Rows, mutes: Rows, roots: rea
   const { chunks, bits, mask } = follows.raw();
   const fs = follows.src.data;
   const fstart = follows.start.data;
+  let counted = 0;
   for (let r = 0; r < follows.rows; r++) {
-    outdeg[fs[r]!] = fstart[r + 1]! - fstart[r]!;
+    const deg = fstart[r + 1]! - fstart[r]!;
+    outdeg[fs[r]!] = deg;
     for (let e = fstart[r]!, end = fstart[r + 1]!; e < end; e++) followers[chunks[e >>> bits]![e & mask]!]!++;
+    counted += deg;
+    if (counted >= SLICE) {
+      counted = 0;
+      await pause();
+    }
   }
 
   let cur = new Float64Array(n);
@@ -96,6 +103,11 @@ export async function pageRank(n: number, follows: Rows, mutes: Rows, roots: rea
       const t = m.chunks[e >>> m.bits]![e & m.mask]!;
       penalty[t] += share;
       muted[t]!++;
+    }
+    counted += deg;
+    if (counted >= SLICE) {
+      counted = 0;
+      await pause();
     }
   }
   for (let i = 0; i < n; i++) cur[i] = Math.max(0, cur[i]! - penalty[i]!);

@@ -137,3 +137,21 @@ test('rankPass: over stored lists, the person outranks the impersonator, mutes a
     assert.equal(store.ranks.count(), r3.meta.nodes);
   });
 });
+
+test('RankStore.lists: every list once, in batches bounded by count and by tags', async () => {
+  await withStore(async (store) => {
+    const authors = Array.from({ length: 25 }, () => hex());
+    for (const [i, a] of authors.entries()) await put(store, ev({ kind: 3, pubkey: a, tags: Array.from({ length: i % 7 }, () => ['p', hex()]) }));
+    await put(store, ev({ kind: 1, tags: [['p', hex()]] }));
+    for (const [batch, maxTargets] of [[500, 20_000], [4, 20_000], [500, 5], [1, 1], [3, 2]] as const) {
+      const seen: string[] = [];
+      let tags = 0;
+      for await (const b of store.ranks.lists(3, batch, maxTargets)) {
+        assert.ok(b.length <= batch);
+        for (const l of b) { seen.push(l.author.toString('hex')); tags += l.targets.length; }
+      }
+      assert.deepEqual(seen.sort(), [...authors].sort(), `batch ${batch}, maxTargets ${maxTargets}`);
+      assert.equal(tags, authors.reduce((n, _, i) => n + (i % 7), 0));
+    }
+  });
+});
