@@ -11,7 +11,7 @@ import { rankScale } from './scale.js';
 export const FOLLOWS = 3;
 export const MUTES = 10000;
 /** Rank rows written per transaction. */
-const WRITE_CHUNK = 5000;
+const WRITE_CHUNK = 2000;
 
 export interface PassOptions extends RankParams {
   roots: readonly string[];
@@ -44,6 +44,22 @@ async function readRows(ranks: RankStore, kind: number, ids: PubkeyIds, rows: Ro
   }
 }
 
+/** Ids ordered by the first two bytes of their pubkey (counting sort: O(n), no comparisons). */
+function keyOrder(ids: PubkeyIds, n: number): Uint32Array {
+  const counts = new Uint32Array(65537);
+  for (let i = 0; i < n; i++) {
+    const k = ids.key(i);
+    counts[((k[0]! << 8) | k[1]!) + 1]!++;
+  }
+  for (let b = 1; b < counts.length; b++) counts[b]! += counts[b - 1]!;
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const k = ids.key(i);
+    order[counts[(k[0]! << 8) | k[1]!]!++] = i;
+  }
+  return order;
+}
+
 export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassResult> {
   const started = Date.now();
   const ids = new PubkeyIds();
@@ -59,9 +75,17 @@ export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassRe
   for (let i = 0; i < n; i++) rank[i] = scale(r.score[i]!);
 
   const generation = ((ranks.meta()?.generation ?? 0) + 1) >>> 0;
+  // written in key order (by the first two bytes: a counting sort), so that each transaction
+  // touches a few neighbouring pages of the rank table instead of one page per entry: random
+  // order made every chunk rewrite most of the table's pages, and large transactions of
+  // scattered updates failed in lmdb-js (MDB_BAD_TXN, reserved freelist) on a 100,000-pubkey store
+  const order = keyOrder(ids, n);
   for (let from = 0; from < n; from += WRITE_CHUNK) {
     const chunk: Array<{ pubkey: Uint8Array; record: RankRecord }> = [];
-    for (let i = from; i < Math.min(n, from + WRITE_CHUNK); i++) chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]! } });
+    for (let k = from; k < Math.min(n, from + WRITE_CHUNK); k++) {
+      const i = order[k]!;
+      chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]! } });
+    }
     await ranks.putRanks(chunk, generation);
     await tick();
   }
