@@ -14,6 +14,8 @@ import type { IngestStatus } from '../ingest/types.js';
 import type { PassResult } from './pass.js';
 
 export const ASSERTION_KIND = 30382;
+/** assertions handed to the ingest path at once */
+const WINDOW = 100;
 /** the user tags this relay computes (NIP-11 and docs name them) */
 export const ASSERTED_TAGS = ['rank', 'followers'] as const;
 
@@ -81,6 +83,7 @@ export class AssertionPublisher {
     const report: PublishReport = { published: 0, unchanged: 0, failed: 0 };
     const now = Math.floor(Date.now() / 1000);
     let seen = 0;
+    const inFlight = new Set<Promise<void>>();
     for (const i of picked) {
       if (++seen % 1000 === 0) await pause();
       const k = Buffer.from(r.ids.key(i));
@@ -93,18 +96,28 @@ export class AssertionPublisher {
       }
       const createdAt = Math.max(now, last && last.length === 9 ? last.readUInt32BE(5) + 1 : 0);
       const ev = finalizeEvent(assertion(r.ids.hex(i), rank, followers, createdAt), this.key.secretKey) as NostrEvent;
-      let status: IngestStatus;
-      try { status = await this.put(ev); } catch { status = 'rejected'; }
-      if (status === 'stored' || status === 'duplicate') {
-        const v = Buffer.allocUnsafe(9);
-        v[0] = rank;
-        v.writeUInt32BE(followers, 1);
-        v.writeUInt32BE(createdAt, 5);
-        await this.db.put(k, v);
-        report.published++;
-      } else report.failed++;
-      if ((report.published + report.failed) % 200 === 0) await pause();
+      // up to WINDOW assertions in flight: the ingest path acknowledges after a durable commit,
+      // and one at a time would cost a commit each
+      const p: Promise<void> = this.one(ev, k, rank, followers, createdAt, report).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (inFlight.size >= WINDOW) await Promise.race(inFlight);
     }
+    await Promise.all(inFlight);
     return report;
+  }
+
+  private async one(ev: NostrEvent, k: Buffer, rank: number, followers: number, createdAt: number, report: PublishReport): Promise<void> {
+    let status: IngestStatus;
+    try { status = await this.put(ev); } catch { status = 'rejected'; }
+    if (status !== 'stored' && status !== 'duplicate') {
+      report.failed++;
+      return;
+    }
+    const v = Buffer.allocUnsafe(9);
+    v[0] = rank;
+    v.writeUInt32BE(followers, 1);
+    v.writeUInt32BE(createdAt, 5);
+    await this.db.put(k, v);
+    report.published++;
   }
 }
