@@ -150,7 +150,7 @@ export class RankStore {
       for (const { key, value } of this.dbs.rank.getRange(start ? { start, exclusiveStart: true, limit: batch } : { limit: batch })) {
         n++;
         last = key;
-        if (value.length < VALUE_BYTES || generationOf(value) !== generation) stale.push(key);
+        if (value.length < VALUE_BYTES || generationOf(value) !== generation) stale.push(Buffer.from(key)); // kept past the iteration: a copy
       }
       if (stale.length > 0) await this.env.childTransaction(() => { for (const k of stale) this.dbs.rank.removeSync(k); });
       removed += stale.length;

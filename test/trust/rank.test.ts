@@ -155,3 +155,19 @@ test('RankStore.lists: every list once, in batches bounded by count and by tags'
     }
   });
 });
+
+test('RankStore.prune: removes every entry of other generations across batches, keeps the current ones', async () => {
+  await withStore(async (store) => {
+    const rec = { score: 0.5, rank: 50, followers: 1, mutes: 0 };
+    const old = Array.from({ length: 57 }, () => Buffer.from(hex(), 'hex'));
+    const cur = Array.from({ length: 43 }, () => Buffer.from(hex(), 'hex'));
+    await store.ranks.putRanks(old.map((pubkey) => ({ pubkey, record: rec })), 6);
+    await store.ranks.putRanks(cur.map((pubkey) => ({ pubkey, record: rec })), 7);
+    let pauses = 0;
+    assert.equal(await store.ranks.prune(7, async () => { pauses++; }, 10), 57);
+    assert.ok(pauses >= 9);
+    assert.equal(store.ranks.count(), 43);
+    for (const k of cur) assert.deepEqual(store.ranks.get(k.toString('hex')), rec);
+    for (const k of old) assert.equal(store.ranks.get(k.toString('hex')), undefined);
+  });
+});
