@@ -46,6 +46,21 @@ async function loadDirectory(count: number, seed: string, regen: boolean): Promi
   return { events, profiles };
 }
 
+/** One follow list per profile key: `per` targets drawn so that low indexes are followed by many (Zipf-like). */
+async function followLists(count: number, per: number, seed: string): Promise<NostrEvent[]> {
+  const keys = await makeKeys(seed, 'profiles', count);
+  const r = prng(11);
+  const base = Math.floor(Date.now() / 1000) - 10;
+  return signAll(keys.map((key, i) => {
+    const tags: string[][] = [];
+    for (let k = 0; k < per; k++) {
+      const j = Math.floor(count * r() ** 3); // skewed towards the first keys
+      if (j !== i) tags.push(['p', keys[j]!.pubkey]);
+    }
+    return { t: { kind: 3, created_at: base, tags, content: '' }, key };
+  }), 'follow lists');
+}
+
 const UNSPACED = /^[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}]+$/u;
 const words = (s: string | undefined): string[] => (s ?? '').split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 
@@ -90,6 +105,7 @@ export const search: Bench = {
     { name: 'warmup', type: 'number', default: 2, help: 'unmeasured seconds per shape before measuring' },
     { name: 'shapes', type: 'list', default: ['prefix3', 'prefix1', 'word', 'two-words', 'exact', 'domain', 'cjk'], help: 'shapes to run: prefix3, prefix1, word, two-words, exact, domain, cjk' },
     { name: 'query-timeout', type: 'number', default: 10, help: 'seconds before an unanswered query counts as a timeout' },
+    { name: 'follows', type: 'int', default: 0, help: 'with load: each profile\'s key also publishes a follow list (kind 3) of this many others, skewed so a few are followed by many (a graph for trust ranking)' },
   ],
   async run(o: Opts) {
     const url = str(o, 'url');
@@ -114,6 +130,13 @@ export const search: Bench = {
         progress: true,
       });
       log(`  loaded: ${r.stored} stored, ${r.duplicates} already there, ${r.rejectedTotal} rejected, ${r.missing} missing, ${Math.round((r.stored + r.duplicates) / (r.elapsedMs / 1000))}/s`);
+      const follows = num(o, 'follows');
+      if (follows > 0) {
+        const lists = await followLists(dir.events.length, follows, str(o, 'seed'));
+        log(`search: loading ${lists.length} follow lists of ${follows} into ${url}`);
+        const f = await publishAll(url, eventFrames(lists), lists.map((e) => e.id), { connections: num(o, 'load-connections'), inflight: num(o, 'load-inflight'), timeoutMs: 900_000, progress: true });
+        log(`  loaded: ${f.stored} stored, ${f.duplicates} already there, ${f.rejectedTotal} rejected`);
+      }
     }
     const conns = await connectMany(url, num(o, 'connections'));
     const rows: Record<string, string | number>[] = [];

@@ -21,12 +21,17 @@ import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
+import { createTrust, type Trust } from '../trust/trust.js';
+import { mountPeople, trustSection } from './trust-section.js';
+import { nip85Info } from '../trust/nip85.js';
+import { trustRoots } from '../trust/roots.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
   relay: RelayHandle;
   spider?: Spider;
   monitor?: Monitor;
+  trust?: Trust;
   /** relay stops accepting, spider and monitor stop, queued writes are flushed, the store closes */
   close(): Promise<void>;
 }
@@ -100,16 +105,35 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   }
   monitor?.start();
 
+  // Trust ranking reads the follow and mute lists the ingest path stores (from clients and the
+  // spider alike) and publishes its NIP-85 assertions through that same path.
+  let trust: Trust | undefined;
+  let unfeedTrust = () => {};
+  if (config.trust.enabled) {
+    const t = createTrust({ config, store: pipeline.store, put: async (ev) => (await pipeline.ingest(ev, { source: 'trust' })).status, logger });
+    trust = t;
+    unfeedTrust = pipeline.onStored((ev) => t.seen(ev));
+    relay.addStatusSection(() => trustSection(t.status()));
+    relay.addMetricsText(() => t.metricsText());
+    mountPeople(relay, t, config.info.name);
+    const svc = t.servicePubkey;
+    if (svc) relay.addInfo(() => ({ nips: [85], fields: { nip85: nip85Info(svc, t.status().last?.mode ?? (trustRoots(config).length > 0 ? 'rooted' : 'global'), config) } }));
+    t.start();
+  }
+
   let closed: Promise<void> | null = null;
   return {
     pipeline,
     relay,
     spider,
     monitor,
+    trust,
     close() {
       closed ??= (async () => {
         await relay.close();
         unfeed();
+        unfeedTrust();
+        await trust?.stop();
         await spider?.stop();
         await monitor?.stop();
         await pipeline.close();

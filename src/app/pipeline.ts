@@ -3,6 +3,7 @@
 // `import` and `spider --local` all open it here, so there is one way to build it and one way to
 // write. Who hears about stored events (live subscriptions, counters) subscribes with onStored().
 import type { Config } from '../config.js';
+import { storeSearchOptions } from '../config/search.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
 import { loadVerifier } from '../nostr/verify.js';
@@ -36,7 +37,7 @@ export interface PipelineOptions {
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger });
+  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

@@ -13,15 +13,19 @@ import { normalizeRelayUrl } from '../remote/url.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type RelayDetail } from '../monitor/document.js';
 import { monitorInfo } from '../app/directory-pages.js';
 import { openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
+import { parsePubkey } from '../nostr/keys.js';
+import { formatPeople, personOf, topPeople } from '../trust/people.js';
 
-export const DIRECTORY_USAGE = `usage: orbweaver directory [--json] [--relay <url>]
+export const DIRECTORY_USAGE = `usage: orbweaver directory [--json] [--relay <url>] [--people [n]] [--pubkey <hex|npub>]
   every relay in the directory, in 100 columns: URL, hop, state, last crawl, events fetched /
   stored in it, and the next attempt or — once the NIP-66 monitor checked relays — online, uptime
   over 7 days and read RTT; then the monitor's summary (online now / 24 h / 7 d, networks,
   software, NIPs). Times in UTC.
   --json          the /directory.json document (rows with every field, summary, candidates)
   --relay <url>   one relay in full: crawl, quirks, last error, software, and the monitor's uptime
-                  per day, RTT percentiles, NIPs, requirements, certificate, events per kind`;
+                  per day, RTT percentiles, NIPs, requirements, certificate, events per kind
+  --people [n]    the n (default 50) pubkeys with the highest trust rank: rank, followers, mutes, name
+  --pubkey <pk>   one pubkey's trust rank (0-100), followers and mutes`;
 
 const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`);
 const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
@@ -59,9 +63,31 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
   if (takeFlag(args, '--help')) { out.write(DIRECTORY_USAGE + '\n'); return 0; }
   const json = takeFlag(args, '--json');
   const relay = takeOption(args, '--relay');
-  rejectUnknown(args, ['--json', '--relay', '--help'], 'directory');
+  const pubkey = takeOption(args, '--pubkey');
+  const peopleAt = args.indexOf('--people');
+  let people: number | undefined;
+  if (peopleAt >= 0) {
+    const n = args[peopleAt + 1];
+    const count = n !== undefined && /^\d+$/.test(n) ? Number(n) : undefined;
+    args.splice(peopleAt, count === undefined ? 1 : 2);
+    people = count ?? 50;
+  }
+  rejectUnknown(args, ['--json', '--relay', '--people', '--pubkey', '--help'], 'directory');
   const store = await openCommandStore(config);
   try {
+    if (pubkey !== undefined) {
+      const pk = parsePubkey(pubkey);
+      if (!pk) throw new UsageError(`--pubkey: not a pubkey (64 hex characters or npub1…): ${pubkey.slice(0, 80)}`);
+      const p = await personOf(store, pk);
+      if (json) out.write(JSON.stringify(p) + '\n');
+      else out.write((p ? `${pk}${p.name ? ` (${p.name.replace(/[\u0000-\u001f]/g, ' ')})` : ''}: rank ${p.rank}, ${p.followers} followers, ${p.mutes} mutes` : `${pk}: not ranked (in no stored follow or mute list, or no ranking pass yet)`) + '\n');
+      return 0;
+    }
+    if (people !== undefined) {
+      const v = await topPeople(store, people);
+      out.write((json ? JSON.stringify(v, null, 2) : formatPeople(v)) + '\n');
+      return 0;
+    }
     const records = openMonitorRecords(store.env, config.spider.monitorRetention);
     const view = directoryView(new RelayDirectory(store.env).all(), {
       now: Date.now(),

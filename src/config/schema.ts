@@ -5,6 +5,7 @@ import { spiderSchema } from './spider.js';
 import { policySchemaShape } from './policy.js';
 import { negentropySchema } from './negentropy.js';
 import { searchSchema } from './search.js';
+import { trustSchema } from './trust.js';
 
 export const configSchema = z
   .object({
@@ -13,6 +14,7 @@ export const configSchema = z
     spider: spiderSchema,
     negentropy: negentropySchema,
     search: searchSchema,
+    trust: trustSchema,
   })
   .strict();
 

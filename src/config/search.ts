@@ -13,3 +13,8 @@ export const searchSchema = z
   .strict()
   .prefault({})
   .describe('NIP-50 search');
+
+/** The store's search options: the search section, plus the trust section's ranking window. */
+export function storeSearchOptions(config: { search: { kinds: number[]; maxPostings: number }; trust: { enabled: boolean; searchWindow: number } }): { kinds: number[]; maxPostings: number; rankWindow: number } {
+  return { kinds: config.search.kinds, maxPostings: config.search.maxPostings, rankWindow: config.trust.enabled ? config.trust.searchWindow : 0 };
+}

@@ -2,7 +2,7 @@
 // line all go through validate -> policy -> verify -> store -> OK -> fan-out.
 import type { NostrEvent } from '../nostr/event.js';
 
-export type IngestSource = 'client' | 'spider' | 'import' | 'monitor';
+export type IngestSource = 'client' | 'spider' | 'import' | 'monitor' | 'trust';
 
 export type IngestStatus =
   | 'stored' // new, committed and broadcast

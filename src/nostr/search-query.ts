@@ -23,6 +23,8 @@ export interface SearchQuery {
   terms: SearchTerm[];
   /** `domain:` extension, folded: only profiles whose nip05 is at this domain */
   domain?: string;
+  /** `include:spam`: profiles the trust rank would leave out are returned too */
+  includeSpam?: boolean;
 }
 
 /** `key:value` with a plain key: a NIP-50 extension, not text to look for. */
@@ -31,6 +33,7 @@ const EXTENSION = /^([a-z][a-z0-9_-]*):(\S+)$/i;
 export function parseSearch(raw: string): SearchQuery {
   const text: string[] = [];
   let domain: string | undefined;
+  let includeSpam = false;
   for (const token of raw.split(/\s+/u)) {
     if (token === '') continue;
     const ext = EXTENSION.exec(token);
@@ -38,8 +41,10 @@ export function parseSearch(raw: string): SearchQuery {
       text.push(token);
       continue;
     }
-    // Supported: domain. Others (include:spam, language:, sentiment:, nsfw:, unknown) are ignored (NIP-50).
-    if (ext[1].toLowerCase() === 'domain') domain = normDomain(ext[2]);
+    // Supported: domain, include:spam. Others (language:, sentiment:, nsfw:, unknown) are ignored (NIP-50).
+    const name = ext[1].toLowerCase();
+    if (name === 'domain') domain = normDomain(ext[2]);
+    else if (name === 'include' && ext[2].toLowerCase() === 'spam') includeSpam = true;
   }
   const folded = foldField(text.join(' '));
   const q: SearchQuery = { raw, text: folded, terms: [] };
@@ -48,6 +53,7 @@ export function parseSearch(raw: string): SearchQuery {
     q.terms.push({ text: t, run, keys: termKeys(t, true) });
   }
   if (domain !== undefined && domain !== '') q.domain = domain;
+  if (includeSpam) q.includeSpam = true;
   return q;
 }
 

@@ -75,7 +75,7 @@ export interface WorkerInit {
   mapSize: number;
   queryYieldEvery: number;
   /** config.search (NIP-50 index settings) */
-  search?: { kinds: number[]; maxPostings: number };
+  search?: { kinds: number[]; maxPostings: number; rankWindow: number };
 }
 
 /** Step count so far and the budget rule (Access.scanGuard's); absent limits = unlimited. */

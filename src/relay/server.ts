@@ -1,6 +1,7 @@
 // Starts the relay: store, verifier, ingest path, live index, uWS WebSocket + HTTP on one port.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
+import { storeSearchOptions } from '../config/search.js';
 import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
@@ -53,6 +54,8 @@ export interface RelayHandle {
   setSpiderControl(control: SpiderControl | undefined): void;
   /** adds Prometheus text to /metrics (the spider's figures) */
   addMetricsText(fn: () => string): void;
+  /** adds NIPs and fields to the NIP-11 document (the trust service's NIP-85 key, added by src/app) */
+  addInfo(fn: () => { nips?: number[]; fields?: Record<string, unknown> }): void;
   /** serves GET/HEAD `path` (the relay directory pages of src/monitor, added by src/app) */
   addPage(path: string, fn: (query: URLSearchParams) => PageAnswer): void;
   /** stop accepting, CLOSED to every subscription, stop the query threads (the pipeline is closed by its owner) */
@@ -76,7 +79,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
-          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: config.search, scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
       : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
@@ -176,9 +179,16 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const metricsTexts: Array<() => string> = [];
   const pagesBuilt = registry.counter('orbweaver_http_pages_built_total', 'heavy HTTP pages built (the rest were served from their snapshot, limits.pageSnapshot)');
   registry.gauge('orbweaver_http_refused_total', 'HTTP requests refused with 429 (rateLimits.httpRequestsPerIp, maxConnectionsPerIp)', () => access.httpRefused);
+  const infoParts: Array<() => { nips?: number[]; fields?: Record<string, unknown> }> = [];
+  const nip11Doc = () => {
+    const parts = infoParts.map((f) => f());
+    const doc = access.nip11(relayInfo(config, [...access.nips, ...parts.flatMap((p) => p.nips ?? [])]));
+    for (const p of parts) Object.assign(doc, p.fields ?? {});
+    return doc;
+  };
   const pages = new Map<string, (query: URLSearchParams) => PageAnswer>();
   mountHttp(app, {
-    nip11: () => JSON.stringify(access.nip11(relayInfo(config, access.nips))),
+    nip11: () => JSON.stringify(nip11Doc()),
     statusJson: (query) => dashboard.json(query),
     post: (res, req, done) => {
       if (!req.getHeader('content-type').toLowerCase().startsWith(RPC_CONTENT_TYPE)) {
@@ -233,5 +243,5 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addPage: (path, fn) => { pages.set(path, fn); }, close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
 }

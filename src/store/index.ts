@@ -17,11 +17,13 @@ import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from './frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { BatchWriter } from './writer.js';
+import { RankStore } from './ranks.js';
 
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
 export type { EventFrames, Framing } from './frames.js';
 export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
+export { RankStore, type RankMeta, type RankRecord, type AuthorList } from './ranks.js';
 
 export interface OpenStoreOptions {
   /** directory of the LMDB environment (created if missing) */
@@ -79,6 +81,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
 class LmdbEventStore implements EventStore {
   private readonly writer: BatchWriter | null;
   private closed = false;
+  readonly ranks: RankStore;
 
   constructor(
     readonly env: RootDatabase,
@@ -86,6 +89,7 @@ class LmdbEventStore implements EventStore {
     private readonly opts: { readOnly: boolean; maxBatch: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
   ) {
     this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, logger: opts.logger });
+    this.ranks = new RankStore(env, dbs);
   }
 
   private w(): BatchWriter {

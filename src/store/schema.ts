@@ -3,6 +3,7 @@
 // can open their own named databases in the same environment.
 import type { Database, RootDatabase } from 'lmdb';
 import type { SearchDbs } from './search/schema.js';
+import { openRankDb } from './ranks.js';
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -33,6 +34,8 @@ export interface Dbs {
   expiry: BinDb;
   /** string keys, msgpack values: schemaVersion */
   meta: Database<unknown, string>;
+  /** trust ranks by pubkey (ranks.ts) */
+  rank: BinDb;
   /** NIP-50 search index (search/schema.ts) */
   search?: SearchDbs;
 }
@@ -56,5 +59,6 @@ export function openDbs(env: RootDatabase): Dbs {
     tombAddr: bin('tomb_addr'),
     expiry: bin('expiry'),
     meta: env.openDB<unknown, string>({ name: 'ev.meta' }),
+    rank: openRankDb(env),
   };
 }

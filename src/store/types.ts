@@ -1,5 +1,6 @@
 // The contract between the event store and the rest of the relay.
 import type { RootDatabase } from 'lmdb';
+import type { RankStore } from './ranks.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import type { Precheck, PrecheckEvent } from './precheck.js';
@@ -92,6 +93,8 @@ export interface StoreStats {
 export interface EventStore {
   /** The LMDB root, so other modules (spider directory, policy lists) open their own named dbs in the same env. */
   readonly env: RootDatabase;
+  /** Trust ranks (ranks.ts): the follow and mute lists they are computed from, and the results. */
+  readonly ranks: RankStore;
   /**
    * Queue an already verified, non-ephemeral event for the batched writer. `json` is the event's
    * canonical JSON text (kept as stored so it is sent without re-serializing). Resolves once the

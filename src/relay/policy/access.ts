@@ -109,7 +109,7 @@ export class Access {
   /** Loads the persisted lists and adds the policy hooks. */
   install(policies: Policies, store: EventStore): void {
     this.lists.open(store.env);
-    policies.rejectEvent.unshift(...writePolicies(this.config, this.lists));
+    policies.rejectEvent.unshift(...writePolicies(this.config, this.lists, store.ranks));
     policies.rejectFilter.push(authToRead(this.config.auth.required), this.dms.rejectFilter());
     policies.rejectConnection.push((ip) => {
       if (!this.lists.ipAllowedToConnect(ip)) return 'blocked: your IP address is not on this relay\'s allow list';
@@ -367,7 +367,8 @@ export class Access {
     const lim = (doc.limitation ??= {}) as Record<string, unknown>;
     lim.auth_required = auth.required === 'read' || auth.required === 'all';
     lim.restricted_writes = auth.required === 'write' || auth.required === 'all' || auth.writeKinds.length > 0 ||
-      this.lists.pubkeyAllowListActive() || this.lists.kindAllowListActive() || policy.minPow > 0 || policy.powKinds.length > 0;
+      this.lists.pubkeyAllowListActive() || this.lists.kindAllowListActive() || policy.minPow > 0 || policy.powKinds.length > 0 ||
+      (this.config.trust.enabled && this.config.trust.policy);
     if (policy.minPow > 0) lim.min_pow_difficulty = policy.minPow;
     return doc;
   }

@@ -4,6 +4,8 @@ import { leadingZeroBits } from '../../nostr/kinds.js';
 import type { Config } from '../../config.js';
 import type { AccessLists } from './lists.js';
 import type { RejectEvent } from '../../ingest/hooks.js';
+import type { RankStore } from '../../store/ranks.js';
+import { trustPolicy } from './trust.js';
 
 /** Writes from a blocked IP (config policy.ipDeny or NIP-86 blockip). */
 export const ipNotBlocked = (lists: AccessLists): RejectEvent => (_e, ctx) =>
@@ -81,7 +83,7 @@ export const protectedEvents: RejectEvent = ({ event }, ctx) => {
     : 'auth-required: this event is protected (NIP-70): authenticate as its author to publish it';
 };
 
-export function writePolicies(config: Config, lists: AccessLists): RejectEvent[] {
+export function writePolicies(config: Config, lists: AccessLists, ranks?: RankStore): RejectEvent[] {
   return [
     ipNotBlocked(lists),
     eventNotBanned(lists),
@@ -89,6 +91,7 @@ export function writePolicies(config: Config, lists: AccessLists): RejectEvent[]
     kindLists(lists),
     authToWrite(config.auth),
     protectedEvents,
+    ranks ? trustPolicy(config.trust, ranks) : null,
     proofOfWork(config.policy.minPow, parsePowKinds(config.policy.powKinds)),
   ].filter((p): p is RejectEvent => p !== null);
 }

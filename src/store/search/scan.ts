@@ -12,9 +12,15 @@
 // found so far are returned), every entry counted against the scan budget (the caller's signal is
 // polled between steps), and the rarest key drives an intersection, so a very common word costs no
 // more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
+//
+// Trust ranks (store/ranks.ts, when stored and trust.searchWindow > 0): within a tier the most
+// trusted author comes first. A phase then reads up to searchWindow results of its tiers, not
+// just `limit`, so a trusted profile that is not among the newest matches still comes first;
+// a rooted rank below trust.hideBelow leaves a profile out unless the query says include:spam.
 import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
 import type { Filter } from '../../nostr/filter.js';
-import { createdAtOf, headerLength, idHexOf, kindOf } from '../codec.js';
+import { createdAtOf, headerLength, idHexOf, kindOf, OFF_PUBKEY } from '../codec.js';
+import { RANK_META_KEY, rankOfValue, rankScoreOf, type RankMeta } from '../ranks.js';
 import type { FrameArena } from '../frames.js';
 import { serialKey } from '../keys.js';
 import { CompiledFilter } from '../match.js';
@@ -53,8 +59,18 @@ export class SearchScan implements Scan {
   private readonly rest: Filter;
   private readonly cf: CompiledFilter;
   private readonly buckets: Item[][] = Array.from({ length: TIERS }, () => []);
+  /** trust score of each bucket's items (-1: unranked), when ranks are stored */
+  private readonly scores: number[][] = Array.from({ length: TIERS }, () => []);
+  /** results a phase collects before it stops: limit, or the rank window when ranks order them */
+  private readonly want: number;
+  /** rooted rank below which a profile is left out (include:spam: never); -1 = hide nothing */
+  private readonly hideBelow: number;
+  private readonly ranked: boolean;
+  private readonly pk = Buffer.allocUnsafe(32);
   private readonly seen = new Set<number>();
   private read = 0;
+  /** entries read by the current phase (postings) */
+  private phaseRead = 0;
   /** search.maxPostings for a REQ; a COUNT or an export (no limit) must see every match: only the scan budget bounds them */
   private readonly cap: number;
   private readonly work: Generator<number, void>;
@@ -73,6 +89,13 @@ export class SearchScan implements Scan {
     this.rest = { ...f, search: undefined };
     this.cf = new CompiledFilter(this.rest);
     this.cap = limit === Infinity ? Infinity : this.s.maxPostings;
+    // Trust ranks (src/trust) reorder results within a match tier: a phase reads up to rankWindow
+    // results of its tiers instead of stopping at `limit` (the newest), then the most trusted come
+    // first. Only a rooted rank hides anything, and never a pubkey it did not score.
+    const meta = this.s.rankWindow > 0 ? (env.dbs.meta.get(RANK_META_KEY) as RankMeta | undefined) : undefined;
+    this.ranked = meta !== undefined;
+    this.want = this.ranked ? Math.max(limit, this.s.rankWindow) : limit;
+    this.hideBelow = meta?.mode === 'rooted' && meta.hideBelow > 0 && !this.q.includeSpam ? meta.hideBelow : -1;
     this.work = this.run();
     if (limit <= 0) this.done = true;
   }
@@ -93,7 +116,13 @@ export class SearchScan implements Scan {
   private finish(): void {
     const { arena } = this;
     const { dbs, now } = this.env;
-    for (const b of this.buckets) {
+    for (let t = 0; t < TIERS; t++) {
+      let b = this.buckets[t]!;
+      if (this.ranked && b.length > 1) {
+        // most trusted first; equal scores (unranked) keep index order: the newest first
+        const sc = this.scores[t]!;
+        b = b.map((_, i) => i).sort((i, j) => sc[j]! - sc[i]! || i - j).map((i) => b[i]!);
+      }
       for (const it of b) {
         if (this.out.length >= this.limit) break;
         if (arena) {
@@ -142,9 +171,11 @@ export class SearchScan implements Scan {
    * better are found (or the entry cap is reached): nothing later can rank above them. upTo -1: all.
    */
   private *postings(ranges: Range[], upTo: number): Generator<number, boolean> {
+    this.phaseRead = 0;
     for (const r of ranges) {
       for (const key of this.keys(r)) {
         yield 1;
+        this.phaseRead++;
         if (++this.read > this.cap) {
           this.truncated = true;
           return true;
@@ -206,7 +237,10 @@ export class SearchScan implements Scan {
     if (this.limit === Infinity) return false;
     let n = 0;
     for (let t = 0; t <= upTo && t < TIERS; t++) n += this.buckets[t].length;
-    return n >= this.limit;
+    if (n < this.limit) return false;
+    // ranked: go on past `limit` so the most trusted can be found, but only within the window
+    // (results or entries read by this phase): a phase with few matches still ends at `limit`
+    return !this.ranked || n >= this.want || this.phaseRead >= this.want;
   }
 
   /** Scores one candidate event and keeps it when it matches the query and the rest of the filter. */
@@ -223,11 +257,23 @@ export class SearchScan implements Scan {
     const value = dbs.events.getBinaryFast(key);
     if (value === undefined || value.length === 0 || !this.cf.matches(value, now)) return;
     const cm = this.countMode;
-    if (cm) {
-      for (const e of cm.exclude) if (e.matches(value, now)) return;
+    if (cm) for (const e of cm.exclude) if (e.matches(value, now)) return;
+    const item: Item | null = cm ? null : { created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 };
+    let score = -1;
+    if (this.ranked) {
+      // value is a reused buffer: copy the author out before the next read
+      value.copy(this.pk, 0, OFF_PUBKEY, OFF_PUBKEY + 32);
+      const r = dbs.rank.getBinaryFast(this.pk);
+      if (r !== undefined && r.length > 8) {
+        if (rankOfValue(r) < this.hideBelow) return;
+        score = rankScoreOf(r);
+      }
+    }
+    if (!item) {
       this.count++;
       return;
     }
-    this.buckets[tier].push({ created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 });
+    this.buckets[tier]!.push(item);
+    this.scores[tier]!.push(score);
   }
 }

@@ -20,6 +20,8 @@ export interface SearchDbs {
   kinds: ReadonlySet<number>;
   /** index entries one search filter reads at most (config search.maxPostings) */
   maxPostings: number;
+  /** with trust ranks stored: candidates of the best match class read so the most trusted come first (config trust.searchWindow; 0 = no ranking) */
+  rankWindow: number;
 }
 
 export interface SearchOptions {
@@ -27,6 +29,8 @@ export interface SearchOptions {
   kinds?: readonly number[];
   /** default 10,000 */
   maxPostings?: number;
+  /** default 0: results are not ordered by trust rank */
+  rankWindow?: number;
 }
 
 export const SEARCH_DEFAULTS = { kinds: [0] as readonly number[], maxPostings: 10_000 };
@@ -38,6 +42,7 @@ export function openSearchDbs(env: RootDatabase, opts: SearchOptions = {}): Sear
     docs: bin('search_docs'),
     kinds: new Set(opts.kinds ?? SEARCH_DEFAULTS.kinds),
     maxPostings: opts.maxPostings ?? SEARCH_DEFAULTS.maxPostings,
+    rankWindow: opts.rankWindow ?? 0,
   };
 }
 

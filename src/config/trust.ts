@@ -1,0 +1,32 @@
+// Web-of-trust ranking, NIP-85 assertions and the trust write policy (issue 23; docs/trust.md).
+// Owned by src/trust (computation, NIP-85), src/store/search (ranked search) and src/relay/policy.
+import { z } from 'zod';
+import { bool, duration, int, intList, pubkeyList, str } from './fields.js';
+
+const fraction = (def: number, description: string) => z.number().min(0).max(1).default(def).describe(description);
+
+export const trustSchema = z
+  .object({
+    enabled: bool(true, 'compute a trust rank for every pubkey in the stored follow (kind 3) and mute (kind 10000) lists, and order search results by it'),
+    roots: pubkeyList('trusted roots the rank is personalised to; empty: spider.seeds and spider.admins; none of those either: a global rank, which only orders search results (nothing is hidden, no policy uses it)'),
+    interval: duration('1h', 'time between recomputations while follow or mute lists keep arriving (none arrived: no recomputation)'),
+    debounce: duration('30s', 'wait after the first new follow or mute list before recomputing, so one crawl batch costs one pass'),
+    damping: fraction(0.85, 'PageRank damping: the share of a pubkey\'s rank passed on to whom it follows (the rest goes back to the roots)'),
+    iterations: int(40, 'most PageRank iterations per pass', 1, 1000),
+    tolerance: z.number().min(0).default(1e-7).describe('a pass stops early once the ranks change by less than this in total (L1)'),
+    muteWeight: z.number().min(0).default(1).describe('how much a mute counts against: a pubkey loses this times the rank of each muter divided by the muter\'s number of mutes'),
+    searchWindow: int(40, 'search candidates of the best text-match class read (at most) so that the most trusted come first, not merely the most recent; more = better order, slower typeahead', 1, 10_000),
+    hideBelow: int(1, 'rooted rank only: search leaves out profiles whose rank (0-100) is below this unless the query says include:spam (unscored pubkeys are never hidden); 0 = hide nothing', 0, 100),
+    nip85: bool(false, 'publish NIP-85 trusted assertions (kind 30382, d = pubkey: rank, followers, mutes) signed by the trust service key, through the ingest path'),
+    nip85Key: str('', 'file holding the NIP-85 service secret key (64 hex), generated with mode 0600 when absent; relative paths are inside the data directory; empty: trust-rooted.key or trust-global.key in the data directory (one key per algorithm)'),
+    nip85MinRank: int(1, 'pubkeys whose rank (0-100) is below this get no assertion', 0, 100),
+    nip85Max: int(100_000, 'most assertions published (highest ranks first)', 0),
+    policy: bool(false, 'web-of-trust relay: refuse events (policyKinds, or all) from pubkeys whose rooted rank is below policyMinRank (restricted:); needs roots'),
+    policyKinds: intList([], 'kinds the trust policy applies to; empty: every kind'),
+    policyMinRank: int(1, 'rank (0-100) an author needs for the trust policy and spiderMinRank', 0, 100),
+    policyUnranked: bool(false, 'whether the trust policy lets pubkeys with no rank at all (not in any stored follow list) write'),
+    spiderMinRank: bool(false, 'the spider stores events only from authors whose rooted rank reaches policyMinRank (unranked authors are stored while the graph is being built: kinds 3 and 10000 always)'),
+  })
+  .strict()
+  .prefault({})
+  .describe('web-of-trust rank, NIP-85 and trust policy');

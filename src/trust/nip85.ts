@@ -1,0 +1,123 @@
+// NIP-85 trusted assertions: one kind 30382 event per pubkey ranked at least trust.nip85MinRank
+// (highest first, at most trust.nip85Max), d = the pubkey, with `rank` (0-100) and `followers`
+// (the follow lists naming it: what this relay's NIP-45 COUNT {"kinds":[3],"#p":[pk]} answers).
+// Signed by the service key and written through our ingest path, so they are stored, replaced
+// (addressable: newest wins) and served like any event. What was last published per pubkey is
+// kept in its own table, so a pass republishes only assertions whose values changed, and each new
+// version is newer than the last (created_at strictly increases per pubkey).
+import { isAbsolute, join, basename, dirname } from 'node:path';
+import type { RootDatabase } from 'lmdb';
+import { finalizeEvent } from 'nostr-tools/pure';
+import { dataDirKey, type FileKey } from '../lib/key-file.js';
+import type { NostrEvent } from '../nostr/event.js';
+import type { IngestStatus } from '../ingest/types.js';
+import type { PassResult } from './pass.js';
+
+export const ASSERTION_KIND = 30382;
+/** assertions handed to the ingest path at once */
+const WINDOW = 100;
+/** the user tags this relay computes (NIP-11 and docs name them) */
+export const ASSERTED_TAGS = ['rank', 'followers'] as const;
+
+/** The service key: trust.nip85Key, or trust-<mode>.key in the data directory (one key per algorithm). */
+export function serviceKey(configured: string, dataDir: string, mode: 'rooted' | 'global'): FileKey {
+  const file = configured === '' ? join(dataDir, `trust-${mode}.key`) : isAbsolute(configured) ? configured : join(dataDir, configured);
+  return dataDirKey(dirname(file), basename(file), 'the NIP-85 service key');
+}
+
+/**
+ * What NIP-11 says of the provider (field "nip85"), so a client can put the key in its kind 10040
+ * list: ["30382:rank", pubkey, relay] and ["30382:followers", pubkey, relay].
+ */
+export function nip85Info(pubkey: string, mode: 'rooted' | 'global', config: { trust: { nip85MinRank: number; nip85Max: number }; publicUrl?: string }): Record<string, unknown> {
+  return {
+    pubkey,
+    kinds: [ASSERTION_KIND],
+    tags: [...ASSERTED_TAGS],
+    algorithm: mode === 'rooted' ? 'pagerank over follows, personalised to the operator\'s roots, mutes counting against' : 'global pagerank over follows, mutes counting against',
+    min_rank: config.trust.nip85MinRank,
+    max_assertions: config.trust.nip85Max,
+    ...(config.publicUrl ? { relay: config.publicUrl } : {}),
+  };
+}
+
+export interface AssertionTemplate {
+  kind: number;
+  created_at: number;
+  tags: string[][];
+  content: string;
+}
+
+export function assertion(pubkey: string, rank: number, followers: number, createdAt: number): AssertionTemplate {
+  return { kind: ASSERTION_KIND, created_at: createdAt, content: '', tags: [['d', pubkey], ['rank', String(rank)], ['followers', String(followers)]] };
+}
+
+export interface PublishReport {
+  published: number;
+  unchanged: number;
+  failed: number;
+}
+
+export class AssertionPublisher {
+  private readonly db;
+
+  constructor(
+    env: RootDatabase,
+    private readonly key: FileKey,
+    private readonly put: (ev: NostrEvent) => Promise<IngestStatus>,
+  ) {
+    // pubkey (32) -> rank (1) | followers (4) | created_at (4) as last published by this key
+    this.db = env.openDB<Buffer, Buffer>({ name: `trust.nip85.${key.pubkey.slice(0, 16)}`, keyEncoding: 'binary', encoding: 'binary' });
+  }
+
+  get pubkey(): string {
+    return this.key.pubkey;
+  }
+
+  /** Publishes the changed assertions of a pass; `pause` between events keeps the relay responsive. */
+  async publish(r: PassResult, minRank: number, max: number, pause: () => Promise<void>): Promise<PublishReport> {
+    const picked: number[] = [];
+    for (let i = 0; i < r.meta.nodes; i++) if (r.rank[i]! >= minRank) picked.push(i);
+    picked.sort((a, b) => r.score[b]! - r.score[a]!);
+    picked.length = Math.min(picked.length, max);
+    const report: PublishReport = { published: 0, unchanged: 0, failed: 0 };
+    const now = Math.floor(Date.now() / 1000);
+    let seen = 0;
+    const inFlight = new Set<Promise<void>>();
+    for (const i of picked) {
+      if (++seen % 1000 === 0) await pause();
+      const k = Buffer.from(r.ids.key(i));
+      const rank = r.rank[i]!;
+      const followers = r.followers[i]!;
+      const last = this.db.getBinary(k);
+      if (last && last.length === 9 && last[0] === rank && last.readUInt32BE(1) === followers) {
+        report.unchanged++;
+        continue;
+      }
+      const createdAt = Math.max(now, last && last.length === 9 ? last.readUInt32BE(5) + 1 : 0);
+      const ev = finalizeEvent(assertion(r.ids.hex(i), rank, followers, createdAt), this.key.secretKey) as NostrEvent;
+      // up to WINDOW assertions in flight: the ingest path acknowledges after a durable commit,
+      // and one at a time would cost a commit each
+      const p: Promise<void> = this.one(ev, k, rank, followers, createdAt, report).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (inFlight.size >= WINDOW) await Promise.race(inFlight);
+    }
+    await Promise.all(inFlight);
+    return report;
+  }
+
+  private async one(ev: NostrEvent, k: Buffer, rank: number, followers: number, createdAt: number, report: PublishReport): Promise<void> {
+    let status: IngestStatus;
+    try { status = await this.put(ev); } catch { status = 'rejected'; }
+    if (status !== 'stored' && status !== 'duplicate') {
+      report.failed++;
+      return;
+    }
+    const v = Buffer.allocUnsafe(9);
+    v[0] = rank;
+    v.writeUInt32BE(followers, 1);
+    v.writeUInt32BE(createdAt, 5);
+    await this.db.put(k, v);
+    report.published++;
+  }
+}

@@ -1,0 +1,153 @@
+// The trust service: recomputes the ranks in the background when follow or mute lists change
+// (debounced, at most once per trust.interval), publishes NIP-85 assertions after each pass when
+// asked, and reports what it did for the status page and /metrics. app/ wires it to the pipeline.
+import { setImmediate as tick } from 'node:timers/promises';
+import type { Config } from '../config.js';
+import type { NostrEvent } from '../nostr/event.js';
+import type { IngestStatus } from '../ingest/types.js';
+import type { EventStore } from '../store/types.js';
+import type { RankMeta } from '../store/ranks.js';
+import { AssertionPublisher, serviceKey, type PublishReport } from './nip85.js';
+import { FOLLOWS, MUTES, rankPass } from './pass.js';
+import { trustRoots } from './roots.js';
+import { topOfPass, topPeople, type PeopleView } from './people.js';
+import type { PassResult } from './pass.js';
+
+type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
+
+export interface TrustOptions {
+  config: Pick<Config, 'trust' | 'spider' | 'dataDir'>;
+  store: EventStore;
+  /** our ingest path, for NIP-85 assertions */
+  put: (ev: NostrEvent) => Promise<IngestStatus>;
+  logger: Log;
+}
+
+export interface TrustStatus {
+  enabled: boolean;
+  running: boolean;
+  /** the pass whose ranks are current (from the store: survives restarts) */
+  last?: RankMeta;
+  lastError?: string;
+  passes: number;
+  nip85?: { pubkey: string; last?: PublishReport };
+}
+
+export interface Trust {
+  start(): void;
+  stop(): Promise<void>;
+  /** every stored event (the ingest path's onStored): follow and mute lists make the ranks stale */
+  seen(ev: NostrEvent): void;
+  /** runs one pass now (waits for a running one first) */
+  runOnce(): Promise<RankMeta>;
+  status(): TrustStatus;
+  metricsText(): string;
+  /** the NIP-85 service pubkey, when trust.nip85 is on */
+  readonly servicePubkey?: string;
+  /** the top pubkeys with names, as of the last pass (for the people page) */
+  people(): PeopleView;
+}
+
+/** People listed on the page. */
+const PEOPLE = 100;
+
+export function createTrust(o: TrustOptions): Trust {
+  const t = o.config.trust;
+  const roots = trustRoots(o.config);
+  const mode = roots.length > 0 ? 'rooted' : 'global';
+  const publisher = t.nip85 ? new AssertionPublisher(o.store.env, serviceKey(t.nip85Key, o.config.dataDir, mode), o.put) : undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<RankMeta> | null = null;
+  let dirty = false;
+  let stopped = false;
+  let lastEnd = 0;
+  let passes = 0;
+  let lastError: string | undefined;
+  let lastPublish: PublishReport | undefined;
+  let people: PeopleView = { ranks: null, people: [] };
+  const refreshPeople = (r?: PassResult) => (r ? topOfPass(o.store, r, PEOPLE) : topPeople(o.store, PEOPLE)).then((v) => { people = v; }, (e: Error) => o.logger.warn({ err: e }, 'trust: people view failed'));
+
+  const pass = async (): Promise<RankMeta> => {
+    dirty = false;
+    const r = await rankPass(o.store.ranks, { ...t, roots });
+    passes++;
+    o.logger.info({ ...r.meta }, 'trust: ranks computed');
+    await refreshPeople(r);
+    if (publisher && !stopped) {
+      lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick());
+      o.logger.info({ ...lastPublish }, 'trust: NIP-85 assertions published');
+    }
+    return r.meta;
+  };
+
+  const run = (): Promise<RankMeta> => {
+    const p = (running ?? Promise.resolve()).catch(() => undefined).then(pass);
+    running = p;
+    p.then(() => { lastError = undefined; }, (e: Error) => {
+      lastError = e.message;
+      o.logger.error({ err: e }, 'trust: ranking pass failed');
+    }).finally(() => {
+      if (running === p) running = null;
+      lastEnd = Date.now();
+      if (dirty) schedule();
+    });
+    return p;
+  };
+
+  const schedule = () => {
+    if (stopped || timer || running) return;
+    const wait = Math.max(t.debounce, lastEnd + t.interval - Date.now());
+    timer = setTimeout(() => {
+      timer = undefined;
+      run().catch(() => {});
+    }, wait);
+    timer.unref?.();
+  };
+
+  return {
+    servicePubkey: publisher?.pubkey,
+    people: () => people,
+    start() {
+      if (!t.enabled) return;
+      void refreshPeople(); // the ranks of the last run until the first pass (one read of the table)
+      dirty = true;
+      schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await running?.catch(() => undefined);
+    },
+    seen(ev) {
+      if (!t.enabled || (ev.kind !== FOLLOWS && ev.kind !== MUTES)) return;
+      dirty = true;
+      schedule();
+    },
+    runOnce: run,
+    status() {
+      return { enabled: t.enabled, running: running !== null, last: o.store.ranks.meta(), lastError, passes, ...(publisher ? { nip85: { pubkey: publisher.pubkey, last: lastPublish } } : {}) };
+    },
+    metricsText() {
+      const m = o.store.ranks.meta();
+      const lines = [
+        '# HELP orbweaver_trust_rank_age_seconds Age of the current trust ranks.',
+        '# TYPE orbweaver_trust_rank_age_seconds gauge',
+        `orbweaver_trust_rank_age_seconds ${m ? Math.max(0, (Date.now() - m.computedAt) / 1000).toFixed(1) : 'NaN'}`,
+        '# HELP orbweaver_trust_rank_duration_seconds Duration of the last trust ranking pass.',
+        '# TYPE orbweaver_trust_rank_duration_seconds gauge',
+        `orbweaver_trust_rank_duration_seconds ${m ? (m.durationMs / 1000).toFixed(3) : 'NaN'}`,
+        '# HELP orbweaver_trust_ranked_pubkeys Pubkeys scored by the last pass.',
+        '# TYPE orbweaver_trust_ranked_pubkeys gauge',
+        `orbweaver_trust_ranked_pubkeys ${m?.nodes ?? 0}`,
+        '# HELP orbweaver_trust_follow_edges Follow edges in the last pass.',
+        '# TYPE orbweaver_trust_follow_edges gauge',
+        `orbweaver_trust_follow_edges ${m?.edges ?? 0}`,
+        '# HELP orbweaver_trust_passes_total Ranking passes since start.',
+        '# TYPE orbweaver_trust_passes_total counter',
+        `orbweaver_trust_passes_total ${passes}`,
+      ];
+      return lines.join('\n') + '\n';
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// NIP-50 search ranked by trust, on a real relay process: impersonators with the same name (newer
+// than the real profile, so recency alone would put them first) rank below the person whose
+// followers the roots trust, for the whole name and for typeahead prefixes; a sybil ring does not
+// lift its target above them; a scored-but-untrusted profile is left out unless include:spam; a
+// profile the ranking never scored is shown (unranked is not spam).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import { Author, Client, sleep } from '../helpers/client.js';
+import type { NostrEvent } from '../../src/nostr/event.js';
+import { waitForRanks } from './helpers.js';
+
+const relays: RelayProcess[] = [];
+after(async () => { await Promise.all(relays.map((r) => r.cleanup())); });
+
+const NAME = 'Satoshi Nakaboto';
+
+
+test('search ranked by trust: the person before same-name impersonators, sybil ring, include:spam', async () => {
+  const roots = [new Author(), new Author()];
+  const relay = await startRelayProcess({ env: { ORBWEAVER_TRUST_ROOTS: roots.map((r) => r.pk).join(','), ORBWEAVER_TRUST_DEBOUNCE: '100ms', ORBWEAVER_TRUST_INTERVAL: '0' } });
+  relays.push(relay);
+  const c = await Client.open(relay.url);
+  const pub = async (e: NostrEvent) => assert.equal((await c.publish(e)).ok, true);
+  const t0 = Math.floor(Date.now() / 1000) - 1000;
+
+  const friends = Array.from({ length: 4 }, () => new Author());
+  const person = new Author();
+  const ringTarget = new Author(); // same name, followed by a ring of fresh keys
+  const scoredNobody = new Author(); // same name, in the graph (follows someone) but nobody trusted follows it
+  const strangers = Array.from({ length: 12 }, () => new Author()); // same name, in no list at all: unranked
+  const ring = Array.from({ length: 30 }, () => new Author());
+
+  await pub(person.sign({ kind: 0, created_at: t0, content: JSON.stringify({ name: NAME, about: 'the real one' }) }));
+  for (const [i, a] of [ringTarget, scoredNobody, ...strangers].entries()) await pub(a.sign({ kind: 0, created_at: t0 + 10 + i, content: JSON.stringify({ name: NAME, about: 'totally the real one' }) }));
+
+  for (const r of roots) await pub(r.sign({ kind: 3, tags: friends.map((f) => ['p', f.pk]) }));
+  for (const f of friends.slice(0, 3)) await pub(f.sign({ kind: 3, tags: [['p', person.pk]] }));
+  await pub(friends[3]!.sign({ kind: 3, tags: [['p', ring[0]!.pk]] }));
+  for (const [i, s] of ring.entries()) await pub(s.sign({ kind: 3, tags: [['p', ringTarget.pk], ['p', ring[(i + 1) % ring.length]!.pk]] }));
+  await pub(scoredNobody.sign({ kind: 3, tags: [['p', friends[0]!.pk]] }));
+  const meta = await waitForRanks(relay, 8 + 3 + 1 + 60 + 1);
+  assert.equal(meta.mode, 'rooted');
+
+  const ids = async (search: string, limit: number) => (await c.query({ kinds: [0], search, limit })).events.map((e) => e.pubkey);
+  // the whole name: the person first, then the ring's target (it has some trusted mass), then the unranked
+  for (const q of [NAME, NAME.toLowerCase(), 'satoshi nakaboto', 'Sato', 'sat', 'nakab']) {
+    const got = await ids(q, 5);
+    assert.equal(got[0], person.pk, `${q}: the person first`);
+    assert.ok(!got.includes(scoredNobody.pk), `${q}: a profile the roots do not reach is left out`);
+  }
+  const all = await ids(NAME, 100);
+  assert.deepEqual(all.slice(0, 2), [person.pk, ringTarget.pk]);
+  assert.equal(all.length, 2 + strangers.length, 'unscored profiles are shown');
+  for (const s of strangers) assert.ok(all.includes(s.pk));
+  // include:spam brings it back (below the person)
+  const spam = await ids(`${NAME} include:spam`, 100);
+  assert.equal(spam[0], person.pk);
+  assert.ok(spam.includes(scoredNobody.pk));
+  assert.equal(spam.length, 3 + strangers.length);
+  // COUNT agrees with REQ
+  assert.deepEqual((await c.count({ kinds: [0], search: NAME }))[2], { count: 2 + strangers.length });
+  assert.deepEqual((await c.count({ kinds: [0], search: `${NAME} include:spam` }))[2], { count: 3 + strangers.length });
+  c.close();
+});
+
+test('search with trust.enabled off: recency order, nothing hidden', async () => {
+  const roots = [new Author()];
+  const relay = await startRelayProcess({ env: { ORBWEAVER_TRUST_ENABLED: 'false', ORBWEAVER_TRUST_ROOTS: roots[0]!.pk } });
+  relays.push(relay);
+  const c = await Client.open(relay.url);
+  const person = new Author();
+  const other = new Author();
+  const t0 = Math.floor(Date.now() / 1000) - 100;
+  await c.publish(person.sign({ kind: 0, created_at: t0, content: JSON.stringify({ name: NAME }) }));
+  await c.publish(other.sign({ kind: 0, created_at: t0 + 1, content: JSON.stringify({ name: NAME }) }));
+  await c.publish(roots[0]!.sign({ kind: 3, tags: [['p', person.pk]] }));
+  await sleep(300);
+  const got = (await c.query({ kinds: [0], search: NAME, limit: 1 })).events;
+  assert.equal(got[0]!.pubkey, other.pk, 'the newest first');
+  c.close();
+});
