@@ -12,7 +12,7 @@ import { finalizeEvent } from 'nostr-tools/pure';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within } from './fixture.js';
+import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within, publishedDm } from './fixture.js';
 import { challengesSent } from './relay-status.js';
 
 let relay: RelayProcess;
@@ -85,12 +85,7 @@ test('applesauce NIP-77: negentropy finds exactly what we lack, sync() fetches i
 });
 
 test('applesauce: a stranger\'s DM request is held after auth-required: with the challenge in hand; after authenticate() it gets the DM', async () => {
-  const alice = new Author();
-  const bob = new Author();
-  const w = await Client.open(relay.url);
-  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'for bob?iv=abc' });
-  assert.equal((await w.publish(dm)).ok, true);
-  w.close();
+  const { bob, dm } = await publishedDm(relay.url);
 
   const r = open();
   const filter = { kinds: [4], '#p': [bob.pk] };

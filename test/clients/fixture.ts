@@ -4,7 +4,7 @@
 // that hangs or leaves timers behind holds up only itself.
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import { Author, now } from '../helpers/client.js';
+import { Author, Client, now } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 
 /** Upper bound of any one wait on a library (a hung library fails the test instead of holding it up). */
@@ -94,4 +94,15 @@ export function sameIds(actual: string[], expected: string[], what: string): voi
  */
 export function exitSoon(): void {
   setTimeout(() => process.exit(), 500).unref();
+}
+
+/** A DM between two new authors, published by a plain client: what a stranger must not read back */
+export async function publishedDm(url: string): Promise<{ alice: Author; bob: Author; dm: NostrEvent }> {
+  const alice = new Author();
+  const bob = new Author();
+  const w = await Client.open(url);
+  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'for bob?iv=abc' });
+  assert.equal((await w.publish(dm)).ok, true);
+  w.close();
+  return { alice, bob, dm };
 }

@@ -10,7 +10,7 @@ import { NRelay1 } from '@nostrify/nostrify';
 import { finalizeEvent } from 'nostr-tools/pure';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
-import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within } from './fixture.js';
+import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within, publishedDm } from './fixture.js';
 import { challengesSent } from './relay-status.js';
 
 // NRelay1 opens connections with the global WebSocket, which Node 20 lacks (Node 22 has one)
@@ -75,12 +75,7 @@ test('@nostrify/nostrify: publish, read back by id/author/kind/tag, search, COUN
 });
 
 test('@nostrify/nostrify: a stranger\'s DM query ends empty; with an auth callback NRelay1 answers the challenge, retries and gets the DM', async () => {
-  const alice = new Author();
-  const bob = new Author();
-  const w = await Client.open(relay.url);
-  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'for bob?iv=abc' });
-  assert.equal((await w.publish(dm)).ok, true);
-  w.close();
+  const { bob, dm } = await publishedDm(relay.url);
   const filter = { kinds: [4], '#p': [bob.pk] };
 
   // without an auth callback the CLOSED ends the query empty

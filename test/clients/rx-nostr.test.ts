@@ -12,7 +12,7 @@ import { finalizeEvent, verifyEvent } from 'nostr-tools/pure';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client, now } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within } from './fixture.js';
+import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within, publishedDm } from './fixture.js';
 import { challengesSent } from './relay-status.js';
 
 let relay: RelayProcess;
@@ -86,12 +86,7 @@ test('rx-nostr: publish, read back by id/author/kind/tag, search, live; no AUTH 
 });
 
 test('rx-nostr with an authenticator: a DM REQ closed auth-required: and a NIP-70 event refused auth-required: are sent again after AUTH and succeed', async () => {
-  const alice = new Author();
-  const bob = new Author();
-  const w = await Client.open(relay.url);
-  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'for bob?iv=abc' });
-  assert.equal((await w.publish(dm)).ok, true);
-  w.close();
+  const { bob, dm } = await publishedDm(relay.url);
 
   const { rx, messages } = open(bob);
   assert.deepEqual(sortedIds(await oneshot(rx, { kinds: [4], '#p': [bob.pk] })), [dm.id]);

@@ -12,7 +12,7 @@ import { AuthStateEvent, AuthStatus, Pool, PublishStatus, pull, publish, request
 import { finalizeEvent } from 'nostr-tools/pure';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
-import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within } from './fixture.js';
+import { ConsoleWatch, corpus, exitSoon, newestFirst, sortedIds, within, publishedDm } from './fixture.js';
 import { challengesSent } from './relay-status.js';
 
 /** Below @welshman/net's own 30 s fallbacks (autoClose requests, the NIP-77 diff). */
@@ -75,12 +75,7 @@ test('@welshman/net NIP-77 pull: completes (before its fallback) with exactly th
 });
 
 test('@welshman/net: a stranger\'s DM request is held after auth-required: with the challenge; once the socket authenticates it gets the DM', async () => {
-  const alice = new Author();
-  const bob = new Author();
-  const w = await Client.open(relay.url);
-  const dm = alice.sign({ kind: 4, tags: [['p', bob.pk]], content: 'for bob?iv=abc' });
-  assert.equal((await w.publish(dm)).ok, true);
-  w.close();
+  const { bob, dm } = await publishedDm(relay.url);
 
   Pool.get().clear(); // a new connection: this one has not authenticated
   const socket = Pool.get().get(relay.url);
