@@ -26,16 +26,18 @@ function suffix(o: number, ca: number, serial: number): Buffer {
 
 /**
  * Whether tags[i] is not indexed: not indexable (a single-letter name with a value, spec 1.12), or
- * a repeat of an earlier (name, value), which would only write the same key again. Few tags are
- * compared, many go through a set.
+ * a repeat of an earlier (name, value), which would only write the same key again (and count a
+ * follow twice). Few tags are compared; many go through sets of values per name (a follow list's
+ * values are looked up as they are: no string is built per tag).
  */
-function skipTag(tags: string[][], i: number, seen: Set<string> | null): boolean {
+function skipTag(tags: string[][], i: number, seen: Map<string, Set<string>> | null): boolean {
   const t = tags[i]!;
   if (t.length < 2 || t[0]!.length !== 1) return true;
   if (seen) {
-    const k = `${t[0]}\n${t[1]}`;
-    if (seen.has(k)) return true;
-    seen.add(k);
+    let values = seen.get(t[0]!);
+    if (!values) seen.set(t[0]!, (values = new Set()));
+    if (values.has(t[1]!)) return true;
+    values.add(t[1]!);
     return false;
   }
   for (let j = 0; j < i; j++) {
@@ -46,19 +48,19 @@ function skipTag(tags: string[][], i: number, seen: Set<string> | null): boolean
 }
 
 /**
- * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets (a copy
- * of) the tag+kind prefix of each entry that counters.ts counts. Returns how many it visited.
+ * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets the tag+kind
+ * prefix of each entry that counters.ts counts, in the scratch buffer (valid until it returns). Returns how many it visited.
  */
 export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: (prefix: Buffer) => void): number {
   const tags = ev.tags;
-  const seen = tags.length > 16 ? new Set<string>() : null;
+  const seen = tags.length > 16 ? new Map<string, Set<string>>() : null;
   let n = 0;
   for (let i = 0; i < tags.length; i++) {
     if (skipTag(tags, i, seen)) continue;
     const t = tags[i]!;
     const end = Math.abs(writeTagPrefix(scratch, 0, t[0]!, t[1]!));
     scratch.writeUInt16BE(ev.kind, end);
-    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(Buffer.from(scratch.subarray(0, end + 2)));
+    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(views[end + 2]!);
     visit(dbs.tagkind, suffix(end + 2, ev.created_at, serial));
     n++;
   }
