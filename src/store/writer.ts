@@ -129,39 +129,41 @@ export class BatchWriter {
   }
 
   /**
-   * One transaction over ops from the head of the queue, taken once the transaction is open (so it
-   * also takes what was queued while the previous commit was in flight): at least one, at most
-   * maxBatch, and no more once MAX_BATCH_ENTRIES entries are written. A child transaction, so an
-   * exception aborts the batch's writes instead of committing half an event; then each op taken is
-   * retried alone so only the failing one is rejected.
+   * One transaction over ops from the head of the queue: at least one, at most maxBatch, and no
+   * more once MAX_BATCH_ENTRIES entries are written; the ops it did not reach go back to the head
+   * of the queue (the candidates are fixed before the transaction opens, so what it applies does
+   * not depend on when lmdb-js runs the callback). A child transaction, so an exception aborts the
+   * batch's writes instead of committing half an event; then each op applied is retried alone so
+   * only the failing one is rejected.
    */
   private async commitNext(): Promise<{ batch: Pending[]; results: Array<OpResult | Error> }> {
     const now = nowSeconds();
-    let batch: Pending[] = [];
-    const take = (n: number): void => {
-      batch = this.queue.slice(0, n);
-      this.queue = n === this.queue.length ? [] : this.queue.slice(n);
+    const candidates = this.queue.slice(0, this.opts.maxBatch);
+    this.queue = this.queue.length === candidates.length ? [] : this.queue.slice(candidates.length);
+    let used = 0;
+    const settle = (): Pending[] => {
+      const n = Math.max(1, used);
+      if (n < candidates.length) this.queue = candidates.slice(n).concat(this.queue);
+      return candidates.slice(0, n);
     };
     try {
       const results = await this.env.childTransaction(() => {
         const txn = new WriteTxn(this.dbs, now);
-        const q = this.queue;
-        const max = Math.min(q.length, this.opts.maxBatch);
         const out: OpResult[] = [];
         try {
-          while (out.length < max && (out.length === 0 || txn.written < MAX_BATCH_ENTRIES)) out.push(this.apply(txn, q[out.length]!.op));
+          while (out.length < candidates.length && (out.length === 0 || txn.written < MAX_BATCH_ENTRIES)) out.push(this.apply(txn, candidates[out.length]!.op));
         } catch (err) {
-          take(out.length + 1); // the ops applied and the one that threw
+          used = out.length + 1; // the ops applied and the one that threw
           throw err;
         }
-        take(out.length);
+        used = out.length;
         txn.finish();
         return out;
       });
-      return { batch, results };
+      return { batch: settle(), results };
     } catch (err) {
-      // No op was taken (the transaction did not open): fail the head one, so the loop progresses.
-      if (batch.length === 0) take(1);
+      // used is 0 when the transaction did not open: the head op fails, so the loop progresses.
+      const batch = settle();
       if (batch.length === 1) return { batch, results: [asError(err)] };
       this.opts.logger?.warn({ err, batch: batch.length }, 'event store batch failed; retrying its writes one by one');
       const results: Array<OpResult | Error> = [];
