@@ -93,14 +93,28 @@ export function readCounter(db: BinDb, key: Uint8Array): Counter | undefined {
  * replaces an older version removes and re-adds the same author: that author stays counted, so the
  * registers stay exact.
  */
-export class CounterBatch {
-  private readonly pending = new Map<string, { key: Buffer; authors: Map<string, number> }>();
+interface Pending {
+  key: Buffer;
+  /** the first author noted and its net change: most keys of a batch have one author */
+  first: string;
+  firstNet: number;
+  /** every other author's net change */
+  more: Map<string, number> | null;
+}
 
+export class CounterBatch {
+  private readonly pending = new Map<string, Pending>();
+
+  /** `key` may be a scratch buffer: it is copied when kept. */
   note(key: Buffer, pubkey: string, delta: 1 | -1): void {
     const k = key.toString('latin1');
-    let p = this.pending.get(k);
-    if (!p) this.pending.set(k, (p = { key: Buffer.from(key), authors: new Map() }));
-    p.authors.set(pubkey, (p.authors.get(pubkey) ?? 0) + delta);
+    const p = this.pending.get(k);
+    if (!p) this.pending.set(k, { key: Buffer.from(key), first: pubkey, firstNet: delta, more: null });
+    else if (p.first === pubkey) p.firstNet += delta;
+    else {
+      p.more ??= new Map();
+      p.more.set(pubkey, (p.more.get(pubkey) ?? 0) + delta);
+    }
   }
 
   get size(): number {
@@ -108,24 +122,27 @@ export class CounterBatch {
   }
 
   apply(db: BinDb): void {
-    for (const { key, authors } of this.pending.values()) {
-      const cur = db.getBinary(key);
+    for (const p of this.pending.values()) {
+      if (p.firstNet === 0 && !p.more) continue; // removed and re-added (a replaced follow list): no change, no read
+      const cur = db.getBinary(p.key);
       const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
-      const offset = counterOffset(key);
+      const offset = counterOffset(p.key);
       let delta = 0;
       let changed = false;
-      for (const [pubkey, net] of authors) {
-        if (net === 0) continue; // added and removed again, or removed and re-added: no change
+      const one = (pubkey: string, net: number): void => {
+        if (net === 0) return; // added and removed again, or removed and re-added: no change
         changed = true;
         delta += net;
         if (net > 0) hllAdd(c.registers, Buffer.from(pubkey, 'hex'), 0, offset);
         else c.stale = true;
-      }
+      };
+      one(p.first, p.firstNet);
+      if (p.more) for (const [pubkey, net] of p.more) one(pubkey, net);
       if (!changed) continue;
       c.count = Math.max(0, c.count + delta);
       c.version = (c.version + 1) >>> 0;
-      if (c.count === 0) db.removeSync(key);
-      else db.putSync(key, encodeCounter(c));
+      if (c.count === 0) db.removeSync(p.key);
+      else db.putSync(p.key, encodeCounter(c));
     }
     this.pending.clear();
   }

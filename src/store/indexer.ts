@@ -26,16 +26,18 @@ function suffix(o: number, ca: number, serial: number): Buffer {
 
 /**
  * Whether tags[i] is not indexed: not indexable (only a single-letter name with a value is), or
- * a repeat of an earlier (name, value), which would only write the same key again. Few tags are
- * compared, many go through a set.
+ * a repeat of an earlier (name, value), which would only write the same key again (and count a
+ * follow twice). Few tags are compared; many go through sets of values per name (a follow list's
+ * values are looked up as they are: no string is built per tag).
  */
-function skipTag(tags: string[][], i: number, seen: Set<string> | null): boolean {
+function skipTag(tags: string[][], i: number, seen: Map<string, Set<string>> | null): boolean {
   const t = tags[i]!;
   if (t.length < 2 || t[0]!.length !== 1) return true;
   if (seen) {
-    const k = `${t[0]}\n${t[1]}`;
-    if (seen.has(k)) return true;
-    seen.add(k);
+    let values = seen.get(t[0]!);
+    if (!values) seen.set(t[0]!, (values = new Set()));
+    if (values.has(t[1]!)) return true;
+    values.add(t[1]!);
     return false;
   }
   for (let j = 0; j < i; j++) {
@@ -46,24 +48,30 @@ function skipTag(tags: string[][], i: number, seen: Set<string> | null): boolean
 }
 
 /**
- * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets (a copy
- * of) the tag+kind prefix of each entry that counters.ts counts.
+ * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets the tag+kind
+ * prefix of each entry that counters.ts counts, in the scratch buffer (valid until it returns). Returns how many it visited.
  */
-export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: (prefix: Buffer) => void): void {
+export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: (prefix: Buffer) => void): number {
   const tags = ev.tags;
-  const seen = tags.length > 16 ? new Set<string>() : null;
+  const seen = tags.length > 16 ? new Map<string, Set<string>>() : null;
+  let n = 0;
   for (let i = 0; i < tags.length; i++) {
     if (skipTag(tags, i, seen)) continue;
     const t = tags[i]!;
     const end = Math.abs(writeTagPrefix(scratch, 0, t[0]!, t[1]!));
     scratch.writeUInt16BE(ev.kind, end);
-    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(Buffer.from(scratch.subarray(0, end + 2)));
+    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(views[end + 2]!);
     visit(dbs.tagkind, suffix(end + 2, ev.created_at, serial));
+    n++;
   }
+  return n;
 }
 
-/** Visits every entry with an empty value: time-ordered indexes, and expiry when the event expires. */
-export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, visit: Visit, counted?: (prefix: Buffer) => void): void {
+/**
+ * Visits every index entry of the event: time-ordered indexes, expiry when the event expires, the
+ * search index. Returns how many it visited: what a write transaction is bounded by (writer.ts).
+ */
+export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, visit: Visit, counted?: (prefix: Buffer) => void): number {
   const ca = ev.created_at;
   visit(dbs.created, suffix(0, ca, serial));
   scratch.writeUInt16BE(ev.kind, 0);
@@ -72,19 +80,23 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
   visit(dbs.pubkey, suffix(PK_PREFIX_BYTES, ca, serial));
   scratch.writeUInt16BE(ev.kind, PK_PREFIX_BYTES); // the pubkey prefix is still in place
   visit(dbs.pubkind, suffix(PK_PREFIX_BYTES + 2, ca, serial));
-  visitTagEntries(dbs, ev, serial, visit, counted);
-  if (expiration !== null) visit(dbs.expiry, expiryKey(expiration, serial));
-  if (dbs.search) visitSearchEntries(dbs.search, ev, serial, visit);
+  let n = 4 + visitTagEntries(dbs, ev, serial, visit, counted);
+  if (expiration !== null) {
+    visit(dbs.expiry, expiryKey(expiration, serial));
+    n++;
+  }
+  if (dbs.search) n += visitSearchEntries(dbs.search, ev, serial, visit);
+  return n;
 }
 
 const put: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
 const remove: Visit = (db, key) => void db.removeSync(key);
 
-/** Writes the event's entries and notes its counted tags (+1) in `counters`. */
-export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): void =>
+/** Writes the event's entries and notes its counted tags (+1) in `counters`; returns how many. */
+export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
   visitEntries(dbs, ev, serial, expiration, put, (k) => counters.note(k, ev.pubkey, 1));
-/** Removes the event's entries and notes its counted tags (-1) in `counters`. */
-export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): void =>
+/** Removes the event's entries and notes its counted tags (-1) in `counters`; returns how many. */
+export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
   visitEntries(dbs, ev, serial, expiration, remove, (k) => counters.note(k, ev.pubkey, -1));
 
 /** The entries as fresh buffers (tests, stats tools). */

@@ -68,7 +68,19 @@ const INLINE_MAX = 32;
 export const TYPE_HEX = 0x80;
 const TYPE_HASH = 0x81;
 const HASH_BYTES = 8;
-const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether `s` is 64 lowercase hex digits. A loop, not /^[0-9a-f]{64}$/: it runs for every tag of
+ * every stored event, and the regular expression was 4% of the writer's time on follow lists.
+ */
+export function isHex64(s: string): boolean {
+  if (s.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = s.charCodeAt(i);
+    if (c > 102 || c < 48 || (c > 57 && c < 97)) return false;
+  }
+  return true;
+}
 
 export interface TagPrefix {
   prefix: Buffer;
@@ -95,7 +107,7 @@ export function writeTagPrefix(buf: Buffer, at: number, name: string, value: str
     buf[o++] = code >> 8;
     buf[o++] = code & 0xff;
   }
-  if (value.length === 64 && HEX64.test(value)) {
+  if (isHex64(value)) {
     buf[o++] = TYPE_HEX;
     buf.write(value, o, 32, 'hex');
     return o + 32;

@@ -24,6 +24,8 @@ export class WriteTxn {
   private startNext = 0;
   /** counted tags' +1/-1 notes, applied in finish() */
   private readonly counters = new CounterBatch();
+  /** index entries written or removed so far, the event records and their id/address keys included */
+  private entries = 0;
   /** whether any id tombstone exists; looked up once per transaction (most stores have none, which saves two lookups per event) */
   private anyTombIds: boolean | undefined;
 
@@ -50,6 +52,15 @@ export class WriteTxn {
     let next = typeof fromMeta === 'number' ? fromMeta : 1;
     for (const k of dbs.events.getKeys({ reverse: true, limit: 1 })) next = Math.max(next, readSerial(k) + 1);
     this.next = this.startNext = next;
+  }
+
+  /**
+   * Entries this transaction has written or removed so far, one per counter it will write in
+   * finish() included: about the number of B-tree pages it dirties in a large store, which is what
+   * the writer bounds (writer.ts MAX_BATCH_ENTRIES).
+   */
+  get written(): number {
+    return this.entries + this.counters.size;
   }
 
   /** Persists the serial counter and the counters; call once at the end of the transaction. */
@@ -107,8 +118,11 @@ export class WriteTxn {
     const sk = serialKey(serial);
     dbs.events.putSync(sk, encodeValue(ev, json, expiration));
     dbs.id.putSync(idK, sk);
-    putEntries(dbs, ev, serial, expiration, this.counters);
-    if (addrK) dbs.addr.putSync(addrK, sk);
+    this.entries += 2 + putEntries(dbs, ev, serial, expiration, this.counters);
+    if (addrK) {
+      dbs.addr.putSync(addrK, sk);
+      this.entries++;
+    }
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
     return stored(removed, serial);
@@ -153,7 +167,7 @@ export class WriteTxn {
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
     const { tags, content } = JSON.parse(jsonOf(value)) as { tags: string[][]; content: string };
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content };
-    removeEntries(dbs, ev, serial, h.expiration, this.counters);
+    this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters);
     dbs.id.removeSync(idKey(h.id));
     const ak = addrKeyOf(ev);
     if (ak) {

@@ -1,5 +1,5 @@
 // The batched writer. write() queues; one loop runs one LMDB write transaction per batch of up
-// to maxBatch operations and MAX_BATCH_ENTRIES index entries. The next batch starts as soon as the
+// to maxBatch operations and MAX_BATCH_ENTRIES index entries written. The next batch starts as soon as the
 // previous one has committed, so a lone event is written at once (low latency) and batches grow by
 // themselves under load (the queue fills while a commit is in flight). Each promise resolves only
 // after its batch is flushed to disk (overlappingSync: the flush of batch N overlaps batch N+1), so
@@ -31,30 +31,20 @@ export interface WriterOptions {
 }
 
 /**
- * Index entries (up to two per tag — by tag and by tag+kind — plus the event's own keys) one
- * transaction may write. LMDB keeps a write transaction's dirty pages in anonymous memory until it
- * commits, and in a large store nearly every entry of a follow list lands on a page of its own.
- * Measured writing 20,000 directory events (a third of them kind 3 lists of ~100 follows) into a
- * store of 540,000: memory outside the V8 heap peaked at 169 MB with batches of 1,000 events and
- * 84 MB with this bound, at +31% write time (57 s against 44 s; 48,000 entries: 141 MB, +4%);
- * a spider crawl of 54,000 directory events takes 1.5–1.7× as long (bench/RESULTS.md).
- * The bound is for memory: a process's memory must not grow with the size of its store. Batches of
- * small events (kind 1 with a few tags: ~12–16 entries each) still reach maxBatch.
+ * Index entries one transaction may write or remove (writer-side bound; counted as they are
+ * written: WriteTxn.written). LMDB keeps a write transaction's dirty pages in anonymous memory until
+ * it commits, and in a large store nearly every entry of a follow list lands on a page of its own,
+ * so this bounds that memory (64,000 pages of 4 KiB: 250 MiB at worst) whatever the store's size.
+ * It used to be 16,000 entries estimated as two per tag before the batch started: a tag is one
+ * entry (the tag+kind index), so that held ~80 follow lists of 100, and a replacement's removal of
+ * the old version was not counted at all. Measured publishing 18,000 directory events and then
+ * 18,900 replacements over WebSocket (docs/storage.md): a commit every ~140 events, 900 KB written
+ * to disk per event; with this bound counted as written, far fewer commits and bytes per event.
+ * Batches of small events (kind 1 with a few tags: ~8 entries each) still reach maxBatch.
  */
-export const MAX_BATCH_ENTRIES = 16_000;
-const EVENT_KEYS = 6;
+export const MAX_BATCH_ENTRIES = 64_000;
 
-/** How many ops from the head of the queue go into the next transaction (at least one). */
-export function batchLength(queue: ReadonlyArray<{ op: Op }>, maxBatch: number): number {
-  const n = Math.min(queue.length, maxBatch);
-  let entries = 0;
-  for (let i = 0; i < n; i++) {
-    const op = queue[i].op;
-    entries += op.type === 'event' ? EVENT_KEYS + 2 * op.ev.tags.length : EVENT_KEYS;
-    if (entries > MAX_BATCH_ENTRIES) return Math.max(1, i);
-  }
-  return n;
-}
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 export class BatchWriter {
   private queue: Pending[] = [];
@@ -113,10 +103,7 @@ export class BatchWriter {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        const n = batchLength(this.queue, this.opts.maxBatch);
-        const batch = this.queue.slice(0, n);
-        this.queue = n === this.queue.length ? [] : this.queue.slice(n);
-        const results = await this.commit(batch);
+        const { batch, results } = await this.commitNext();
         // Committed and visible; durable once flushed. Take the flush promise now, before the
         // next batch is queued (env.flushed follows the latest write).
         const done = new Promise<void>((resolve, reject) => {
@@ -142,25 +129,59 @@ export class BatchWriter {
   }
 
   /**
-   * One transaction for the whole batch, as a child transaction so that an exception aborts
-   * the batch's writes instead of committing half an event; then each op is retried alone so
+   * One transaction over ops from the head of the queue: at least one, at most maxBatch, and no
+   * more once MAX_BATCH_ENTRIES entries are written; the ops it did not reach go back to the head
+   * of the queue (the candidates are fixed before the transaction opens, so what it applies does
+   * not depend on when lmdb-js runs the callback). A child transaction, so an exception aborts the
+   * batch's writes instead of committing half an event; then each op applied is retried alone so
    * only the failing one is rejected.
    */
-  private async commit(batch: Pending[]): Promise<Array<OpResult | Error>> {
+  private async commitNext(): Promise<{ batch: Pending[]; results: Array<OpResult | Error> }> {
     const now = nowSeconds();
+    const candidates = this.queue.slice(0, this.opts.maxBatch);
+    this.queue = this.queue.length === candidates.length ? [] : this.queue.slice(candidates.length);
+    let used = 0;
+    const settle = (): Pending[] => {
+      const n = Math.max(1, used);
+      if (n < candidates.length) this.queue = candidates.slice(n).concat(this.queue);
+      return candidates.slice(0, n);
+    };
     try {
-      return await this.env.childTransaction(() => {
+      const results = await this.env.childTransaction(() => {
         const txn = new WriteTxn(this.dbs, now);
-        const out = batch.map((p) => this.apply(txn, p.op));
+        const out: OpResult[] = [];
+        try {
+          while (out.length < candidates.length && (out.length === 0 || txn.written < MAX_BATCH_ENTRIES)) out.push(this.apply(txn, candidates[out.length]!.op));
+        } catch (err) {
+          used = out.length + 1; // the ops applied and the one that threw
+          throw err;
+        }
+        used = out.length;
         txn.finish();
         return out;
       });
+      return { batch: settle(), results };
     } catch (err) {
-      if (batch.length === 1) return [err instanceof Error ? err : new Error(String(err))];
+      // used is 0 when the transaction did not open: the head op fails, so the loop progresses.
+      const batch = settle();
+      if (batch.length === 1) return { batch, results: [asError(err)] };
       this.opts.logger?.warn({ err, batch: batch.length }, 'event store batch failed; retrying its writes one by one');
-      const out: Array<OpResult | Error> = [];
-      for (const p of batch) out.push(...(await this.commit([p])));
-      return out;
+      const results: Array<OpResult | Error> = [];
+      for (const p of batch) results.push(await this.commitOne(p, now));
+      return { batch, results };
+    }
+  }
+
+  private async commitOne(p: Pending, now: number): Promise<OpResult | Error> {
+    try {
+      return await this.env.childTransaction(() => {
+        const txn = new WriteTxn(this.dbs, now);
+        const r = this.apply(txn, p.op);
+        txn.finish();
+        return r;
+      });
+    } catch (err) {
+      return asError(err);
     }
   }
 

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import {
   addrKey,
   expiryKey,
+  isHex64,
   keyCreatedAt,
   keySerial,
   kindPrefix,
@@ -109,4 +110,15 @@ test('keys: addresses, tombstones and expiry', () => {
   const e = expiryKey(2 ** 40, 5);
   assert.equal(e.readUInt32BE(0), 0xffffffff, 'clamped');
   assert.ok(Buffer.compare(expiryKey(10, MAX_SERIAL), expiryKey(11, 1)) < 0);
+});
+
+test('isHex64: 64 lowercase hex digits exactly (what makes a tag value exact and countable)', () => {
+  const h = '0123456789abcdef'.repeat(4);
+  assert.equal(isHex64(h), true);
+  assert.equal(isHex64(h.slice(1)), false);
+  assert.equal(isHex64(h + '0'), false);
+  assert.equal(isHex64(h.toUpperCase()), false);
+  // the characters just outside each range of digits
+  for (const c of ['/', ':', '`', 'g', 'A', 'F', ' ', '\u0660']) assert.equal(isHex64(c + h.slice(1)), false, JSON.stringify(c));
+  for (const c of ['0', '9', 'a', 'f']) assert.equal(isHex64(h.slice(1) + c), true, c);
 });

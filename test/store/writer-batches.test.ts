@@ -3,23 +3,42 @@
 // store), small events still fill maxBatch, and nothing queued is lost by the split.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { batchLength, MAX_BATCH_ENTRIES } from '../../src/store/writer.js';
+import { MAX_BATCH_ENTRIES } from '../../src/store/writer.js';
+import type { EventStore } from '../../src/store/index.js';
 import { ev, hex, withStore } from './helpers.js';
 
-const followList = (follows: number) => ev({ kind: 3, tags: Array.from({ length: follows }, () => ['p', hex()]) });
-const queued = (events: ReturnType<typeof ev>[]) => events.map((e) => ({ op: { type: 'event' as const, ev: e, json: JSON.stringify(e) } }));
+const followList = (follows: number, p: Partial<ReturnType<typeof ev>> = {}) => ev({ kind: 3, tags: Array.from({ length: follows }, () => ['p', hex()]), ...p });
+/** LMDB's id of the last committed write transaction: how many commits a write took. */
+const lastTxn = (store: EventStore): number => (store.env.getStats() as { lastTxnId: number }).lastTxnId;
+const writeAll = (store: EventStore, events: ReturnType<typeof ev>[]) => Promise.all(events.map((e) => store.write(e, JSON.stringify(e))));
 
-test('a transaction holds at most MAX_BATCH_ENTRIES index entries, at least one event, and small events up to maxBatch', () => {
-  // a follow list of 100 costs 6 + 2 x 100 = 206 entries: 77 of them fit, the 78th would not
-  const lists = queued(Array.from({ length: 300 }, () => followList(100)));
-  assert.equal(batchLength(lists, 1000), Math.floor(MAX_BATCH_ENTRIES / 206));
-  assert.equal(batchLength(lists, 10), 10, 'maxBatch still bounds');
-  // one event larger than the bound is written alone, not refused
-  assert.equal(batchLength(queued([followList(10_000), followList(1)]), 1000), 1);
-  // kind 1 notes with three tags (12 entries each): a whole maxBatch
-  const notes = queued(Array.from({ length: 1200 }, () => ev({ tags: [['e', hex()], ['p', hex()], ['t', 'nostr']] })));
-  assert.equal(batchLength(notes, 1000), 1000);
-  assert.equal(batchLength([], 1000), 0);
+test('a transaction is bounded by the entries it writes: one per indexed tag, not an estimate of two', async () => {
+  await withStore(async (store) => {
+    // 300 lists of 100 follows: 300 x (100 tag entries + 100 counters + 6) = 61,800 < MAX_BATCH_ENTRIES.
+    // With the old bound (two entries estimated per tag, 16,000) this took 4 commits.
+    const before = lastTxn(store);
+    const results = await writeAll(store, Array.from({ length: 300 }, () => followList(100)));
+    assert.deepEqual(new Set(results.map((r) => r.status)), new Set(['stored']));
+    assert.ok(lastTxn(store) - before <= 2, `300 follow lists in ${lastTxn(store) - before} commits`);
+  });
+});
+
+test('the bound holds: more entries than MAX_BATCH_ENTRIES are split over several commits, replacements counted', async () => {
+  await withStore(async (store) => {
+    const lists = Array.from({ length: 500 }, () => followList(150));
+    const before = lastTxn(store);
+    await writeAll(store, lists);
+    const commits = lastTxn(store) - before;
+    // 500 x ~306 entries: at least ceil(153,000 / MAX_BATCH_ENTRIES) commits
+    assert.ok(commits >= Math.ceil((500 * 300) / MAX_BATCH_ENTRIES), `500 lists of 150 in ${commits} commits`);
+    // replacing each list removes its 150 entries and writes 150 new ones (~460 entries with the
+    // counters): the removals count too, so at least ceil(500 x 450 / MAX_BATCH_ENTRIES) commits
+    const again = lastTxn(store);
+    const newer = lists.map((l) => ev({ kind: 3, pubkey: l.pubkey, created_at: l.created_at + 1, tags: l.tags }));
+    const results = await writeAll(store, newer);
+    assert.deepEqual(new Set(results.map((r) => r.status)), new Set(['stored']));
+    assert.ok(lastTxn(store) - again >= Math.ceil((500 * 450) / MAX_BATCH_ENTRIES), `500 replacements in ${lastTxn(store) - again} commits`);
+  });
 });
 
 test('follow lists queued at once are all stored and acknowledged across several transactions', async () => {

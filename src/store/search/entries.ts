@@ -7,10 +7,16 @@ import { postingKey, type SearchDbs } from './schema.js';
 
 type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 
-export function visitSearchEntries(s: SearchDbs, ev: { kind: number; content?: string }, serial: number, visit: Visit): void {
-  if (!s.kinds.has(ev.kind) || ev.content === undefined) return;
+/** Returns how many entries it visited (the writer bounds a transaction by entries written). */
+export function visitSearchEntries(s: SearchDbs, ev: { kind: number; content?: string }, serial: number, visit: Visit): number {
+  if (!s.kinds.has(ev.kind) || ev.content === undefined) return 0;
   const doc = searchDoc(ev.kind, ev.content);
-  if (!doc) return;
-  docKeys(doc, (cls, key) => visit(s.keys, postingKey(cls, key, serial)));
+  if (!doc) return 0;
+  let n = 1;
+  docKeys(doc, (cls, key) => {
+    visit(s.keys, postingKey(cls, key, serial));
+    n++;
+  });
   visit(s.docs, serialKey(serial), Buffer.from(encodeDoc(doc), 'utf8'));
+  return n;
 }
