@@ -20,11 +20,15 @@ import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
+import { createLive, type Live } from '../spider/live/index.js';
+import { ingestSink } from '../ingest/sink.js';
+import { liveMetricsText, liveSection } from './live-section.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
   relay: RelayHandle;
   spider?: Spider;
+  live?: Live;
   monitor?: Monitor;
   /** relay stops accepting, spider and monitor stop, queued writes are flushed, the store closes */
   close(): Promise<void>;
@@ -75,11 +79,22 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   }
 
   let spider: Spider | undefined;
+  let live: Live | undefined;
   if (config.spider.enabled) {
     // The spider writes through the same ingest path as clients, so its events reach live subscribers.
     const s = createSpider({ config: config.spider, store: pipeline.store, ingest: pipeline.ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls, onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined });
     spider = s;
-    const source = mountDirectory(relay, { config, directory: s.directory, spiderStatus: () => s.status(), monitor });
+    // Live mode: subscriptions on the most valuable relays, through the same ingest path (a sink of
+    // its own: the ingest path checks every event it is handed). A new choice after each run.
+    if (config.spider.live.enabled && config.spider.live.maxRelays > 0) {
+      live = createLive({ config: config.spider, store: pipeline.store, sink: ingestSink(pipeline.ingest), directory: s.directory, log: logger, selfUrls, runs: () => s.status().runs });
+    }
+    const l = live;
+    const source = mountDirectory(relay, { config, directory: s.directory, spiderStatus: () => s.status(), monitor, live: l ? () => l.status() : undefined });
+    if (l) {
+      relay.addStatusSection(() => liveSection(l.status()));
+      relay.addMetricsText(() => liveMetricsText(l.status()));
+    }
     relay.addStatusSection(() => spiderSection(s.status(), source.cached(), nothing));
     relay.addMetricsText(() => s.metricsText());
     relay.setSpiderControl({
@@ -91,6 +106,7 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
       status: () => s.status(),
     });
     s.start();
+    live?.start();
   } else {
     // the spider is off here, but `spider --once` (or the monitor's validator) may have filled the directory: show what it knows
     mountDirectory(relay, { config, directory: new RelayDirectory(pipeline.store.env), monitor });
@@ -102,11 +118,13 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     pipeline,
     relay,
     spider,
+    live,
     monitor,
     close() {
       closed ??= (async () => {
         await relay.close();
         unfeed();
+        await live?.stop();
         await spider?.stop();
         await monitor?.stop();
         await pipeline.close();

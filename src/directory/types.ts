@@ -85,6 +85,11 @@ export interface WorkItem {
   cursors: Cursors;
   /** NIP-11 document from an earlier run, used when the relay no longer serves one */
   nip11?: Nip11Info | null;
+  /**
+   * Only events created at or after this second (a live remote's catch-up after a disconnect): NIP-77
+   * reconciles just that range; paging goes by the cursors, which the catch-up sets to match.
+   */
+  since?: number;
 }
 
 export type RelayOutcome =
