@@ -167,7 +167,9 @@ export class LiveRemote {
       return { connected: false, hostile: false, reason: `connect: ${(e as Error).message}` };
     }
     const since = nowSec();
-    const filter: Filter = { kinds: this.d.kinds, since };
+    // one second earlier on the wire: relays that compare since exclusively (nostr-rs-relay) would
+    // otherwise leave out what is published within the second we connect
+    const filter: Filter = { kinds: this.d.kinds, since: since - 1 };
     const events = new Bucket(L.eventsPerSecond, L.eventsPerSecond * 10, Date.now());
     const bytes = new Bucket(L.bytesPerSecond, L.bytesPerSecond * 10, Date.now());
     let pending = 0;
@@ -200,6 +202,7 @@ export class LiveRemote {
         this.lag = Math.max(0, Math.floor(now / 1000) - ev.created_at);
         pending++;
         this.d.sink.put(ev).then((st) => {
+          this.d.log.debug({ url: this.d.url, id: ev.id, kind: ev.kind, status: st }, 'live: event');
           if (st === 'invalid') return finish(true, `forged: an event whose id or signature is wrong (${ev.id.slice(0, 12)}…)`);
           if (st === 'stored' || st === 'ephemeral') this.stored++;
           this.d.onEvent?.(st === 'stored');
