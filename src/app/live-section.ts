@@ -16,6 +16,7 @@ export function liveSection(s: LiveStatus): Section {
     ['live relays', s.enabled ? `${s.live} live, ${s.waiting} connecting, ${s.cutOff} cut off (at most ${s.maxRelays})` : 'off'],
     ['events per minute', String(s.perMinute)],
     ['events received / stored', `${s.events} / ${s.stored}`],
+    ['outbox refresh', s.outbox.last ? `${s.outbox.rounds} rounds; last: ${s.outbox.last.pubkeys} pubkeys on ${s.outbox.last.relays} relays, ${s.outbox.last.counts.stored} events stored${s.outbox.running ? '; running' : ''}` : (s.outbox.running ? 'running' : '-')],
   ];
   for (const r of s.remotes.slice(0, STATUS_ROWS)) rows.push([r.url, `${state(r)}; ${r.perMinute}/min; lag ${lag(r)}; ${r.why === 'general' ? 'general relay' : 'write relay'}`]);
   if (s.remotes.length > STATUS_ROWS) rows.push(['more', `${s.remotes.length - STATUS_ROWS} more on /directory`]);

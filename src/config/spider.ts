@@ -18,6 +18,11 @@ const liveSchema = z
     maxReconnectBackoff: duration('10m', 'longest wait between reconnect attempts'),
     hostileBackoff: duration('1h', 'wait before a remote cut off for lying or flooding is connected again (doubles per offence, up to 24 h)'),
     catchUpBudget: duration('2m', 'most time one catch-up (what a dropped remote sent while we were away) may take'),
+    outboxInterval: duration('1h', 'outbox refresh: time between two rounds that fetch stale or uncrawled pubkeys\' directory events from their own write relays; 0 = off'),
+    outboxStale: duration('7d', 'outbox refresh: a pubkey whose relay list is older than this is refreshed'),
+    outboxPubkeys: int(1000, 'outbox refresh: most pubkeys refreshed per round', 0, 1_000_000),
+    outboxBatch: int(100, 'outbox refresh: authors per REQ', 1, 1000),
+    outboxRelaysPerPubkey: int(2, 'outbox refresh: write relays asked per pubkey', 1, 10),
   })
   .strict()
   .prefault({})

@@ -126,3 +126,54 @@ test('live mode: updates arrive, a restarted remote is caught up, liars and floo
     await Promise.all(remotes.map((r) => r.close().catch(() => {})));
   }
 });
+
+test('outbox refresh: pubkeys whose lists name uncrawled relays, or are old, are fetched from their own write relays in batched REQs', async () => {
+  const a = await new TestRelay({ flavour: 'strfry' }).start();
+  const c = await new TestRelay({ flavour: 'nostream' }).start();
+  const seed = keypair();
+  const carol = keypair();
+  const dave = keypair();
+  const DAY = 86_400;
+  // hop 0 is a alone; carol's list (recent) names c, which the spider never crawls; dave's list is
+  // ten days old and names c as well. Their profiles exist only on c.
+  a.add(relayList(seed.sk, T0, [a.url]), ...Array.from({ length: 3 }, () => relayList(keypair().sk, T0, [a.url])));
+  a.add(relayList(carol.sk, T0, [c.url]), relayList(dave.sk, now() - 10 * DAY, [c.url]));
+  const onC = [sign(carol.sk, 0, T0, [], 'carol on her own relay'), sign(dave.sk, 0, T0, [], 'dave on his own relay'), sign(dave.sk, 10050, T0, [['relay', c.url]])];
+  c.add(...onC);
+  const home = await startRelayProcess({
+    env: {
+      ORBWEAVER_SPIDER: '1',
+      ORBWEAVER_SPIDER_SEEDS: seed.pk,
+      ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: a.url,
+      ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
+      ORBWEAVER_SPIDER_HOPS: '0',
+      ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
+      ORBWEAVER_SPIDER_PAUSE: '0',
+      ORBWEAVER_SPIDER_INTERVAL: '24h',
+      // a is the one live relay: what reaches us from c comes from the outbox refresh
+      ORBWEAVER_SPIDER_LIVE_MAX_RELAYS: '1',
+      ...(process.env.LIVE_TEST_LOGS ? { ORBWEAVER_LOG_LEVEL: 'debug' } : {}),
+    },
+  });
+  const q = await Client.open(home.url);
+  try {
+    const held = async () => new Set((await q.query({ ids: onC.map((e) => e.id) })).events.map((e) => e.id));
+    const end = Date.now() + 30_000;
+    let got = await held();
+    while (got.size < onC.length && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 200));
+      got = await held();
+    }
+    assert.equal(got.size, onC.length, 'carol\'s and dave\'s events fetched from c');
+    assert.ok(c.reqs.some((f) => Array.isArray(f.authors) && f.authors.includes(carol.pk) && f.authors.includes(dave.pk)), 'one REQ asked for both authors');
+    const rows = await liveRows(home);
+    assert.match(rows['outbox refresh'], /rounds; last: /);
+  } catch (e) {
+    if (process.env.LIVE_TEST_LOGS) for (const l of home.logs) if (/live|outbox/.test(String(l.msg))) console.error(JSON.stringify(l).slice(0, 400));
+    throw e;
+  } finally {
+    q.close();
+    await home.cleanup();
+    await Promise.all([a.close(), c.close()]);
+  }
+});

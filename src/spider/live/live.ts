@@ -15,6 +15,7 @@ import { directoryKinds } from '../kinds.js';
 import { catchUpper } from './catch-up.js';
 import { chooseLive, writeRelayScores, type Chosen, type PubkeyWeight } from './select.js';
 import { LiveRemote, type LiveLimits, type RemoteStatus } from './remote.js';
+import { OutboxRefresh, type OutboxRound } from './outbox.js';
 
 export interface LiveDeps {
   config: Config['spider'];
@@ -45,6 +46,8 @@ export interface LiveStatus {
   events: number;
   stored: number;
   lastChoice: number | null;
+  /** outbox refresh: rounds done and the last one's figures */
+  outbox: { rounds: number; running: boolean; last: (OutboxRound & { finishedAt: number }) | null };
   remotes: RemoteStatus[];
 }
 
@@ -73,6 +76,25 @@ export function createLive(deps: LiveDeps): Live {
     verifier: () => (verifier ??= loadVerifier('auto')),
     opts: { ...crawlOptions(cfg), relayBudget: lc.catchUpBudget },
   });
+  const outbox = new OutboxRefresh({
+    store: deps.store, sink: deps.sink, directory: deps.directory, log, resolve: deps.resolve,
+    verifier: () => (verifier ??= loadVerifier('auto')), excluded: (u) => excluded(u),
+  }, {
+    kinds, stale: lc.outboxStale, maxPubkeys: lc.outboxPubkeys, batch: lc.outboxBatch, relaysPerPubkey: lc.outboxRelaysPerPubkey,
+    maxTags: cfg.maxRelayTagsPerList, concurrency: cfg.concurrency, pause: cfg.pause, connectTimeout: cfg.connectTimeout,
+    idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
+  });
+  const outboxState: LiveStatus['outbox'] = { rounds: 0, running: false, last: null };
+  const stopCtl = new AbortController();
+  let outboxRun: Promise<void> | null = null;
+  const runOutbox = () => {
+    if (outboxRun || lc.outboxInterval === 0 || lc.outboxPubkeys === 0 || stopped) return;
+    outboxState.running = true;
+    outboxRun = outbox.round(stopCtl.signal)
+      .then((r) => { outboxState.rounds++; outboxState.last = { ...r, finishedAt: Date.now() }; })
+      .catch((e: unknown) => { log.error({ err: e }, 'live: outbox refresh failed'); })
+      .finally(() => { outboxState.running = false; outboxRun = null; });
+  };
   const remotes = new Map<string, LiveRemote>();
   const totals = { events: 0, stored: 0 };
   let lastChoice: number | null = null;
@@ -123,12 +145,16 @@ export function createLive(deps: LiveDeps): Live {
     start() {
       if (!lc.enabled || lc.maxRelays === 0 || timer) return;
       let last = Date.now();
+      let lastOutbox = 0;
       void choose().catch((e: unknown) => log.error({ err: e }, 'live: choice failed'));
-      // a cheap tick: a new choice after each spider run and every live.refresh
+      // a cheap tick: a new choice (and an outbox round) after each spider run, and every
+      // live.refresh (live.outboxInterval)
       timer = setInterval(() => {
         const runs = deps.runs?.() ?? 0;
-        if (runs === seenRuns && Date.now() - last < lc.refresh) return;
+        const ran = runs !== seenRuns;
         seenRuns = runs;
+        if (ran || Date.now() - lastOutbox >= lc.outboxInterval) { lastOutbox = Date.now(); runOutbox(); }
+        if (!ran && Date.now() - last < lc.refresh) return;
         last = Date.now();
         void choose().catch((e: unknown) => log.error({ err: e }, 'live: choice failed'));
       }, 1000);
@@ -143,12 +169,14 @@ export function createLive(deps: LiveDeps): Live {
         waiting: rs.filter((r) => r.state === 'waiting' || r.state === 'connecting').length,
         cutOff: rs.filter((r) => r.state === 'cut-off').length,
         perMinute: rs.reduce((s, r) => s + r.perMinute, 0),
-        events: totals.events, stored: totals.stored, lastChoice, remotes: rs,
+        events: totals.events, stored: totals.stored, lastChoice, outbox: { ...outboxState }, remotes: rs,
       };
     },
     async stop() {
       stopped = true;
+      stopCtl.abort();
       if (timer) clearInterval(timer);
+      await outboxRun;
       await choosing?.catch(() => {});
       await Promise.all([...remotes.values()].map((r) => r.close()));
       remotes.clear();
