@@ -85,6 +85,9 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 
+/** A connection that lasted this long resets the reconnect backoff. */
+const STABLE_MS = 30_000;
+
 export class LiveRemote {
   state: LiveState = 'connecting';
   private readonly stop = new AbortController();
@@ -143,7 +146,8 @@ export class LiveRemote {
         this.state = 'cut-off';
         this.d.log.warn({ url: this.d.url, reason: outcome.reason, waitMs: wait }, 'live: remote cut off');
       } else {
-        failures = outcome.connected ? 0 : failures + 1;
+        // a connection that did not last (refused subscription, dropped at once) backs off like a failed connect
+        failures = outcome.connected && outcome.lastedMs >= STABLE_MS ? 0 : failures + 1;
         wait = Math.min(L.maxReconnectBackoff, L.reconnectBackoff * 2 ** Math.max(0, failures - 1));
         this.state = 'waiting';
         this.d.log.info({ url: this.d.url, reason: outcome.reason, waitMs: wait }, 'live: remote dropped; reconnecting');
@@ -157,14 +161,15 @@ export class LiveRemote {
   }
 
   /** One connection: subscribe, catch up what came before it, hold until it ends. */
-  private async session(signal: AbortSignal): Promise<{ connected: boolean; hostile: boolean; reason: string }> {
+  private async session(signal: AbortSignal): Promise<{ connected: boolean; hostile: boolean; reason: string; lastedMs: number }> {
+    const began = Date.now();
     const L = this.d.limits;
     let client: RelayClient;
     try {
       const target = await (this.d.resolve ?? resolveTarget)(this.d.url, L.allowPrivate);
       client = await RelayClient.connect(target, { connectTimeout: L.connectTimeout, maxFrame: L.maxEventBytes + 1024, maxPayload: Math.max(1 << 20, L.maxEventBytes * 2) }, signal);
     } catch (e) {
-      return { connected: false, hostile: false, reason: `connect: ${(e as Error).message}` };
+      return { connected: false, hostile: false, reason: `connect: ${(e as Error).message}`, lastedMs: 0 };
     }
     const since = nowSec();
     // one second earlier on the wire: relays that compare since exclusively (nostr-rs-relay) would
@@ -229,6 +234,6 @@ export class LiveRemote {
     // that one started.
     this.cursor = (await caught) ? newest : from;
     const e = end as unknown as { hostile: boolean; reason: string };
-    return { connected: true, ...e };
+    return { connected: true, ...e, lastedMs: Date.now() - began };
   }
 }
