@@ -30,7 +30,8 @@ async function waitRows(home: RelayProcess, cond: (rows: Record<string, string>)
 }
 
 test('live mode: updates arrive, a restarted remote is caught up, liars and floods are cut off', async () => {
-  const a = await new TestRelay({ flavour: 'strfry' }).start();
+  // a serves NIP-77 (its catch-up reconciles), b does not (its catch-up pages)
+  const a = await new TestRelay({ flavour: 'strfry', neg: 'serve', nip11: { supported_nips: [1, 11, 77] } }).start();
   const b = await new TestRelay({ flavour: 'rs' }).start();
   const forger = await new TestRelay().start();
   const mismatch = await new TestRelay().start();
@@ -85,6 +86,7 @@ test('live mode: updates arrive, a restarted remote is caught up, liars and floo
     a.add(...whileDown);
     await a.start(port);
     await waitFor(() => whileDown.every((e) => got().has(e.id)), 20_000, 'events published while the remote was down caught up');
+    assert.ok(a.negFilters.some((f) => typeof f.since === 'number'), 'the catch-up reconciled (NIP-77) only the range since the last event seen');
 
     // 3. liars are refused and cut off
     const forged = { ...sign(alice.sk, 0, now(), [], 'forged'), content: 'changed after signing' };
