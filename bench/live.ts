@@ -17,9 +17,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
-import { formatHelp, list, num, parseArgs, str, UsageError, type OptSpec } from './lib/args.js';
+import { flag, formatHelp, list, num, parseArgs, str, UsageError, type OptSpec } from './lib/args.js';
 import { Histogram } from './lib/histogram.js';
 import { emit, log, machine, relayRssMb, table, CpuSampler } from './lib/report.js';
+import { LightRelay } from './lib/light-relay.js';
 
 const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
 const CLI = join(ROOT, 'dist/src/cli.js');
@@ -29,6 +30,8 @@ const OPTIONS: OptSpec[] = [
   { name: 'remotes', type: 'list', default: [], help: 'relays the updates are published to; not with --spawn' },
   { name: 'pid', type: 'int', help: "home relay's process id: its RSS and CPU are reported (Linux /proc)" },
   { name: 'spawn', type: 'int', default: 0, help: 'start this many orbweaver remotes and an orbweaver home on loopback' },
+  { name: 'light', type: 'bool', default: false, help: 'with --spawn: the remotes are minimal relays inside this process (hundreds fit a small machine: measures the home\'s cost per live relay)' },
+  { name: 'idle', type: 'int', default: 0, help: 'with --spawn: before the stream, measure the home\'s RSS and CPU this many seconds with the live set idle, and with live mode off (a second home)' },
   { name: 'authors', type: 'int', default: 1000, help: 'keys whose profiles are updated' },
   { name: 'updates', type: 'int', default: 500, help: 'updates published' },
   { name: 'rate', type: 'number', default: 20, help: 'updates per second, all remotes together' },
@@ -102,24 +105,45 @@ async function main(argv: string[]): Promise<number> {
   const o = parseArgs(argv, OPTIONS);
   const n = num(o, 'spawn');
   const procs: Proc[] = [];
+  const lights: LightRelay[] = [];
+  const idleFigures: { off?: { rss_mb: number | null; cpu_pct: number | null }; on?: { rss_mb: number | null; cpu_pct: number | null } } = {};
   let home = str(o, 'url');
   let remotes = list(o, 'remotes');
   let pid = o.pid === undefined ? undefined : num(o, 'pid');
   try {
     if (n > 0) {
-      log(`starting ${n} remotes and a home on loopback`);
-      const rs = await Promise.all(Array.from({ length: n }, () => startRelay()));
-      procs.push(...rs);
-      remotes = rs.map((r) => r.url);
+      log(`starting ${n} ${flag(o, 'light') ? 'light remotes (in this process)' : 'remotes'} and a home on loopback`);
+      if (flag(o, 'light')) {
+        const ls = await Promise.all(Array.from({ length: n }, () => new LightRelay().start()));
+        lights.push(...ls);
+        remotes = ls.map((r) => r.url);
+      } else {
+        const rs = await Promise.all(Array.from({ length: n }, () => startRelay()));
+        procs.push(...rs);
+        remotes = rs.map((r) => r.url);
+      }
       const seed = generateSecretKey();
       await publish(remotes[0]!, [finalizeEvent({ kind: 10002, created_at: Math.floor(Date.now() / 1000) - 60, tags: remotes.map((u) => ['r', u]), content: '' }, seed)]);
-      const h = await startRelay({
+      const homeEnv = (live: number) => ({
         ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: getPublicKey(seed), ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: remotes[0]!,
         ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_PAUSE: '0', ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
-        ORBWEAVER_SPIDER_LIVE_MAX_RELAYS: String(n),
+        ORBWEAVER_SPIDER_MAX_RELAYS_PER_HOP: String(Math.max(500, n)), ORBWEAVER_SPIDER_LIVE_MAX_RELAYS: String(live),
         // the stream is the measurement, not an attack: per-remote bounds above it
         ORBWEAVER_SPIDER_LIVE_EVENTS_PER_SECOND: String(Math.max(50, Math.ceil(num(o, 'rate')))),
       });
+      const idle = num(o, 'idle');
+      if (idle > 0) {
+        // the same home with live mode off: its crawl, then idle — the baseline
+        const base = await startRelay(homeEnv(0));
+        procs.push(base);
+        await sleep(5000);
+        const c = new CpuSampler(base.proc.pid);
+        await sleep(idle * 1000);
+        idleFigures.off = { rss_mb: relayRssMb(base.proc.pid) ?? null, cpu_pct: c.read().relay_cpu_pct ?? null };
+        await stop(base);
+        procs.splice(procs.indexOf(base), 1);
+      }
+      const h = await startRelay(homeEnv(n));
       procs.push(h);
       home = h.url;
       pid = h.proc.pid;
@@ -128,6 +152,13 @@ async function main(argv: string[]): Promise<number> {
         await sleep(100);
       }
       log(`home follows ${n} remotes live`);
+      if (idle > 0) {
+        await sleep(3000);
+        const c = new CpuSampler(pid);
+        await sleep(idle * 1000);
+        idleFigures.on = { rss_mb: relayRssMb(pid) ?? null, cpu_pct: c.read().relay_cpu_pct ?? null };
+        log(`idle: live off ${JSON.stringify(idleFigures.off)}, ${n} live ${JSON.stringify(idleFigures.on)}`);
+      }
     }
     if (!home || remotes.length === 0) throw new UsageError('give --url and --remotes, or --spawn N');
     const authors = Array.from({ length: num(o, 'authors') }, () => generateSecretKey());
@@ -167,6 +198,7 @@ async function main(argv: string[]): Promise<number> {
       bench: 'live', label: str(o, 'label'), remotes: remotes.length, authors: authors.length, updates: count, rate,
       delivered: s.count, missing: sent.size, p50_ms: s.p50_ms, p90_ms: s.p90_ms, p99_ms: s.p99_ms, max_ms: s.max_ms, mean_ms: s.mean_ms,
       p95_ms: Math.round(hist.quantile(0.95) * 1000) / 1000,
+      light: flag(o, 'light'), idle_s: num(o, 'idle'), idle_live_off: idleFigures.off ?? null, idle_live_on: idleFigures.on ?? null,
       home_rss_mb: relayRssMb(pid) ?? null, home_cpu: cpuReading, machine: machine(),
     };
     emit(result);
@@ -176,6 +208,7 @@ async function main(argv: string[]): Promise<number> {
     return sent.size === 0 ? 0 : 1;
   } finally {
     await Promise.all(procs.map(stop));
+    await Promise.all(lights.map((l) => l.close()));
   }
 }
 
