@@ -148,7 +148,7 @@ async function main(argv: string[]): Promise<number> {
       home = h.url;
       pid = h.proc.pid;
       for (let i = 0; (await liveCount(home)) < n; i++) {
-        if (i > 600) throw new Error('the home did not follow every remote live within 60 s');
+        if (i > 3000) throw new Error(`the home did not follow every remote live within 300 s`);
         await sleep(100);
       }
       log(`home follows ${n} remotes live`);
