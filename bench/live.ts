@@ -127,6 +127,8 @@ async function main(argv: string[]): Promise<number> {
       const homeEnv = (live: number) => ({
         ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: getPublicKey(seed), ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: remotes[0]!,
         ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_PAUSE: '0', ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
+        // one seed list names every remote: above spider.maxRelayTagsPerList (200) it would be ignored
+        ORBWEAVER_SPIDER_MAX_RELAY_TAGS_PER_LIST: String(Math.max(200, n)),
         ORBWEAVER_SPIDER_MAX_RELAYS_PER_HOP: String(Math.max(500, n)), ORBWEAVER_SPIDER_LIVE_MAX_RELAYS: String(live),
         // the stream is the measurement, not an attack: per-remote bounds above it
         ORBWEAVER_SPIDER_LIVE_EVENTS_PER_SECOND: String(Math.max(50, Math.ceil(num(o, 'rate')))),
