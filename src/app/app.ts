@@ -25,11 +25,16 @@ import { createTrust, type Trust } from '../trust/trust.js';
 import { mountPeople, trustSection } from './trust-section.js';
 import { nip85Info } from '../trust/nip85.js';
 import { trustRoots } from '../trust/roots.js';
+import { createLive, type Live } from '../spider/live/index.js';
+import { ingestSink } from '../ingest/sink.js';
+import { liveMetricsText, liveSection } from './live-section.js';
+import { trustWeight } from './live-weight.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
   relay: RelayHandle;
   spider?: Spider;
+  live?: Live;
   monitor?: Monitor;
   trust?: Trust;
   /** relay stops accepting, spider and monitor stop, queued writes are flushed, the store closes */
@@ -81,11 +86,22 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   }
 
   let spider: Spider | undefined;
+  let live: Live | undefined;
   if (config.spider.enabled) {
     // The spider writes through the same ingest path as clients, so its events reach live subscribers.
     const s = createSpider({ config: config.spider, store: pipeline.store, ingest: pipeline.ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls, onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined });
     spider = s;
-    const source = mountDirectory(relay, { config, directory: s.directory, spiderStatus: () => s.status(), monitor, runs: s.runs });
+    // Live mode: subscriptions on the most valuable relays, through the same ingest path (a sink of
+    // its own: the ingest path checks every event it is handed). A new choice after each run.
+    if (config.spider.live.enabled && config.spider.live.maxRelays > 0) {
+      live = createLive({ config: config.spider, store: pipeline.store, sink: ingestSink(pipeline.ingest), directory: s.directory, log: logger, selfUrls, runs: () => s.status().runs, weight: trustWeight(pipeline.store.ranks) });
+    }
+    const l = live;
+    const source = mountDirectory(relay, { config, directory: s.directory, spiderStatus: () => s.status(), monitor, runs: s.runs, live: l ? () => l.status() : undefined });
+    if (l) {
+      relay.addStatusSection(() => liveSection(l.status()));
+      relay.addMetricsText(() => liveMetricsText(l.status()));
+    }
     relay.addStatusSection(() => spiderSection(s.status(), source.cached(), nothing, s.runs));
     relay.addMetricsText(() => s.metricsText());
     relay.setSpiderControl({
@@ -97,6 +113,7 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
       status: () => s.status(),
     });
     s.start();
+    live?.start();
   } else {
     // the spider is off here, but `spider --once` (or the monitor's validator) may have filled the directory: show what it knows
     const runs = new SpiderRuns(pipeline.store.env);
@@ -126,6 +143,7 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     pipeline,
     relay,
     spider,
+    live,
     monitor,
     trust,
     close() {
@@ -134,6 +152,7 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
         unfeed();
         unfeedTrust();
         await trust?.stop();
+        await live?.stop();
         await spider?.stop();
         await monitor?.stop();
         await pipeline.close();

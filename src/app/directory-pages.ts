@@ -16,6 +16,8 @@ import type { Registry } from '../relay/metrics.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type MonitorInfo } from '../monitor/document.js';
 import { directoryPage } from '../monitor/page.js';
 import { normalizeRelayUrl } from '../remote/url.js';
+import type { LiveStatus } from '../spider/live/index.js';
+import { liveHtml } from './live-section.js';
 
 export function monitorInfo(config: Config, st: MonitorStatus | null): MonitorInfo {
   return {
@@ -53,7 +55,7 @@ export function monitorMetrics(registry: Registry, status: () => MonitorStatus):
   };
 }
 
-export function mountDirectory(relay: RelayHandle, o: { config: Config; directory: RelayDirectory; spiderStatus?: () => SpiderStatus; monitor?: Monitor; emptyHint?: string; runs?: SpiderRuns }): { cached(): DirectoryView } {
+export function mountDirectory(relay: RelayHandle, o: { config: Config; directory: RelayDirectory; spiderStatus?: () => SpiderStatus; monitor?: Monitor; emptyHint?: string; runs?: SpiderRuns; live?: () => LiveStatus }): { cached(): DirectoryView } {
   const { config, monitor } = o;
   const records = monitor ? { history: monitor.history, candidates: monitor.candidates } : openMonitorRecords(relay.store.env, config.spider.monitorRetention);
   const health: HealthSource | undefined = records ? {
@@ -66,8 +68,15 @@ export function mountDirectory(relay: RelayHandle, o: { config: Config; director
   } : undefined;
   const source = directorySource(o.directory, config, o.spiderStatus, health, o.runs);
   relay.setStatusDirectory(o.emptyHint ? { ...source, emptyHint: o.emptyHint } : source);
-  const document = () => directoryDocument(source.cached(), monitorInfo(config, monitor?.status() ?? null), records?.candidates ?? null);
-  relay.addPage('/directory', () => ({ type: 'text/html; charset=utf-8', body: directoryPage(document(), config.info.name) }));
+  const document = () => {
+    const doc = directoryDocument(source.cached(), monitorInfo(config, monitor?.status() ?? null), records?.candidates ?? null);
+    return o.live ? { ...doc, live: o.live() } : doc;
+  };
+  relay.addPage('/directory', () => {
+    const body = directoryPage(document(), config.info.name);
+    // live mode's table, before the page's footer
+    return { type: 'text/html; charset=utf-8', body: o.live ? body.replace('<footer>', `${liveHtml(o.live())}\n<footer>`) : body };
+  });
   relay.addPage('/directory.json', (query) => {
     const asked = query.get('relay');
     if (asked === null) return { type: 'application/json', body: JSON.stringify(document()) };

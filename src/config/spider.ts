@@ -2,6 +2,32 @@
 import { z } from 'zod';
 import { bool, duration, int, intList, pubkeyList, redisUrl, relayUrlList, secretKey, str } from './fields.js';
 
+// Live mode (docs/spider.md "Live mode"): subscriptions kept open for the directory kinds on the
+// relays that matter most, with catch-up after a disconnect. Bounds are per remote and in total.
+const liveSchema = z
+  .object({
+    enabled: bool(true, 'with the spider on: keep live subscriptions (since = now, the directory kinds) open on the most valuable relays'),
+    maxRelays: int(50, 'relays followed live at once (one connection each): ~50 suits a small VPS, thousands a big machine', 0, 100_000),
+    generalShare: int(20, 'percent of maxRelays given to the big general relays (most events stored from them) before the write relays of the most pubkeys', 0, 100),
+    refresh: duration('10m', 'time between two choices of the live set (also after each spider run)'),
+    eventsPerSecond: int(50, 'events per second accepted from one live remote (burst: 10 s worth); beyond, the remote is cut off as a flood and caught up later', 1),
+    bytesPerSecond: int(256 * 1024, 'bytes per second accepted from one live remote (burst: 10 s worth); beyond, cut off as a flood', 1024),
+    maxPending: int(64, 'events from one live remote being checked and stored at once; beyond, cut off as a flood', 1, 10_000),
+    maxFuture: duration('15m', 'an event dated further ahead than this is a lie: the remote is cut off'),
+    reconnectBackoff: duration('2s', 'first wait before reconnecting a dropped live remote; doubles per failed attempt'),
+    maxReconnectBackoff: duration('10m', 'longest wait between reconnect attempts'),
+    hostileBackoff: duration('1h', 'wait before a remote cut off for lying or flooding is connected again (doubles per offence, up to 24 h)'),
+    catchUpBudget: duration('2m', 'most time one catch-up (what a dropped remote sent while we were away) may take'),
+    outboxInterval: duration('1h', 'outbox refresh: time between two rounds that fetch stale or uncrawled pubkeys\' directory events from their own write relays; 0 = off'),
+    outboxStale: duration('7d', 'outbox refresh: a pubkey whose relay list is older than this is refreshed'),
+    outboxPubkeys: int(1000, 'outbox refresh: most pubkeys refreshed per round', 0, 1_000_000),
+    outboxBatch: int(100, 'outbox refresh: authors per REQ', 1, 1000),
+    outboxRelaysPerPubkey: int(2, 'outbox refresh: write relays asked per pubkey', 1, 10),
+  })
+  .strict()
+  .prefault({})
+  .describe('live subscriptions for the directory kinds');
+
 export const spiderSchema = z
   .object({
     enabled: bool(false, 'run the directory spider inside the relay (env alias ORBWEAVER_SPIDER)').meta({ env: 'SPIDER' }),
@@ -10,7 +36,8 @@ export const spiderSchema = z
     seeds: pubkeyList('seed pubkeys'),
     admins: pubkeyList('pubkeys whose kind 3 follows also become seeds'),
     bootstrapRelays: relayUrlList('relays (ws:// or wss://) asked for the seeds\' kind 10002 lists when the local store lacks them'),
-    kinds: intList([0, 3, 10000, 10002], 'kinds fetched completely from every discovered relay'),
+    kinds: intList([0, 3, 10000, 10002, 10050, 10007, 10006, 10063, 10019], 'kinds fetched completely from every discovered relay (and followed live): profiles, follows, mute lists, relay lists, DM relays, search relays, blocked relays, blob servers, nutzap info'),
+    allLists: bool(false, 'also fetch (and follow live) the other replaceable lists of the 10000-19999 range that NIPs define (NIP-51 pins, bookmarks, communities, chats, interests, emojis, relay sets, wiki…), besides spider.kinds'),
     selfUrls: relayUrlList('our own public relay URLs, never crawled'),
     allowPrivate: bool(false, 'allow loopback, private and link-local relay addresses (tests)'),
     maxRelaysPerHop: int(500, 'most relays taken into each hop', 1),
@@ -43,6 +70,7 @@ export const spiderSchema = z
     workerKey: secretKey('orbweaver worker: secret key (hex or nsec) it authenticates with (NIP-42) to the home relay; keep it out of shared config'),
     workerPubkeys: pubkeyList('relay side: pubkeys of spider workers; once authenticated they are exempt from rate limits'),
     deliveryTimeout: duration('5m', 'orbweaver worker: how long it keeps retrying delivery of an event to the home relay before the attempt fails'),
+    live: liveSchema,
     // NIP-66 monitor, finder and validator (src/monitor; docs/monitor.md)
     monitor: bool(false, 'run the NIP-66 monitor: check every directory relay each monitorInterval, publish kind 30166/10166, validate relay candidates found in stored events'),
     monitorInterval: duration('1h', 'time between monitor cycles (every directory relay checked once per cycle); at least 1s').refine((v) => v >= 1000, 'expected at least 1s'),

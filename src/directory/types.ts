@@ -91,6 +91,11 @@ export interface WorkItem {
    * is the worker's, not the relay's (src/spider/fetch/crawl.ts).
    */
   allowPrivate?: boolean;
+  /**
+   * Only events created at or after this second (a live remote's catch-up after a disconnect): NIP-77
+   * reconciles just that range; paging goes by the cursors, which the catch-up sets to match.
+   */
+  since?: number;
 }
 
 export type RelayOutcome =

@@ -15,6 +15,7 @@ import { SpiderRuns } from '../directory/runs.js';
 import { nextHop, type Candidate } from './discovery/relay-lists.js';
 import { MemoryQueue, type WorkQueue } from './queue/memory.js';
 import { RedisQueue } from './queue/redis.js';
+import { directoryKinds } from './kinds.js';
 import { createScheduler } from '../lib/scheduler.js';
 import { resolveSeeds } from './discovery/seeds.js';
 import { ingestSink, type EventSink } from '../ingest/sink.js';
@@ -131,7 +132,7 @@ export function createSpider(deps: SpiderDeps): Spider {
       : new MemoryQueue(cfg.maxAttempts));
     if (queue instanceof RedisQueue) log.info({ queueKey: cfg.queueKey, run: queue.run, localWorkers: cfg.work ? cfg.concurrency : 0 }, 'spider: coordinating the crawl through redis');
     const opts = crawlOptions(cfg);
-    log.info({ hops: cfg.hops, kinds: cfg.kinds, seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
+    log.info({ hops: cfg.hops, kinds: directoryKinds(cfg), seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
     try {
       const seeds = await resolveSeeds({
         store: deps.store, sink, verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
@@ -173,7 +174,7 @@ export function createSpider(deps: SpiderDeps): Spider {
             h.skipped++;
             log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
           } else {
-            items.push({ url: c.url, hop, kinds: cfg.kinds, discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
+            items.push({ url: c.url, hop, kinds: directoryKinds(cfg), discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
           }
         }
         Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });

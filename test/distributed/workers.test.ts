@@ -66,6 +66,8 @@ after(async () => {
 /** Settings shared by the relay and the workers (crawl timeouts small, lease TTL of 3 s). */
 const common = (queueKey: string): Record<string, string> => ({
   ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_IDLE_TIMEOUT: '1200ms', ORBWEAVER_SPIDER_CONNECT_TIMEOUT: '3s', ORBWEAVER_SPIDER_PAUSE: '0',
+  // the four kinds this network and its timings were written for
+  ORBWEAVER_SPIDER_KINDS: '0,3,10000,10002',
   ORBWEAVER_SPIDER_LEASE_TTL: '3s', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '3', ORBWEAVER_SPIDER_QUEUE_KEY: queueKey, ORBWEAVER_SPIDER_RATE_LIMIT_BACKOFF: '20ms',
 });
 
@@ -78,6 +80,8 @@ async function coordinator(queueKey: string, env: Record<string, string> = {}, d
     ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: boot.url, ORBWEAVER_SPIDER_HOPS: '2',
     ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_REDIS: redis.url, ORBWEAVER_SPIDER_WORK: '0',
     ORBWEAVER_SPIDER_WORKER_PUBKEYS: workerKey.pk,
+    // the crawl is the subject: live mode would open connections of its own after the run
+    ORBWEAVER_SPIDER_LIVE_ENABLED: '0',
     // AUTH required to write, and rate limits a worker's burst would exceed: workers are exempt.
     ORBWEAVER_AUTH_REQUIRED: 'write', ORBWEAVER_RATE_LIMITS_PER_IP_EVENT: '20', ORBWEAVER_RATE_LIMITS_PER_CONNECTION_EVENT: '20', ORBWEAVER_RATE_LIMITS_BURST_SECONDS: '1',
     ...env,
@@ -117,7 +121,7 @@ test('in-process crawl of the test network (the reference)', async () => {
   try {
     resetCounts(net);
     const spider = createSpider({
-      config: spiderConfig({ seeds: [seed.pk], bootstrapRelays: [boot.url], hops: 2, idleTimeout: '1200ms' }),
+      config: spiderConfig({ seeds: [seed.pk], bootstrapRelays: [boot.url], hops: 2, idleTimeout: '1200ms', kinds: [0, 3, 10000, 10002] }),
       store: home.store, ingest: home.ingest, logger: quietLog,
     });
     const s = await spider.runOnce();

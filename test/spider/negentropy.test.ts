@@ -59,7 +59,7 @@ test('NIP-77 where it is served, paging elsewhere: the same events as paging eve
     const perKind = new Map<string, Record<string, number> | undefined>();
     const run = async (home: Home, negentropy: string) => {
       const spider = createSpider({
-        config: spiderConfig({ seeds: [seed.pk], hops: 0, concurrency: 3, negentropy }), store: home.store, ingest: home.ingest, logger: quietLog,
+        config: spiderConfig({ seeds: [seed.pk], hops: 0, concurrency: 3, negentropy, kinds: DIRECTORY_KINDS }), store: home.store, ingest: home.ingest, logger: quietLog,
         onRelayResult: (r) => { if (negentropy === 'listed') perKind.set(r.url, r.kinds); },
       });
       try { return await spider.runOnce(); } finally { await spider.stop(); }

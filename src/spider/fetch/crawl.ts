@@ -163,7 +163,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     await Promise.all(Array.from({ length: Math.min(parallel, kinds.length) }, async () => {
       while (next < kinds.length) {
         const kind = kinds[next++];
-        const k = (await syncKind(ctx, kind, now, negFailed)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
+        const k = (await syncKind(ctx, kind, now, negFailed, item.since)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
         log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');

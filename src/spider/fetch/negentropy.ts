@@ -59,7 +59,7 @@ class Unremembered extends Seen {
  * KindFetch (complete, cursor [0, now]), or null when the relay did not do NIP-77 for it (the kind
  * is then paged). `failed` is shared by the kinds of one relay: after one failure the others page.
  */
-export async function syncKind(ctx: FetchContext, kind: number, now: number, failed: { reason?: string }): Promise<KindFetch | null> {
+export async function syncKind(ctx: FetchContext, kind: number, now: number, failed: { reason?: string }, since?: number): Promise<KindFetch | null> {
   const home = ctx.home;
   if (!home || failed.reason !== undefined) return null;
   const k = newKindFetch(kind, undefined);
@@ -86,7 +86,7 @@ export async function syncKind(ctx: FetchContext, kind: number, now: number, fai
     if (fetchError !== null) throw fetchError;
   };
   try {
-    await reconcileFilter(ctx.client, { kinds: [kind] }, {
+    await reconcileFilter(ctx.client, since === undefined ? { kinds: [kind] } : { kinds: [kind], since }, {
       frameSizeLimit: FRAME_SIZE_LIMIT,
       timeout: ctx.opts.idleTimeout,
       localItems: async (part) => {
@@ -124,7 +124,7 @@ export async function syncKind(ctx: FetchContext, kind: number, now: number, fai
   // what the relay holds of the kind (the monitor's events per kind): the home's set, less what
   // only the home has, plus what only the relay has
   k.events = Math.max(0, homeCount - stats.have + stats.need);
-  k.cursor = { lo: 0, hi: now };
+  k.cursor = { lo: since ?? 0, hi: now };
   ctx.log.debug({ url, kind, need: stats.need, have: stats.have, rounds: stats.rounds, sessions: stats.sessions, bytes: stats.bytesUp + stats.bytesDown }, 'spider: kind reconciled with NIP-77');
   return k;
 }
