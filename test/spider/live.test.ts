@@ -5,7 +5,8 @@
 // dates) or flood are cut off, and the others keep flowing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
+import net from 'node:net';
+import { startRelayProcess, startRelayProcesses, type RelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { waitFor } from './harness.js';
@@ -179,3 +180,83 @@ test('outbox refresh: pubkeys whose lists name uncrawled relays, or are old, are
     await Promise.all([a.close(), c.close()]);
   }
 });
+
+// The same with this relay as the remotes, at its public defaults: what people publish to their own
+// orbweaver relays reaches the home's live subscribers, and a remote restarted with its data loses
+// nothing (what it took right after coming back, dated before the home's new subscription, arrives
+// by the catch-up).
+test('live mode against orbweaver remotes at public defaults: updates arrive, a restarted remote is caught up', async () => {
+  // r1 on a port of its own choosing, as an operator runs a relay: a listen on port 0 does not set
+  // SO_REUSEADDR, and a restart on that port would wait out the old connections' TIME_WAIT
+  const [r1, r2] = await startRelayProcesses({ port: await freePort() }, {});
+  const seed = keypair();
+  const alice = keypair();
+  const bob = keypair();
+  const publish = async (url: string, ...evs: NostrEvent[]) => {
+    const c = await Client.open(url);
+    try {
+      for (const e of evs) assert.equal((await c.publish(e)).ok, true, `${url} stored ${e.kind}`);
+    } finally {
+      c.close();
+    }
+  };
+  await publish(r1!.url, relayList(seed.sk, T0, [r1!.url, r2!.url]), relayList(alice.sk, T0, [r1!.url]), sign(alice.sk, 0, T0, [], 'alice v1'));
+  await publish(r2!.url, relayList(bob.sk, T0, [r2!.url]), sign(bob.sk, 0, T0, [], 'bob v1'));
+  let remote1 = r1!;
+  const home = await startRelayProcess({
+    env: {
+      ORBWEAVER_SPIDER: '1',
+      ORBWEAVER_SPIDER_SEEDS: seed.pk,
+      ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: r1!.url,
+      ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
+      ORBWEAVER_SPIDER_HOPS: '0',
+      ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
+      ORBWEAVER_SPIDER_PAUSE: '0',
+      ORBWEAVER_SPIDER_INTERVAL: '24h',
+      ORBWEAVER_SPIDER_LIVE_RECONNECT_BACKOFF: '100ms',
+      ORBWEAVER_SPIDER_LIVE_MAX_RECONNECT_BACKOFF: '500ms',
+    },
+  });
+  const sub = await Client.open(home.url);
+  try {
+    await waitRows(home, (r) => [r1!, r2!].every((x) => /^live;/.test(r[x.url] ?? '')), 'both orbweaver remotes live');
+    sub.send(['REQ', 'live', { kinds: [0, 10002], since: now() - 120 }]);
+    await sub.next((m) => m[0] === 'EOSE' && m[1] === 'live');
+    const got = () => new Set(sub.inbox.filter((m) => m[0] === 'EVENT' && m[1] === 'live').map((m) => (m[2] as NostrEvent).id));
+
+    const aliceV2 = sign(alice.sk, 0, now(), [], 'alice v2');
+    const bobV2 = sign(bob.sk, 10002, now(), [['r', r2!.url], ['r', r1!.url]]);
+    await publish(r1!.url, aliceV2);
+    await publish(r2!.url, bobV2);
+    await waitFor(() => got().has(aliceV2.id) && got().has(bobV2.id), 15_000, 'updates on the orbweaver remotes delivered to our subscriber');
+
+    // r1 stops (SIGTERM) and comes back on the same port with its data
+    const { port, dataDir } = remote1;
+    assert.equal(await remote1.stop(), 0);
+    await waitRows(home, (r) => !/^live;/.test(r[r1!.url] ?? ''), 'r1 seen as dropped');
+    remote1 = await startRelayProcess({ port, dataDir });
+    const whileAway = [sign(alice.sk, 10002, now() - 30, [['r', r1!.url], ['r', r2!.url]]), sign(keypair().sk, 0, now() - 30, [], 'new person')];
+    await publish(remote1.url, ...whileAway);
+    await waitFor(() => whileAway.every((e) => got().has(e.id)), 20_000, 'what r1 took while we were away caught up');
+    const check = await Client.open(home.url);
+    try {
+      assert.deepEqual((await check.query({ ids: whileAway.map((e) => e.id) })).events.map((e) => e.id).sort(), whileAway.map((e) => e.id).sort(), 'stored at home');
+    } finally {
+      check.close();
+    }
+  } finally {
+    sub.close();
+    await home.cleanup();
+    await Promise.all([remote1.cleanup(), r2!.cleanup()]);
+  }
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+    srv.once('error', reject);
+  });
+}
