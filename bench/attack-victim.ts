@@ -10,4 +10,4 @@ let stopped = false;
 parentPort!.once('message', () => { stopped = true; });
 const r = await victim(d.url, undefined, d.ids, d.fresh, () => stopped, d.timeoutMs);
 const h = (x: typeof r.byId) => ({ counts: x.counts, count: x.count, sum: x.sum, max: x.max });
-parentPort!.postMessage({ byId: h(r.byId), small: h(r.small), eventOk: h(r.eventOk), timeouts: r.timeouts, failures: r.failures });
+parentPort!.postMessage({ byId: h(r.byId), small: h(r.small), eventOk: h(r.eventOk), timeouts: r.timeouts, failures: r.failures, acked: r.acked, lost: r.lost });

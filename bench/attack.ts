@@ -349,7 +349,7 @@ async function measureVictim(url: string, ids: string[], fresh: NostrEvent[], ti
   const done = new Promise<VictimResult>((resolve, reject) => {
     w.once('message', (m: Record<string, unknown>) => {
       const h = (x: { counts: Float64Array; count: number; sum: number; max: number }) => Object.assign(new Histogram(), { count: x.count, sum: x.sum, max: x.max }, { counts: x.counts });
-      resolve({ byId: h(m.byId as never), small: h(m.small as never), eventOk: h(m.eventOk as never), timeouts: m.timeouts as number, failures: m.failures as Record<string, number> });
+      resolve({ byId: h(m.byId as never), small: h(m.small as never), eventOk: h(m.eventOk as never), timeouts: m.timeouts as number, failures: m.failures as Record<string, number>, acked: m.acked as number, lost: m.lost as number });
     });
     w.once('error', reject);
   });
@@ -484,6 +484,8 @@ export const attack: Bench = {
         victim_event_ok_p99_ms: p99(v.eventOk),
         victim_rounds: v.eventOk.count,
         victim_timeouts: v.timeouts,
+        victim_acked: v.acked,
+        victim_acked_lost: v.lost,
         victim_failures: Object.keys(v.failures).length ? v.failures : undefined,
         attacker: attackStats,
         attacker_address: address,
@@ -500,6 +502,7 @@ export const attack: Bench = {
         'EVENT OK p50 ms': result.victim_event_ok_p50_ms,
         'p99 (id/REQ/OK) ms': `${result.victim_by_id_p99_ms} / ${result.victim_small_req_p99_ms} / ${result.victim_event_ok_p99_ms}`,
         'victim failures': v.timeouts + Object.values(v.failures).reduce((a, b) => a + b, 0),
+        'acked / lost': `${v.acked} / ${v.lost}`,
       });
       log(`  attacker saw: ${JSON.stringify(attackStats)}`);
       if (!survived) { log('attack: the relay no longer answers; stopping'); break; }

@@ -59,11 +59,16 @@ export async function challengeOf(s: Sock): Promise<string> {
 /** The NIP-01 prefix of a refusal message. */
 export const prefixOf = (msg: unknown): string => String(msg ?? '').split(':')[0] || '(empty)';
 
-export interface VictimResult { byId: Histogram; small: Histogram; eventOk: Histogram; timeouts: number; failures: Record<string, number> }
+export interface VictimResult {
+  byId: Histogram; small: Histogram; eventOk: Histogram; timeouts: number; failures: Record<string, number>;
+  /** events the relay answered OK true during the run, and how many of them a read by id afterwards did not find */
+  acked: number; lost: number;
+}
 
 /** One connection, closed loop until `stop()`: REQ by id, small REQ, EVENT -> OK, then a 10 ms pause. */
 export async function victim(url: string, address: string | undefined, ids: string[], fresh: NostrEvent[], stop: () => boolean, timeoutMs: number): Promise<VictimResult> {
-  const r: VictimResult = { byId: new Histogram(), small: new Histogram(), eventOk: new Histogram(), timeouts: 0, failures: {} };
+  const r: VictimResult = { byId: new Histogram(), small: new Histogram(), eventOk: new Histogram(), timeouts: 0, failures: {}, acked: 0, lost: 0 };
+  const acked = new Set<string>();
   const fail = (k: string) => { r.failures[k] = (r.failures[k] ?? 0) + 1; };
   let s: Sock | null = null;
   let waiter: { match: (m: unknown[]) => boolean; done: (m: unknown[] | null) => void } | null = null;
@@ -73,9 +78,9 @@ export async function victim(url: string, address: string | undefined, ids: stri
     c.ws.on('close', () => { const w = waiter; waiter = null; w?.done(null); });
     return c;
   };
-  const ask = async (frame: unknown, match: (m: unknown[]) => boolean, h: Histogram, what: string): Promise<void> => {
+  const ask = async (frame: unknown, match: (m: unknown[]) => boolean, h: Histogram, what: string): Promise<unknown[] | null> => {
     if (!s || s.closed) {
-      try { s = await connect(); } catch { fail(`${what}: cannot connect`); await sleep(100); return; }
+      try { s = await connect(); } catch { fail(`${what}: cannot connect`); await sleep(100); return null; }
     }
     const c = s;
     const t0 = performance.now();
@@ -84,11 +89,12 @@ export async function victim(url: string, address: string | undefined, ids: stri
       waiter = { match, done: (x) => { clearTimeout(timer); resolve(x); } };
       send(c, frame);
     });
-    if (m === 'timeout') { r.timeouts++; h.record(timeoutMs); return; }
-    if (m === null) { fail(`${what}: connection closed`); return; }
+    if (m === 'timeout') { r.timeouts++; h.record(timeoutMs); return null; }
+    if (m === null) { fail(`${what}: connection closed`); return null; }
     h.record(performance.now() - t0);
     if (m[0] === 'CLOSED') fail(`${what}: ${prefixOf(m[2])}`);
     if (m[0] === 'OK' && m[2] !== true) fail(`${what}: ${prefixOf(m[3])}`);
+    return m;
   };
   for (let i = 0; !stop(); i++) {
     const byId = `v${i}`;
@@ -98,11 +104,38 @@ export async function victim(url: string, address: string | undefined, ids: stri
     await ask(['REQ', small, { kinds: [1], limit: 10 }], (m) => (m[0] === 'EOSE' || m[0] === 'CLOSED') && m[1] === small, r.small, 'small REQ');
     if (s) send(s, ['CLOSE', small]);
     const ev = fresh[i % fresh.length];
-    await ask(['EVENT', ev], (m) => m[0] === 'OK' && m[1] === ev.id, r.eventOk, 'EVENT');
+    const ok = await ask(['EVENT', ev], (m) => m[0] === 'OK' && m[1] === ev.id, r.eventOk, 'EVENT');
+    if (ok?.[2] === true) acked.add(ev.id);
     await sleep(10);
   }
   (s as Sock | null)?.ws.terminate();
+  r.acked = acked.size;
+  r.lost = await unread(url, address, [...acked]);
   return r;
+}
+
+/** How many of `ids` a read by id (new connection, 500 ids a REQ) does not return: lost acknowledged events. */
+async function unread(url: string, address: string | undefined, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  const found = new Set<string>();
+  const c = await open(url, address);
+  try {
+    for (let i = 0; i < ids.length; i += 500) {
+      const sub = `back${i}`;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 30_000);
+        c.onMessage = (m) => {
+          if (m[0] === 'EVENT' && m[1] === sub) found.add((m[2] as NostrEvent).id);
+          if ((m[0] === 'EOSE' || m[0] === 'CLOSED') && m[1] === sub) { clearTimeout(t); resolve(); }
+        };
+        send(c, ['REQ', sub, { ids: ids.slice(i, i + 500) }]);
+      });
+      send(c, ['CLOSE', sub]);
+    }
+  } finally {
+    c.ws.terminate();
+  }
+  return ids.length - found.size;
 }
 
 /**
