@@ -20,7 +20,8 @@ export interface LiveSub<C> {
   filters: Filter[];
 }
 
-type Entry<C> = { sub: LiveSub<C>; filter: Filter };
+/** spamHidden: a NIP-50 search without include:spam, which leaves out authors the trust rank hides */
+type Entry<C> = { sub: LiveSub<C>; filter: Filter; spamHidden: boolean };
 /** What one key holds: a key named by one filter holds that entry itself, not a Set of one. */
 type Slot<E> = E | Set<E>;
 type Visit<E> = (e: E) => void;
@@ -84,6 +85,13 @@ const NO_SUBS: never[] = [];
 const tagKey = (name: string, value: string) => `${name}\u0000${value}`;
 
 export class LiveIndex<C> {
+  /**
+   * @param hiddenFromSearch authors whose events a search leaves out unless it says include:spam
+   * (trust ranks, store/ranks.ts): the same rule stored searches follow, so a live search does not
+   * deliver what the same search over the store would hide
+   */
+  constructor(private readonly hiddenFromSearch?: (pubkey: string) => boolean) {}
+
   private ids = new HexBuckets<Entry<C>>();
   private authors = new HexBuckets<Entry<C>>();
   private byTag = new Buckets<string, Entry<C>>();
@@ -108,7 +116,9 @@ export class LiveIndex<C> {
   get size(): number { return this.entries.size; }
 
   add(sub: LiveSub<C>): void {
-    this.entries.set(sub, sub.filters.map((filter) => ({ sub, filter })));
+    this.entries.set(sub, sub.filters.map((filter) => ({
+      sub, filter, spamHidden: this.hiddenFromSearch !== undefined && isActiveSearch(filter.search) && !filter.search!.includeSpam,
+    })));
     this.unfiled.add(sub);
   }
 
@@ -163,10 +173,13 @@ export class LiveIndex<C> {
       this.unfiled.clear();
     }
     const hits = new Set<LiveSub<C>>();
+    let hidden: boolean | undefined; // looked up once per event, and only when a search would match
     const check = (e: Entry<C>) => {
       if (hits.has(e.sub)) return;
       this.checks++;
-      if (matchFilter(e.filter, ev)) hits.add(e.sub);
+      if (!matchFilter(e.filter, ev)) return;
+      if (e.spamHidden && (hidden ??= this.hiddenFromSearch!(ev.pubkey))) return;
+      hits.add(e.sub);
     };
     this.ids.visit(ev.id, check);
     this.authors.visit(ev.pubkey, check);

@@ -74,7 +74,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   if (!native) logger.warn({ reason: uwsError, uwsPackage }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
   const { pipeline, registry, metrics } = deps;
   const { store, verifier, policies, access, ingest } = pipeline;
-  const live = new LiveIndex<Connection>();
+  const live = new LiveIndex<Connection>(config.trust.enabled ? (pk) => store.ranks.hiddenFromSearch(pk) : undefined);
   const connections = new Set<Connection>();
   const queries: QueryRunner =
     config.queryThreads > 0

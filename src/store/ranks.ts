@@ -81,6 +81,17 @@ export class RankStore {
     return this.dbs.meta.get(RANK_META_KEY) as RankMeta | undefined;
   }
 
+  /**
+   * Whether a search without include:spam leaves this author out: a rooted pass ranked it below
+   * its hideBelow (the rule of stored searches, store/search/scan.ts; unscored pubkeys never).
+   */
+  hiddenFromSearch(pubkeyHex: string): boolean {
+    const m = this.meta();
+    if (m?.mode !== 'rooted' || !(m.hideBelow > 0)) return false;
+    const r = this.get(pubkeyHex);
+    return r !== undefined && r.rank < m.hideBelow;
+  }
+
   get(pubkeyHex: string): RankRecord | undefined {
     if (!/^[0-9a-f]{64}$/.test(pubkeyHex)) return undefined;
     const v = this.dbs.rank.getBinaryFast(Buffer.from(pubkeyHex, 'hex'));

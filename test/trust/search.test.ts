@@ -61,6 +61,25 @@ test('search ranked by trust: the person before same-name impersonators, sybil r
   // COUNT agrees with REQ
   assert.deepEqual((await c.count({ kinds: [0], search: NAME }))[2], { count: 2 + strangers.length });
   assert.deepEqual((await c.count({ kinds: [0], search: `${NAME} include:spam` }))[2], { count: 3 + strangers.length });
+
+  // live searches follow the same rule: a new profile of the untrusted author reaches only the
+  // subscription that says include:spam; the person's update reaches both
+  const live = await Client.open(relay.url);
+  live.send(['REQ', 'plain', { kinds: [0], search: NAME, limit: 0 }]);
+  live.send(['REQ', 'spam', { kinds: [0], search: `${NAME} include:spam`, limit: 0 }]);
+  await live.next((m) => m[0] === 'EOSE' && m[1] === 'plain');
+  await live.next((m) => m[0] === 'EOSE' && m[1] === 'spam');
+  const now = Math.floor(Date.now() / 1000);
+  const nobodyV2 = scoredNobody.sign({ kind: 0, created_at: now, content: JSON.stringify({ name: NAME, about: 'still the real one' }) });
+  const personV2 = person.sign({ kind: 0, created_at: now, content: JSON.stringify({ name: NAME, about: 'the real one, updated' }) });
+  await pub(nobodyV2);
+  await pub(personV2);
+  // delivered in the order stored: the first event each subscription gets after its EOSE tells
+  const first = async (sub: string) => ((await live.next((m) => m[0] === 'EVENT' && m[1] === sub))[2] as NostrEvent).id;
+  assert.equal(await first('plain'), personV2.id, 'the live search leaves the untrusted author out');
+  assert.equal(await first('spam'), nobodyV2.id, 'include:spam delivers the untrusted author too');
+  assert.equal(await first('spam'), personV2.id);
+  live.close();
   c.close();
 });
 
