@@ -74,10 +74,13 @@ export async function syncCommand(config: Config, argv: string[]): Promise<numbe
   try {
     // the first sync decides the exit code
     const since = Math.floor(Date.now() / 1000) - 60;
-    client = await attempt(opts, s);
+    client = await attempt(opts, s, followMode);
     if (!client) code = s.reached ? 2 : 1;
     else if (followMode) {
-      progress.line(`caught up; following ${url} (SIGINT/SIGTERM to stop)`);
+      if (s.error) {
+        code = 2;
+        progress.line(`first sync incomplete (${errorText(s)}); following ${url} anyway (SIGINT/SIGTERM to stop)`);
+      } else progress.line(`caught up; following ${url} (SIGINT/SIGTERM to stop)`);
       let from = since;
       let wait = 1000;
       while (!stopper.signal.aborted) {
@@ -93,9 +96,11 @@ export async function syncCommand(config: Config, argv: string[]): Promise<numbe
         // catch up again with a new reconciliation, then follow from there
         from = Math.floor(Date.now() / 1000) - 60;
         s.error = undefined;
-        client = await attempt(opts, s);
-        if (client) wait = 1000;
-        else {
+        client = await attempt(opts, s, true);
+        if (client) {
+          wait = 1000;
+          if (s.error) progress.line(`catch-up incomplete (${errorText(s)}); following again`);
+        } else {
           progress.line(`sync failed (${errorText(s)}); retrying in ${Math.min(wait * 2, 60_000) / 1000} s`);
           wait = Math.min(wait * 2, 60_000);
         }
@@ -117,7 +122,12 @@ export async function syncCommand(config: Config, argv: string[]): Promise<numbe
 const errorText = (s: SyncSummary): string => s.error?.message ?? 'unknown error';
 
 /** Connects and syncs once; errors land in s.error. Returns the open connection on success, else null. */
-async function attempt(opts: Parameters<typeof syncOnce>[1], s: SyncSummary): Promise<RelayClient | null> {
+/**
+ * Connects and syncs once; the open client when done, null on failure (s.error says why). With
+ * `keepIfIncomplete` (--follow), a sync that only missed events the remote did not send (deleted
+ * meanwhile, say) still hands back its client: the error is reported and following goes on.
+ */
+async function attempt(opts: Parameters<typeof syncOnce>[1], s: SyncSummary, keepIfIncomplete = false): Promise<RelayClient | null> {
   let client: RelayClient;
   try {
     client = await connectRemote(opts.url, opts.config, opts.signal);
@@ -130,6 +140,10 @@ async function attempt(opts: Parameters<typeof syncOnce>[1], s: SyncSummary): Pr
     await syncOnce(client, opts, s);
     return client;
   } catch (e) {
+    if (keepIfIncomplete && e instanceof SyncError && e.kind === 'incomplete' && !client.closeReason) {
+      s.error = { kind: e.kind, message: e.message };
+      return client;
+    }
     client.close();
     if (e instanceof SyncError) s.error = { kind: e.message.startsWith('delivery failed') ? 'delivery' : e.kind, message: e.message };
     else s.error = { kind: 'protocol', message: (e as Error).message };

@@ -354,6 +354,48 @@ describe('misbehaving remotes are bounded and reported', () => {
     }
   });
 
+  test('--follow goes on following after a first sync that missed events the remote no longer sends (exit 2 at the end)', async () => {
+    const a = new Author();
+    const kept = a.sign({ content: 'kept', created_at: BASE + 1 });
+    const gone = a.sign({ content: 'deleted meanwhile', created_at: BASE + 2 });
+    const fresh = a.sign({ content: 'published while we follow' });
+    behaviour = (send, m) => {
+      if (m[0] === 'NEG-OPEN') send(['NEG-MSG', m[1], offer([kept.id, gone.id])]);
+      if (m[0] === 'REQ') {
+        const f = m[2] as { ids?: string[] };
+        if (f.ids) {
+          if (f.ids.includes(kept.id)) send(['EVENT', m[1], kept]);
+          send(['EOSE', m[1]]);
+        } else {
+          send(['EOSE', m[1]]);
+          setTimeout(() => send(['EVENT', m[1], fresh]), 300);
+        }
+      }
+    };
+    const home = await startRelayProcess();
+    const p = spawn(process.execPath, [CLI, 'sync', url, '--follow', '--json', '--data', home.dataDir, '--port', String(home.port)], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn', ...env } });
+    let stderr = '';
+    let stdout = '';
+    p.stderr.on('data', (d) => (stderr += d));
+    p.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((r) => p.on('exit', r));
+    const watcher = await Client.open(home.url);
+    try {
+      watcher.send(['REQ', 'w', { ids: [fresh.id] }]);
+      await watcher.next((m) => m[0] === 'EVENT' && (m[2] as NostrEvent).id === fresh.id, 20_000, 'the live event on the home relay');
+      assert.match(stderr, /first sync incomplete \(1 of 2 events asked for were not fetched.*\); following .* anyway/);
+      p.kill('SIGTERM');
+      assert.equal(await exited, 2, 'the first sync decides the exit code');
+      const summary = JSON.parse(stdout.trim()) as SyncSummary;
+      assert.equal(summary.error?.kind, 'incomplete');
+      assert.ok(summary.followed >= 1);
+    } finally {
+      watcher.close();
+      p.kill('SIGKILL');
+      await home.cleanup();
+    }
+  });
+
   test('events we did not ask for are dropped; an unreachable remote exits 1', async () => {
     const a = new Author();
     const offered = a.sign({ content: 'offered' });
