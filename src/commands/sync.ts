@@ -11,6 +11,7 @@ import { connectRemote, emptySummary, follow, syncOnce, type Direction, type Syn
 import { SyncError } from '../remote/reconcile.js';
 import type { RelayClient } from '../remote/client.js';
 import { fmt, takeFlag, takeOption, UsageError } from './common.js';
+import { sleep } from '../lib/sleep.js';
 
 export const SYNC_USAGE = `usage: orbweaver sync <relay-url> [--filter '<filter JSON>'] [--dir down|up|both] [--follow]
                      [--json] [--relay ws://host:port | --local]
@@ -167,17 +168,6 @@ function parseFilters(text: string, config: Config): Filter[] {
     throw e;
   }
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 const sum = (r: Partial<Record<string, number>>) => Object.values(r).reduce((a: number, b) => a + (b ?? 0), 0);
 

@@ -22,6 +22,7 @@ import { ingestSink, type EventSink } from '../ingest/sink.js';
 import { emptyStatus, formatSummary, metricsText, nothingCrawled, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
 import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from '../directory/types.js';
 import { normalizeRelayUrl, parseTarget, syntacticRefusal, type Target } from '../remote/url.js';
+import { sleep } from '../lib/sleep.js';
 
 export type SpiderConfig = Config['spider'];
 
@@ -68,14 +69,6 @@ export interface Spider {
   /** stops scheduling, ends the run in progress quickly (connections closed), waits for it */
   stop(): Promise<void>;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export function crawlOptions(c: SpiderConfig): CrawlOptions {
   return {

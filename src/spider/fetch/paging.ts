@@ -22,6 +22,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import type { Filter } from '../../nostr/filter.js';
 import { isReplaceable } from '../../nostr/kinds.js';
 import type { HomeItems } from './negentropy.js';
+import { sleep } from '../../lib/sleep.js';
 
 export interface FetchOptions {
   pageSize: number;
@@ -96,14 +97,6 @@ export interface KindFetch {
 
 /** A fetch that cannot go on (refused, silent, cut off): the kind ends with this error. */
 export class FetchError extends Error {}
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export function pageLimit(ctx: FetchContext): number {
   let l = ctx.opts.pageSize;

@@ -20,6 +20,7 @@ import { MAX_PENDING_EVENTS } from '../fetch/crawl.js';
 import { zeroCounts, type FetchCounts } from '../../directory/types.js';
 import type { IngestStatus } from '../../ingest/types.js';
 import { writeRelays } from './select.js';
+import { sleep } from '../../lib/sleep.js';
 
 export interface OutboxOptions {
   kinds: number[];
@@ -51,14 +52,6 @@ export interface OutboxDeps {
 
 /** Pubkeys refreshed recently, remembered up to this many (then the expired ones, or all, forgotten). */
 const RECENT_MAX = 100_000;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 export interface OutboxRound { pubkeys: number; relays: number; counts: FetchCounts }
 

@@ -18,6 +18,7 @@ import { resolveTarget, type Target } from '../../remote/url.js';
 import type { EventSink } from '../../ingest/sink.js';
 import { toWire, type Filter } from '../../nostr/filter.js';
 import { Bucket, checkLiveEvent, MinuteRate } from './check.js';
+import { sleep } from '../../lib/sleep.js';
 
 export interface LiveLimits {
   eventsPerSecond: number;
@@ -74,14 +75,6 @@ export interface RemoteDeps {
   /** told each accepted event (counters of the live set) */
   onEvent?: (stored: boolean) => void;
 }
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); }
-    signal.addEventListener('abort', done, { once: true });
-  });
 
 const nowSec = () => Math.floor(Date.now() / 1000);
 

@@ -26,6 +26,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { DEFAULT_MAX_ATTEMPTS, deadResult, type Lease, type WorkQueue } from './memory.js';
 import type { WorkItem, WorkResult } from '../../directory/types.js';
+import { sleep } from '../../lib/sleep.js';
 
 /** An item as it travels through Redis. */
 export interface QueueItem extends WorkItem {
@@ -198,14 +199,6 @@ return {retried, dead, adopted}`,
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
-
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() { clearTimeout(t); signal?.removeEventListener('abort', done); resolve(); }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 
 /** Reports Redis errors without flooding the log: the first, then one line per 10 s with a count. */
 class ErrorReporter {
