@@ -13,12 +13,12 @@
 // $TMPDIR/orbweaver-bench/crawl-scale/ (written straight into LMDB, or `strfry import`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { formatHelp, parseArgs, UsageError, type OptSpec } from './lib/args.js';
 import { cacheDir, deriveKey, getSigner } from './lib/events.js';
 import { DIRECTORY_DEFAULTS, directoryData, eachEvent, holds, type DirectoryData } from './lib/directory-data.js';
+import { freePort } from './lib/ports.js';
 import { emit, log, machine, table } from './lib/report.js';
 import { openStore } from '../src/store/index.js';
 
@@ -48,14 +48,6 @@ const OPTIONS: OptSpec[] = [
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => res(p)); });
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // Relays

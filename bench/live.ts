@@ -11,7 +11,6 @@
 //   node dist/bench/live.js --url ws://home:7447 --remotes wss://a,wss://b --pid <home pid>
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +18,7 @@ import WebSocket from 'ws';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
 import { flag, formatHelp, list, num, parseArgs, str, UsageError, type OptSpec } from './lib/args.js';
 import { Histogram } from './lib/histogram.js';
+import { freePort } from './lib/ports.js';
 import { emit, log, machine, relayRssMb, table, CpuSampler } from './lib/report.js';
 import { LightRelay } from './lib/light-relay.js';
 
@@ -40,14 +40,6 @@ const OPTIONS: OptSpec[] = [
 ];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => { const p = (s.address() as { port: number }).port; s.close(() => res(p)); });
-  });
-}
 
 interface Proc { url: string; proc: ChildProcess; dir: string }
 

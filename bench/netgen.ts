@@ -17,27 +17,11 @@ import { createInterface } from 'node:readline';
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { publishAll } from './lib/client.js';
 import { deriveKey, getSigner, prng } from './lib/events.js';
+import { logNormal, zipf } from './lib/directory-data.js';
 import { log, emit, machine } from './lib/report.js';
 
 const MAX_FOLLOWS = 800;
 const WORDS = 'nostr bitcoin relay zaps freedom coffee music art photography code running books travel privacy open source'.split(' ');
-
-function zipf(n: number, s: number, rnd: () => number): () => number {
-  const cdf = new Float64Array(n);
-  let sum = 0;
-  for (let i = 0; i < n; i++) { sum += 1 / Math.pow(i + 1, s); cdf[i] = sum; }
-  return () => {
-    const x = rnd() * sum;
-    let lo = 0, hi = n - 1;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (cdf[mid]! < x) lo = mid + 1; else hi = mid; }
-    return lo;
-  };
-}
-
-function logNormal(mean: number, rnd: () => number): () => number {
-  const mu = Math.log(mean) - 0.5;
-  return () => Math.exp(mu + Math.sqrt(-2 * Math.log(Math.max(rnd(), 1e-12))) * Math.cos(2 * Math.PI * rnd()));
-}
 
 export interface NetgenParams {
   authors: number;

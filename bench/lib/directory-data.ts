@@ -43,7 +43,7 @@ const keyOf = (p: DirectoryParams) =>
   `dir-v${VERSION}-a${p.authors}-f${p.followMean}-r${p.relayPool}-span${p.spanSec}-seed-${createHash('sha256').update(p.seed).digest('hex').slice(0, 12)}`;
 
 /** Index drawn from a Zipf(s) distribution over 0..n-1 (rank 0 most likely), by inverse CDF. */
-function zipf(n: number, s: number, rnd: () => number): () => number {
+export function zipf(n: number, s: number, rnd: () => number): () => number {
   const cdf = new Float64Array(n);
   let sum = 0;
   for (let i = 0; i < n; i++) { sum += 1 / Math.pow(i + 1, s); cdf[i] = sum; }
@@ -56,7 +56,7 @@ function zipf(n: number, s: number, rnd: () => number): () => number {
 }
 
 /** Log-normal with the given mean (sigma 1): many short lists, a few very long ones. */
-function logNormal(mean: number, rnd: () => number): () => number {
+export function logNormal(mean: number, rnd: () => number): () => number {
   const sigma = 1;
   const mu = Math.log(mean) - (sigma * sigma) / 2;
   return () => {
