@@ -5,11 +5,11 @@
 // dates) or flood are cut off, and the others keep flowing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { startRelayProcess, startRelayProcesses, type RelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { waitFor } from './harness.js';
+import { freePort } from '../distributed/harness.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
@@ -30,6 +30,27 @@ async function waitRows(home: RelayProcess, cond: (rows: Record<string, string>)
   }
 }
 
+/**
+ * The home relay: its spider crawls the seed's relays (hop 0, bootstrap from `bootstrap`) once a day
+ * and follows them live; `env` adds the live settings of a test. LIVE_TEST_LOGS=1 logs at debug.
+ */
+function startHome(seed: string, bootstrap: string, env: Record<string, string>): Promise<RelayProcess> {
+  return startRelayProcess({
+    env: {
+      ORBWEAVER_SPIDER: '1',
+      ORBWEAVER_SPIDER_SEEDS: seed,
+      ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: bootstrap,
+      ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
+      ORBWEAVER_SPIDER_HOPS: '0',
+      ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
+      ORBWEAVER_SPIDER_PAUSE: '0',
+      ORBWEAVER_SPIDER_INTERVAL: '24h',
+      ...env,
+      ...(process.env.LIVE_TEST_LOGS ? { ORBWEAVER_LOG_LEVEL: 'debug' } : {}),
+    },
+  });
+}
+
 test('live mode: updates arrive, a restarted remote is caught up, liars and floods are cut off', async () => {
   // a serves NIP-77 (its catch-up reconciles), b does not (its catch-up pages)
   const a = await new TestRelay({ flavour: 'strfry', neg: 'serve', nip11: { supported_nips: [1, 11, 77] } }).start();
@@ -45,21 +66,10 @@ test('live mode: updates arrive, a restarted remote is caught up, liars and floo
   // The seed's list names every remote as a write relay; alice writes to a, bob to b.
   a.add(relayList(seed.sk, T0, remotes.map((r) => r.url)), relayList(alice.sk, T0, [a.url]), sign(alice.sk, 0, T0, [], 'alice v1'));
   b.add(relayList(bob.sk, T0, [b.url]), sign(bob.sk, 0, T0, [], 'bob v1'));
-  const home = await startRelayProcess({
-    env: {
-      ORBWEAVER_SPIDER: '1',
-      ORBWEAVER_SPIDER_SEEDS: seed.pk,
-      ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: a.url,
-      ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
-      ORBWEAVER_SPIDER_HOPS: '0',
-      ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
-      ORBWEAVER_SPIDER_PAUSE: '0',
-      ORBWEAVER_SPIDER_INTERVAL: '24h',
-      ORBWEAVER_SPIDER_LIVE_RECONNECT_BACKOFF: '100ms',
-      ORBWEAVER_SPIDER_LIVE_MAX_RECONNECT_BACKOFF: '500ms',
-      ORBWEAVER_SPIDER_LIVE_EVENTS_PER_SECOND: '5',
-      ...(process.env.LIVE_TEST_LOGS ? { ORBWEAVER_LOG_LEVEL: 'debug' } : {}),
-    },
+  const home = await startHome(seed.pk, a.url, {
+    ORBWEAVER_SPIDER_LIVE_RECONNECT_BACKOFF: '100ms',
+    ORBWEAVER_SPIDER_LIVE_MAX_RECONNECT_BACKOFF: '500ms',
+    ORBWEAVER_SPIDER_LIVE_EVENTS_PER_SECOND: '5',
   });
   const sub = await Client.open(home.url);
   try {
@@ -143,21 +153,8 @@ test('outbox refresh: pubkeys whose lists name uncrawled relays, or are old, are
   a.add(relayList(carol.sk, T0, [c.url]), relayList(dave.sk, now() - 10 * DAY, [c.url]));
   const onC = [sign(carol.sk, 0, T0, [], 'carol on her own relay'), sign(dave.sk, 0, T0, [], 'dave on his own relay'), sign(dave.sk, 10050, T0, [['relay', c.url]])];
   c.add(...onC);
-  const home = await startRelayProcess({
-    env: {
-      ORBWEAVER_SPIDER: '1',
-      ORBWEAVER_SPIDER_SEEDS: seed.pk,
-      ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: a.url,
-      ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
-      ORBWEAVER_SPIDER_HOPS: '0',
-      ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
-      ORBWEAVER_SPIDER_PAUSE: '0',
-      ORBWEAVER_SPIDER_INTERVAL: '24h',
-      // a is the one live relay: what reaches us from c comes from the outbox refresh
-      ORBWEAVER_SPIDER_LIVE_MAX_RELAYS: '1',
-      ...(process.env.LIVE_TEST_LOGS ? { ORBWEAVER_LOG_LEVEL: 'debug' } : {}),
-    },
-  });
+  // a is the one live relay: what reaches us from c comes from the outbox refresh
+  const home = await startHome(seed.pk, a.url, { ORBWEAVER_SPIDER_LIVE_MAX_RELAYS: '1' });
   const q = await Client.open(home.url);
   try {
     const held = async () => new Set((await q.query({ ids: onC.map((e) => e.id) })).events.map((e) => e.id));
@@ -203,19 +200,9 @@ test('live mode against orbweaver remotes at public defaults: updates arrive, a 
   await publish(r1!.url, relayList(seed.sk, T0, [r1!.url, r2!.url]), relayList(alice.sk, T0, [r1!.url]), sign(alice.sk, 0, T0, [], 'alice v1'));
   await publish(r2!.url, relayList(bob.sk, T0, [r2!.url]), sign(bob.sk, 0, T0, [], 'bob v1'));
   let remote1 = r1!;
-  const home = await startRelayProcess({
-    env: {
-      ORBWEAVER_SPIDER: '1',
-      ORBWEAVER_SPIDER_SEEDS: seed.pk,
-      ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: r1!.url,
-      ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
-      ORBWEAVER_SPIDER_HOPS: '0',
-      ORBWEAVER_SPIDER_IDLE_TIMEOUT: '2s',
-      ORBWEAVER_SPIDER_PAUSE: '0',
-      ORBWEAVER_SPIDER_INTERVAL: '24h',
-      ORBWEAVER_SPIDER_LIVE_RECONNECT_BACKOFF: '100ms',
-      ORBWEAVER_SPIDER_LIVE_MAX_RECONNECT_BACKOFF: '500ms',
-    },
+  const home = await startHome(seed.pk, r1!.url, {
+    ORBWEAVER_SPIDER_LIVE_RECONNECT_BACKOFF: '100ms',
+    ORBWEAVER_SPIDER_LIVE_MAX_RECONNECT_BACKOFF: '500ms',
   });
   const sub = await Client.open(home.url);
   try {
@@ -250,13 +237,3 @@ test('live mode against orbweaver remotes at public defaults: updates arrive, a 
     await Promise.all([remote1.cleanup(), r2!.cleanup()]);
   }
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-    srv.once('error', reject);
-  });
-}
