@@ -10,8 +10,11 @@ import type { PubkeyWeight } from '../spider/live/select.js';
  * first pass (no ranks), every pubkey counts 1.
  */
 export function trustWeight(ranks: RankStore): PubkeyWeight {
+  // a scan weighs every stored relay list: read the pass record until one exists, not per list
+  // (a pass replaces ranks; none removes them)
+  let ranked = false;
   return (pubkey) => {
-    if (!ranks.meta()) return undefined;
+    if (!ranked && !(ranked = ranks.meta() !== undefined)) return undefined;
     return ((ranks.get(pubkey)?.rank ?? 0) + 1) / 101;
   };
 }

@@ -42,6 +42,9 @@ export interface RankMeta {
   hideBelow: number;
 }
 
+/** The rank below which searches leave a profile out (include:spam aside): a rooted pass's hideBelow, else -1 (none). */
+export const searchHideBelow = (m: RankMeta | undefined): number => (m?.mode === 'rooted' && m.hideBelow > 0 ? m.hideBelow : -1);
+
 export function encodeRank(r: RankRecord, generation: number): Buffer {
   const b = Buffer.allocUnsafe(VALUE_BYTES);
   b.writeDoubleBE(r.score, 0);
@@ -86,10 +89,10 @@ export class RankStore {
    * its hideBelow (the rule of stored searches, store/search/scan.ts; unscored pubkeys never).
    */
   hiddenFromSearch(pubkeyHex: string): boolean {
-    const m = this.meta();
-    if (m?.mode !== 'rooted' || !(m.hideBelow > 0)) return false;
+    const below = searchHideBelow(this.meta());
+    if (below < 0) return false;
     const r = this.get(pubkeyHex);
-    return r !== undefined && r.rank < m.hideBelow;
+    return r !== undefined && r.rank < below;
   }
 
   get(pubkeyHex: string): RankRecord | undefined {

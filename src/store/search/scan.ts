@@ -20,7 +20,7 @@
 import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
 import type { Filter } from '../../nostr/filter.js';
 import { createdAtOf, headerLength, idHexOf, kindOf, OFF_PUBKEY } from '../codec.js';
-import { RANK_META_KEY, rankOfValue, rankScoreOf, type RankMeta } from '../ranks.js';
+import { RANK_META_KEY, rankOfValue, rankScoreOf, searchHideBelow, type RankMeta } from '../ranks.js';
 import type { FrameArena } from '../frames.js';
 import { serialKey } from '../keys.js';
 import { CompiledFilter } from '../match.js';
@@ -95,7 +95,7 @@ export class SearchScan implements Scan {
     const meta = this.s.rankWindow > 0 ? (env.dbs.meta.get(RANK_META_KEY) as RankMeta | undefined) : undefined;
     this.ranked = meta !== undefined;
     this.want = this.ranked ? Math.max(limit, this.s.rankWindow) : limit;
-    this.hideBelow = meta?.mode === 'rooted' && meta.hideBelow > 0 && !this.q.includeSpam ? meta.hideBelow : -1;
+    this.hideBelow = this.q.includeSpam ? -1 : searchHideBelow(meta);
     this.work = this.run();
     if (limit <= 0) this.done = true;
   }
