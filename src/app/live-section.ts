@@ -3,11 +3,11 @@
 // /directory.json, and its /metrics lines. Read from the live set's status; nothing is kept here.
 import type { LiveStatus, RemoteStatus } from '../spider/live/index.js';
 import type { Section } from '../relay/dashboard/status.js';
+import { esc } from '../lib/html.js';
 
 /** Relays listed one by one on the status page (the busiest); /directory lists them all. */
 const STATUS_ROWS = 20;
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const lag = (r: RemoteStatus) => (r.lag === null ? '-' : `${r.lag} s`);
 const state = (r: RemoteStatus) => (r.state === 'cut-off' || r.state === 'waiting') && r.lastProblem ? `${r.state} (${r.lastProblem})` : r.state;
 

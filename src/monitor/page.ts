@@ -5,8 +5,7 @@
 // relay picked (uptime bar and RTT chart as inline SVG).
 import type { DirectoryDocument } from './document.js';
 import { DIRECTORY_SCRIPT } from './client.js';
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { esc } from '../lib/html.js';
 
 const CSS = `
 :root{--fg:#1c2228;--muted:#67717c;--line:#e1e5ea;--panel:#f5f7f9;--link:#2f64c8;--up:#23955a;--warn:#c27a1e;--down:#cf3f52;--open:#2f64c8;--read:#7a4fc4;--write:#c27a1e}

@@ -4,6 +4,7 @@
 import type { RankMeta, RankRecord } from '../store/ranks.js';
 import type { EventStore } from '../store/types.js';
 import type { PassResult } from './pass.js';
+import { esc } from '../lib/html.js';
 
 export interface Person extends RankRecord {
   pubkey: string;
@@ -66,8 +67,6 @@ export function formatPeople(v: PeopleView): string {
   for (const p of v.people) lines.push(`${String(p.rank).padStart(4)}  ${String(p.followers).padStart(9)}  ${String(p.mutes).padStart(5)}  ${p.pubkey}  ${p.name.replace(/[\u0000-\u001f]/g, ' ')}`);
   return lines.join('\n');
 }
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function peoplePage(v: PeopleView, relayName: string, lookup?: { asked: string; person: Person | null }): string {
   const rows = v.people.map((p, i) => `<tr><td>${i + 1}</td><td>${p.rank}</td><td>${p.followers}</td><td>${p.mutes}</td><td><code>${p.pubkey}</code></td><td>${esc(p.name)}</td></tr>`).join('');

@@ -4,8 +4,7 @@
 // last hour, refusals by reason, access figures, the spider's progress and the relay directory.
 import type { DashboardData } from './status.js';
 import { CLIENT_SCRIPT } from './client.js';
-
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { esc } from '../../lib/html.js';
 
 const STYLE = `
 :root{--fg:#1d2329;--muted:#6b7580;--line:#e3e7eb;--card:#f6f8fa;--accent:#3b6fd4;--ok:#2a9d5c;--warn:#c77b2a;--bad:#d1495b}
