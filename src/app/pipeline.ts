@@ -33,11 +33,13 @@ export interface PipelineOptions {
   /** signature-check threads; default config.verifyThreads (commands use 0: checks inline) */
   verifyThreads?: number;
   metrics?: IngestMetrics;
+  /** the writer's transaction bounds, if not config.store.maxBatch and the writer's entry bound (`orbweaver import` takes larger ones) */
+  batch?: { maxBatch: number; maxBatchEntries: number };
 }
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), logger });
+  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

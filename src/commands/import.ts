@@ -30,20 +30,31 @@ export interface ImportSummary {
   seconds: number;
 }
 
-export const IMPORT_USAGE = `usage: orbweaver import [file.jsonl] [--json] [--strict] [--window N]
+export const IMPORT_USAGE = `usage: orbweaver import [file.jsonl] [--json] [--strict] [--batch N] [--window N]
   reads events (one JSON per line) from the file or stdin and stores them through the relay's
   ingest path; summary on stderr (--json: also as JSON on stdout); --strict: exit 1 if any line was
-  rejected; --window: events in flight (default 8000, and at most 64 MiB of them). Refused while a
-  relay runs on the data directory: stop it first.`;
+  rejected; --batch: most events per write transaction (default 5000); --window: events in flight
+  (default 3 x batch, and at most 64 MiB of them). Refused while a relay runs on the data
+  directory: stop it first.`;
 
 /**
- * Events handed to the ingest path and not yet answered. An event is answered only once its
- * transaction is flushed to disk, and a transaction holds up to ~1,000 events (store.maxBatch and
- * the writer's entry bound): the window must hold several transactions' worth, so the writer fills
- * the next one while the last one is flushed. At 2,000 it held two, and an import of 35,500
- * directory events took 59-63 s against 33 s at 8,000 (docs/storage.md). Memory: ~7 KB per follow list.
+ * Events per write transaction. An import has no other clients waiting on the main thread, so it
+ * takes transactions five times the relay's (store.maxBatch): in a large store a transaction's
+ * follow lists share more of the tag index's pages the more of them it holds. Measured importing
+ * 40,000 directory events into a store of 300,000 (docs/storage.md): 74 s at 1,000 events, 53 s at
+ * 3,000, 42 s at 5,000, 40 s at 10,000. The writer's entry bound scales with it (ENTRIES_PER_EVENT).
  */
-const DEFAULT_WINDOW = 8000;
+const DEFAULT_BATCH = 5000;
+/** index entries allowed per event of --batch: a follow list of 100 writes ~200 (tag entries and counters) */
+const ENTRIES_PER_EVENT = 100;
+/**
+ * Events handed to the ingest path and not yet answered, in transactions: an event is answered
+ * only once its transaction is flushed to disk, so the window must hold several transactions'
+ * worth for the writer to fill the next one while the last one is flushed (with two, an import
+ * of 35,500 directory events took 59-63 s against 33 s with four: docs/storage.md). Memory: ~7 KB
+ * per follow list, and MAX_INFLIGHT_BYTES.
+ */
+const WINDOW_BATCHES = 3;
 /** ...and at most this many bytes of JSON in flight, so a file of large events (up to 64 KiB each) stays bounded too. */
 const MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
@@ -51,11 +62,14 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   const args = [...argv];
   const json = takeFlag(args, '--json');
   const strict = takeFlag(args, '--strict');
-  const window = Number(takeOption(args, '--window') ?? DEFAULT_WINDOW);
+  const batch = Number(takeOption(args, '--batch') ?? DEFAULT_BATCH);
+  const windowOpt = takeOption(args, '--window');
   if (takeFlag(args, '--help')) { process.stdout.write(IMPORT_USAGE + '\n'); return 0; }
+  if (!Number.isInteger(batch) || batch < 1) throw new UsageError('--batch must be a positive integer (events per write transaction)');
+  const window = Number(windowOpt ?? WINDOW_BATCHES * batch);
   if (!Number.isInteger(window) || window < 1) throw new UsageError('--window must be a positive integer');
   const file = args.find((a) => !a.startsWith('-'));
-  rejectUnknown(args.filter((a) => a !== file), ['--json', '--strict', '--window', '--help'], 'import');
+  rejectUnknown(args.filter((a) => a !== file), ['--json', '--strict', '--batch', '--window', '--help'], 'import');
   const owner = liveOwner(config.dataDir);
   if (owner) throw new UsageError(`${describeOwner(owner)} is running on ${config.dataDir}: stop it first (one writing process per store), or import into another data directory`);
 
@@ -63,7 +77,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   try { total = file ? statSync(file).size : fstatSync(0).isFile() ? fstatSync(0).size : 0; } catch { total = 0; }
   const input = file ? createReadStream(file) : process.stdin;
 
-  const pipeline = await openPipeline(config, commandLogger(config), { verifyThreads: 0 });
+  const pipeline = await openPipeline(config, commandLogger(config), { verifyThreads: 0, batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT } });
   const { ingest } = pipeline;
 
   const s: ImportSummary = { lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };

@@ -104,24 +104,50 @@ interface Pending {
 
 export class CounterBatch {
   private readonly pending = new Map<string, Pending>();
+  /** the notes since mark(), so rollback() can take them back (an operation that threw) */
+  private log: Array<{ p: Pending; pubkey: string; delta: number }> = [];
 
   /** `key` may be a scratch buffer: it is copied when kept. */
   note(key: Buffer, pubkey: string, delta: 1 | -1): void {
     const k = key.toString('latin1');
-    const p = this.pending.get(k);
-    if (!p) this.pending.set(k, { key: Buffer.from(key), first: pubkey, firstNet: delta, more: null });
-    else if (p.first === pubkey) p.firstNet += delta;
+    let p = this.pending.get(k);
+    if (!p) this.pending.set(k, (p = { key: Buffer.from(key), first: pubkey, firstNet: 0, more: null }));
+    this.add(p, pubkey, delta);
+    this.log.push({ p, pubkey, delta });
+  }
+
+  private add(p: Pending, pubkey: string, delta: number): void {
+    if (p.first === pubkey) p.firstNet += delta;
     else {
       p.more ??= new Map();
       p.more.set(pubkey, (p.more.get(pubkey) ?? 0) + delta);
     }
   }
 
+  /** Starts a new operation: rollback() takes back only the notes made after this. */
+  mark(): void {
+    this.log.length = 0;
+  }
+
+  /** Takes back the notes made since mark(). */
+  rollback(): void {
+    for (let i = this.log.length - 1; i >= 0; i--) {
+      const n = this.log[i]!;
+      this.add(n.p, n.pubkey, -n.delta);
+    }
+    this.log.length = 0;
+  }
+
   get size(): number {
     return this.pending.size;
   }
 
-  apply(db: BinDb): void {
+  /**
+   * Writes the counters. `undo` gets, per counter written, its key and its previous value (undefined:
+   * it did not exist), so a transaction can put them back if something after this throws.
+   */
+  apply(db: BinDb, undo?: Array<[Buffer, Buffer | undefined]>): void {
+    this.log.length = 0;
     for (const p of this.pending.values()) {
       if (p.firstNet === 0 && !p.more) continue; // removed and re-added (a replaced follow list): no change, no read
       const cur = db.getBinary(p.key);
@@ -141,6 +167,7 @@ export class CounterBatch {
       if (!changed) continue;
       c.count = Math.max(0, c.count + delta);
       c.version = (c.version + 1) >>> 0;
+      undo?.push([p.key, cur ?? undefined]); // getBinary returns a copy
       if (c.count === 0) db.removeSync(p.key);
       else db.putSync(p.key, encodeCounter(c));
     }

@@ -1,7 +1,5 @@
 // The LMDB event store: openStore() is the only entry point; see types.ts for the contract and
 // schema.ts for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
@@ -32,6 +30,8 @@ export interface OpenStoreOptions {
   mapSize?: number;
   /** most operations in one write transaction */
   maxBatch?: number;
+  /** index entries one write transaction may write or remove (writer.ts MAX_BATCH_ENTRIES) */
+  maxBatchEntries?: number;
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
@@ -58,6 +58,13 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     maxDbs: MAX_DBS,
     // Durable commits: no noSync. overlappingSync (lmdb-js default on Linux) lets the flush of one
     // batch overlap the next; the writer waits for env.flushed before acknowledging.
+    // The write map: a transaction's pages are written in the file's own mapping instead of
+    // malloc'd copies kept in a sorted dirty list. In a large store nearly every index entry of a
+    // follow list dirties a page of its own, and keeping that list sorted (a memmove per page) plus
+    // the copies was half of the writer's time at 300,000 directory events, and its anonymous
+    // memory (docs/storage.md). The cost: data.mdb is a sparse file of mapSize (its allocated
+    // blocks are what it holds), and lmdb-js has no child transactions (txn.ts journals instead).
+    useWritemap: !opts.readOnly,
   });
   try {
     const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
@@ -68,6 +75,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     return new LmdbEventStore(env, dbs, {
       readOnly: opts.readOnly ?? false,
       maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
+      maxBatchEntries: opts.maxBatchEntries,
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
       dir: opts.dir,
@@ -86,9 +94,9 @@ class LmdbEventStore implements EventStore {
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { readOnly: boolean; maxBatch: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
+    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
   ) {
-    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, logger: opts.logger });
+    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, logger: opts.logger });
     this.ranks = new RankStore(env, dbs);
   }
 
@@ -165,12 +173,10 @@ class LmdbEventStore implements EventStore {
       indexes.searchKeys = entries(this.dbs.search.keys);
       indexes.searchDocs = entries(this.dbs.search.docs);
     }
-    let bytes = 0;
-    try {
-      bytes = statSync(join(this.opts.dir, 'data.mdb')).size;
-    } catch {
-      // not a directory environment (noSubdir): report 0 rather than fail a status page
-    }
+    // The pages up to the last one in use: what the file holds. With the write map data.mdb is a
+    // sparse file as long as the map (index.ts), so its length says nothing.
+    const info = this.env.getStats() as { pageSize: number; lastPageNumber: number };
+    const bytes = (info.lastPageNumber + 1) * info.pageSize;
     return { events: entries(this.dbs.events), bytes, indexes };
   }
 

@@ -89,8 +89,11 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
   return n;
 }
 
-const put: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
-const remove: Visit = (db, key) => void db.removeSync(key);
+/** Visits that write or remove each entry (the undo of each other: txn.ts journals them). */
+export const putVisit: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
+export const removeVisit: Visit = (db, key) => void db.removeSync(key);
+const put = putVisit;
+const remove = removeVisit;
 
 /** Writes the event's entries and notes its counted tags (+1) in `counters`; returns how many. */
 export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>

@@ -142,9 +142,8 @@ export class RankStore {
   /** Writes one chunk of a pass's ranks (pubkeys as 32-byte buffers). */
   async putRanks(entries: Array<{ pubkey: Uint8Array; record: RankRecord }>, generation: number): Promise<void> {
     const db = this.dbs.rank;
-    // a child transaction inside lmdb-js's batched write, like the event writer's: putSync inside a
-    // plain async transaction() failed on a copied store (MDB_BAD_TXN, reserved freelist)
-    await this.env.childTransaction(() => {
+    // lmdb-js's batched write, like the event writer's (the store's write map has no child transactions)
+    await this.env.transaction(() => {
       for (const e of entries) db.putSync(Buffer.from(e.pubkey), encodeRank(e.record, generation));
     });
   }
@@ -166,7 +165,7 @@ export class RankStore {
         last = key;
         if (value.length < VALUE_BYTES || generationOf(value) !== generation) stale.push(Buffer.from(key)); // kept past the iteration: a copy
       }
-      if (stale.length > 0) await this.env.childTransaction(() => { for (const k of stale) this.dbs.rank.removeSync(k); });
+      if (stale.length > 0) await this.env.transaction(() => { for (const k of stale) this.dbs.rank.removeSync(k); });
       removed += stale.length;
       if (n < batch || !last) return removed;
       start = Buffer.from(last);

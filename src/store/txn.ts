@@ -1,14 +1,19 @@
 // Applies the storage rules inside one LMDB write transaction. Every decision reads the
 // transaction's own view, so it sees earlier events of the same batch, and LMDB's write lock
 // serialises it against other threads and processes writing the same directory.
+//
+// Every write is journaled with what takes it back (a removal for a key that is new, the old value
+// for one that is overwritten or removed), so an operation that throws half way is undone alone
+// (run()) and a transaction whose finish() throws is undone whole (undoAll()). The store uses
+// LMDB's write map (index.ts), where lmdb-js has no child transactions to abort instead.
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
 import { CounterBatch, refreshHll } from './counters.js';
-import { putEntries, removeEntries } from './indexer.js';
+import { putEntries, putVisit, removeEntries, removeVisit, visitEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
-import type { Dbs } from './schema.js';
+import type { BinDb, Dbs } from './schema.js';
 import type { WriteResult } from './types.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -29,6 +34,53 @@ export class WriteTxn {
   /** whether any id tombstone exists; looked up once per transaction (most stores have none, which saves two lookups per event) */
   private anyTombIds: boolean | undefined;
 
+  /** how to take back each write of this transaction, oldest first */
+  private readonly journal: Array<() => void> = [];
+  /** the counters finish() wrote, with their previous values */
+  private readonly counterUndo: Array<[Buffer, Buffer | undefined]> = [];
+
+  /** Journals a write: `undo` restores what was there before it. */
+  private undoWith(undo: () => void): void {
+    this.journal.push(undo);
+  }
+
+  /** Journals putting back `value` under `key` (a removal or an overwrite of a known value). */
+  private restoreLater(db: BinDb, key: Buffer, value: Buffer | undefined): void {
+    this.journal.push(value === undefined ? () => void db.removeSync(key) : () => db.putSync(key, value));
+  }
+
+  /**
+   * Applies one operation. If it throws, its writes and its counter notes are taken back before the
+   * error goes on, so the transaction holds the operations before it and nothing of this one.
+   */
+  run<T>(op: () => T): T {
+    const start = this.journal.length;
+    this.counters.mark();
+    try {
+      return op();
+    } catch (err) {
+      this.counters.rollback();
+      this.undoFrom(start);
+      throw err;
+    }
+  }
+
+  /** Takes back everything this transaction wrote (finish() threw). */
+  undoAll(): void {
+    for (let i = this.counterUndo.length - 1; i >= 0; i--) {
+      const [key, value] = this.counterUndo[i]!;
+      if (value === undefined) this.dbs.tagcount.removeSync(key);
+      else this.dbs.tagcount.putSync(key, value);
+    }
+    this.counterUndo.length = 0;
+    this.undoFrom(0);
+  }
+
+  private undoFrom(start: number): void {
+    for (let i = this.journal.length - 1; i >= start; i--) this.journal[i]!();
+    this.journal.length = start;
+  }
+
   private hasTombIds(): boolean {
     if (this.anyTombIds === undefined) {
       this.anyTombIds = false;
@@ -38,7 +90,9 @@ export class WriteTxn {
   }
 
   private putTombId(key: Buffer): void {
+    if (this.dbs.tombId.doesExist(key)) return;
     this.dbs.tombId.putSync(key, EMPTY);
+    this.restoreLater(this.dbs.tombId, key, undefined);
     this.anyTombIds = true;
   }
 
@@ -63,14 +117,18 @@ export class WriteTxn {
     return this.entries + this.counters.size;
   }
 
-  /** Persists the serial counter and the counters; call once at the end of the transaction. */
+  /**
+   * Persists the serial counter and the counters; call once at the end of the transaction. The serial
+   * counter is not taken back by undoAll(): serials only grow, and one skipped is harmless.
+   */
   finish(): void {
     if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
-    this.counters.apply(this.dbs.tagcount);
+    this.counters.apply(this.dbs.tagcount, this.counterUndo);
   }
 
   /** Stores recomputed HLL registers of a stale counter if it is unchanged since (counters.ts). */
   refreshHll(key: Buffer, version: number, registers: Uint8Array): boolean {
+    // one write, nothing to take back: it either happened or threw
     return refreshHll(this.dbs.tagcount, key, version, registers);
   }
 
@@ -101,11 +159,14 @@ export class WriteTxn {
 
     const removed: string[] = [];
     const addrK = addrKeyOf(ev);
+    /** what the address entry held before this event, to put back if it throws (deleteStored removes a stored version's) */
+    let prevAddr: Buffer | undefined;
     if (addrK) {
       const tomb = dbs.tombAddr.getBinary(addrK);
       if (tomb && addressDeletionCovers(tomb.readUInt32BE(0), ev.created_at)) return deleted(MSG.deletedAddr);
       const cur = dbs.addr.getBinary(addrK);
       const old = cur && this.storedHeader(readSerial(cur));
+      if (!old) prevAddr = cur ?? undefined; // dangling: no stored version behind it
       if (old) {
         // An expired version that was not swept yet no longer counts.
         if (!isExpired(old.header.expiration, this.now) && !incomingWins(old.header, ev)) return replaced();
@@ -117,10 +178,15 @@ export class WriteTxn {
     const serial = this.allocSerial();
     const sk = serialKey(serial);
     dbs.events.putSync(sk, encodeValue(ev, json, expiration));
+    this.restoreLater(dbs.events, sk, undefined);
     dbs.id.putSync(idK, sk);
+    this.restoreLater(dbs.id, idK, undefined);
+    // journaled first: removing entries that were never written is harmless, so a put that threw half way is undone whole
+    this.undoWith(() => visitEntries(dbs, ev, serial, expiration, removeVisit));
     this.entries += 2 + putEntries(dbs, ev, serial, expiration, this.counters);
     if (addrK) {
       dbs.addr.putSync(addrK, sk);
+      this.restoreLater(dbs.addr, addrK, prevAddr);
       this.entries++;
     }
 
@@ -149,7 +215,10 @@ export class WriteTxn {
         if (!a || a.pubkey !== del.pubkey || !(isReplaceable(a.kind) || isAddressable(a.kind))) continue;
         const ak = addrKey(a.kind, a.pubkey, isAddressable(a.kind) ? a.d : '');
         const tomb = dbs.tombAddr.getBinary(ak);
-        if (!tomb || tomb.readUInt32BE(0) < del.created_at) dbs.tombAddr.putSync(ak, u32(del.created_at));
+        if (!tomb || tomb.readUInt32BE(0) < del.created_at) {
+          dbs.tombAddr.putSync(ak, u32(del.created_at));
+          this.restoreLater(dbs.tombAddr, ak, tomb ?? undefined);
+        }
         const cur = dbs.addr.getBinary(ak);
         const target = cur && this.storedHeader(readSerial(cur));
         if (target && addressDeletionCovers(del.created_at, target.header.created_at)) {
@@ -167,14 +236,22 @@ export class WriteTxn {
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
     const { tags, content } = JSON.parse(jsonOf(value)) as { tags: string[][]; content: string };
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content };
+    this.undoWith(() => visitEntries(dbs, ev, serial, h.expiration, putVisit));
     this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters);
-    dbs.id.removeSync(idKey(h.id));
+    const sk = serialKey(serial);
+    const idK = idKey(h.id);
+    dbs.id.removeSync(idK);
+    this.restoreLater(dbs.id, idK, sk);
     const ak = addrKeyOf(ev);
     if (ak) {
       const cur = dbs.addr.getBinary(ak);
-      if (cur && readSerial(cur) === serial) dbs.addr.removeSync(ak);
+      if (cur && readSerial(cur) === serial) {
+        dbs.addr.removeSync(ak);
+        this.restoreLater(dbs.addr, ak, cur);
+      }
     }
-    dbs.events.removeSync(serialKey(serial));
+    dbs.events.removeSync(sk);
+    this.restoreLater(dbs.events, sk, value);
   }
 
   /** Operator ban: delete the event if stored, and block its id from any author. */
@@ -199,7 +276,10 @@ export class WriteTxn {
       if (target) {
         this.deleteStored(serial, target.value);
         n++;
-      } else dbs.expiry.removeSync(k); // stale entry; should not happen
+      } else {
+        dbs.expiry.removeSync(k); // stale entry; should not happen
+        this.restoreLater(dbs.expiry, k, EMPTY);
+      }
     }
     return { deleted: n, scanned: keys.length };
   }

@@ -27,6 +27,8 @@ interface Pending {
 
 export interface WriterOptions {
   maxBatch: number;
+  /** index entries one transaction may write or remove (default MAX_BATCH_ENTRIES) */
+  maxBatchEntries?: number;
   logger?: { warn(o: object, msg?: string): void };
 }
 
@@ -132,12 +134,14 @@ export class BatchWriter {
    * One transaction over ops from the head of the queue: at least one, at most maxBatch, and no
    * more once MAX_BATCH_ENTRIES entries are written; the ops it did not reach go back to the head
    * of the queue (the candidates are fixed before the transaction opens, so what it applies does
-   * not depend on when lmdb-js runs the callback). A child transaction, so an exception aborts the
-   * batch's writes instead of committing half an event; then each op applied is retried alone so
-   * only the failing one is rejected.
+   * not depend on when lmdb-js runs the callback). An op that throws is taken back alone
+   * (WriteTxn.run) and rejected; the others go on. If the counters at the end throw, the whole
+   * batch is taken back (WriteTxn.undoAll) and each op retried in a transaction of its own.
+   * (LMDB's write map has no child transactions, whose abort did this before: txn.ts.)
    */
   private async commitNext(): Promise<{ batch: Pending[]; results: Array<OpResult | Error> }> {
     const now = nowSeconds();
+    const maxEntries = this.opts.maxBatchEntries ?? MAX_BATCH_ENTRIES;
     const candidates = this.queue.slice(0, this.opts.maxBatch);
     this.queue = this.queue.length === candidates.length ? [] : this.queue.slice(candidates.length);
     let used = 0;
@@ -147,17 +151,19 @@ export class BatchWriter {
       return candidates.slice(0, n);
     };
     try {
-      const results = await this.env.childTransaction(() => {
+      const results = await this.env.transaction(() => {
         const txn = new WriteTxn(this.dbs, now);
-        const out: OpResult[] = [];
-        try {
-          while (out.length < candidates.length && (out.length === 0 || txn.written < MAX_BATCH_ENTRIES)) out.push(this.apply(txn, candidates[out.length]!.op));
-        } catch (err) {
-          used = out.length + 1; // the ops applied and the one that threw
-          throw err;
+        const out: Array<OpResult | Error> = [];
+        while (out.length < candidates.length && (out.length === 0 || txn.written < maxEntries)) {
+          const op = candidates[out.length]!.op;
+          try {
+            out.push(txn.run(() => this.apply(txn, op)));
+          } catch (err) {
+            out.push(asError(err));
+          }
         }
         used = out.length;
-        txn.finish();
+        this.finish(txn);
         return out;
       });
       return { batch: settle(), results };
@@ -174,14 +180,24 @@ export class BatchWriter {
 
   private async commitOne(p: Pending, now: number): Promise<OpResult | Error> {
     try {
-      return await this.env.childTransaction(() => {
+      return await this.env.transaction(() => {
         const txn = new WriteTxn(this.dbs, now);
-        const r = this.apply(txn, p.op);
-        txn.finish();
+        const r = txn.run(() => this.apply(txn, p.op));
+        this.finish(txn);
         return r;
       });
     } catch (err) {
       return asError(err);
+    }
+  }
+
+  /** Writes the transaction's counters; if that throws, takes back the whole transaction first. */
+  private finish(txn: WriteTxn): void {
+    try {
+      txn.finish();
+    } catch (err) {
+      txn.undoAll();
+      throw err;
     }
   }
 
