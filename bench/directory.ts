@@ -4,7 +4,7 @@
 import { COMMON_OPTS, flag, list, num, str, UsageError, type Opts } from './lib/args.js';
 import { LOAD_OPTS, type Bench } from './lib/bench.js';
 import { closeAll, connectMany } from './lib/client.js';
-import { DIRECTORY_DEFAULTS, followersOf, loadDirectory, type DirectorySet } from './lib/directory-workload.js';
+import { DIRECTORY_DEFAULTS, directoryFromFile, followersOf, loadDirectory, type DirectorySet } from './lib/directory-workload.js';
 import { round } from './lib/histogram.js';
 import { log, table } from './lib/report.js';
 import { LOOP_OPTS, measureShapes, openTargets, type Shape } from './query.js';
@@ -82,11 +82,14 @@ export const directory: Bench = {
     { name: 'profile-authors', type: 'int', default: 100, help: 'authors per profiles (kind 0) query' },
     { name: 'popular', type: 'int', default: 20, help: 'followers/follower-count ask about one of this many most followed pubkeys' },
     { name: 'followers-limit', type: 'int', default: 500, help: 'limit of the followers query' },
+    { name: 'file', type: 'string', default: '', help: 'take the set from this JSON-lines file (netgen --out) instead of generating one; the relays must hold it already (with --no-load)' },
   ],
   async run(o: Opts) {
-    const ds = await loadDirectory({ authors: num(o, 'authors'), seed: str(o, 'seed'), zipf: num(o, 'zipf'), maxFollows: num(o, 'max-follows') }, flag(o, 'regen'));
+    const file = str(o, 'file');
+    if (file && flag(o, 'load')) throw new UsageError('--file takes the set from a file the relays already hold: load it first (orbweaver import, strfry import, netgen --url) and add --no-load');
+    const ds = file ? await directoryFromFile(file) : await loadDirectory({ authors: num(o, 'authors'), seed: str(o, 'seed'), zipf: num(o, 'zipf'), maxFollows: num(o, 'max-follows') }, flag(o, 'regen'));
     const top = ds.byFollowers.slice(0, num(o, 'popular')).map((pk) => followersOf(ds, pk));
-    log(`directory set: ${ds.events.length} events, ${(ds.bytes / 1e6).toFixed(1)} MB of JSON; the ${top.length} most followed have ${top[top.length - 1]}..${top[0]} followers`);
+    log(`directory set${file ? ` from ${file}` : ''}: ${file ? `${ds.pubkeys.length} authors` : `${ds.events.length} events`}, ${(ds.bytes / 1e6).toFixed(1)} MB of JSON; the ${top.length} most followed have ${top[top.length - 1]}..${top[0]} followers`);
     const all = directoryShapes(ds, { outbox: num(o, 'outbox-authors'), profiles: num(o, 'profile-authors'), popular: num(o, 'popular'), followersLimit: num(o, 'followers-limit') });
     const run = list(o, 'shapes').map((w) => {
       const s = all.find((x) => x.name === w);
@@ -94,7 +97,7 @@ export const directory: Bench = {
       return s;
     });
     const targets = await openTargets('directory', o, ds.events);
-    await measureShapes('directory', targets, run, o, { store_events: ds.events.length });
+    await measureShapes('directory', targets, run, o, { store_events: file ? null : ds.events.length, file: file || undefined });
     for (const t of targets) closeAll(t.conns);
   },
 };

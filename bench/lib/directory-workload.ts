@@ -134,6 +134,37 @@ function finish(params: DirectoryParams, generatedAt: number, pubkeys: string[],
   return { params, generatedAt, pubkeys, events, followers, byFollowers, bytes, cacheFile };
 }
 
+/**
+ * The set's shape read from a JSON-lines file of directory events (`netgen --out`, an export): the
+ * authors, in order of first appearance, and their followers counted over each author's newest
+ * follow list. Streamed; only pubkeys and counts are kept, so a file of millions of events fits.
+ * `events` stays empty: the relays are loaded beforehand (import, netgen --url) and run with --no-load.
+ */
+export async function directoryFromFile(file: string): Promise<DirectorySet> {
+  const { createReadStream, statSync } = await import('node:fs');
+  const { createInterface } = await import('node:readline');
+  const authors = new Map<string, number>();
+  const pubkeys: string[] = [];
+  /** author -> created_at and follows of the newest follow list seen */
+  const lists = new Map<string, { at: number; follows: string[] }>();
+  const rl = createInterface({ input: createReadStream(file, { encoding: 'utf8', highWaterMark: 1 << 20 }), crlfDelay: Infinity });
+  for await (const line of rl) {
+    if (!line) continue;
+    const e = JSON.parse(line) as NostrEvent;
+    if (!authors.has(e.pubkey)) {
+      authors.set(e.pubkey, pubkeys.length);
+      pubkeys.push(e.pubkey);
+    }
+    if (e.kind !== 3) continue;
+    const cur = lists.get(e.pubkey);
+    if (!cur || e.created_at > cur.at) lists.set(e.pubkey, { at: e.created_at, follows: e.tags.filter((t) => t[0] === 'p').map((t) => t[1]!) });
+  }
+  const followers = new Array<number>(pubkeys.length).fill(0);
+  for (const { follows } of lists.values()) for (const pk of new Set(follows)) { const i = authors.get(pk); if (i !== undefined) followers[i]!++; }
+  const byFollowers = pubkeys.map((pk, i) => ({ pk, n: followers[i]! })).sort((a, b) => b.n - a.n).map((x) => x.pk);
+  return { params: { ...DIRECTORY_DEFAULTS, authors: pubkeys.length, seed: file }, generatedAt: 0, pubkeys, events: [], followers, byFollowers, bytes: statSync(file).size, cacheFile: file };
+}
+
 /** Followers of one pubkey in the set. */
 export function followersOf(ds: DirectorySet, pubkey: string): number {
   return ds.followers[ds.pubkeys.indexOf(pubkey)] ?? 0;

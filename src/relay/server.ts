@@ -102,7 +102,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   registry.gauge('orbweaver_queries_running', 'REQ scans and COUNTs running', () => access.querySlots.figures().queriesRunning);
   registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
-  registry.gauge('orbweaver_store_bytes', 'bytes used by the LMDB data file', () => store.stats().bytes);
+  registry.gauge('orbweaver_store_bytes', 'bytes of the LMDB data file in use (its pages up to the last one used; the file itself is sparse)', () => store.stats().bytes);
 
   const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
   const onSlow = (c: Connection, why: string) => {
