@@ -70,7 +70,7 @@ export interface RelayHandle {
 const LISTEN_EXCLUSIVE_PORT = 1;
 
 export async function startRelay(config: Config, logger: Logger, deps: RelayDeps): Promise<RelayHandle> {
-  const { uws, native, package: uwsPackage, binary: uwsBinary, error: uwsError } = loadUws(config.allowJsFallback);
+  const { uws, native, package: uwsPackage, binary: uwsBinary, error: uwsError, fragmentLarge } = loadUws(config.allowJsFallback);
   if (!native) logger.warn({ reason: uwsError, uwsPackage }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
   const { pipeline, registry, metrics } = deps;
   const { store, verifier, policies, access, ingest } = pipeline;
@@ -130,7 +130,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
         res.cork(() => res.writeStatus(refused.startsWith('rate-limited') ? '429 Too Many Requests' : refused.startsWith('error') ? '503 Service Unavailable' : '403 Forbidden').writeHeader('Content-Type', 'text/plain').end(refused + '\n'));
         return;
       }
-      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow);
+      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow, fragmentLarge);
       res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },
     open: (ws) => {

@@ -1,0 +1,61 @@
+// Sends one text message on a uWS socket, working around a bug of the uWebSockets.js build that
+// runs on Node 20 (@trufflesuite/uws-js-unofficial 20.30): a message of 16 KiB or more sent while
+// nothing is buffered goes out in one writev of header and payload, and when the kernel takes less
+// than the header, that build buffers the rest of the header and drops the payload. The byte
+// stream is then broken: the client reads the next frame's bytes as this one's payload and fails
+// ("Invalid WebSocket frame: RSV2 and RSV3 must be clear"). uWebSockets fixed it upstream in 2023
+// (the newer build used on Node 22 and 24 has the fix). Measured: the directory benchmark's
+// followers shape at 600,000 events (500 follow lists of up to 55 KB per answer, 8 readers) broke
+// 2-7 connections in 20 s on Node 20, none with this workaround or on Node 24 (bench/RESULTS.md).
+//
+// The workaround keeps every frame under 16 KiB on that build: a larger message is sent as a
+// fragmented message (RFC 6455 5.4: a first frame and continuation frames, which every WebSocket
+// client reassembles), which uWS writes through its ordinary buffered path.
+import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+
+/** uWS's threshold for the direct write (WebSocket::send), in payload bytes */
+const DIRECT_WRITE_BYTES = 16 * 1024;
+/** fragment size: UTF-8 bytes of a Uint8Array message */
+const FRAGMENT_BYTES = 15 * 1024;
+/** fragment size of a string message in UTF-16 units: at most 3 UTF-8 bytes each, so under 16 KiB */
+const FRAGMENT_UNITS = 5 * 1024;
+
+type Socket = Pick<WebSocket<unknown>, 'send' | 'sendFirstFragment' | 'sendFragment' | 'sendLastFragment'>;
+
+/** Sends `text` as one text message; fragmented on the affected build when it is 16 KiB or more. */
+export function sendText(ws: Socket, text: string | Uint8Array, fragment: boolean): void {
+  if (!fragment || !isLarge(text)) {
+    ws.send(text, false, false);
+    return;
+  }
+  const parts = typeof text === 'string' ? stringParts(text) : byteParts(text);
+  ws.sendFirstFragment(parts[0]!, false, false);
+  for (let i = 1; i < parts.length - 1; i++) ws.sendFragment(parts[i]!, false);
+  ws.sendLastFragment(parts[parts.length - 1]!, false);
+}
+
+function isLarge(text: string | Uint8Array): boolean {
+  if (typeof text !== 'string') return text.byteLength >= DIRECT_WRITE_BYTES;
+  // under 16 KiB / 3 units no string can reach 16 KiB of UTF-8
+  return text.length * 3 >= DIRECT_WRITE_BYTES && Buffer.byteLength(text) >= DIRECT_WRITE_BYTES;
+}
+
+function byteParts(b: Uint8Array): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let o = 0; o < b.byteLength; o += FRAGMENT_BYTES) out.push(b.subarray(o, Math.min(b.byteLength, o + FRAGMENT_BYTES)));
+  return out;
+}
+
+/** Splits at most every FRAGMENT_UNITS units, never between the two halves of a surrogate pair. */
+function stringParts(s: string): string[] {
+  const out: string[] = [];
+  let o = 0;
+  while (o < s.length) {
+    let end = Math.min(s.length, o + FRAGMENT_UNITS);
+    const last = s.charCodeAt(end - 1);
+    if (end < s.length && last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate: keep it with its low half
+    out.push(s.slice(o, end));
+    o = end;
+  }
+  return out;
+}
