@@ -104,8 +104,10 @@ interface Pending {
 
 export class CounterBatch {
   private readonly pending = new Map<string, Pending>();
-  /** the notes since mark(), so rollback() can take them back (an operation that threw) */
-  private log: Array<{ p: Pending; pubkey: string; delta: number }> = [];
+  /** the notes since mark(), so rollback() can take them back (an operation that threw); parallel arrays, no object per note */
+  private readonly logP: Pending[] = [];
+  private readonly logPubkey: string[] = [];
+  private readonly logDelta: number[] = [];
 
   /** `key` may be a scratch buffer: it is copied when kept. */
   note(key: Buffer, pubkey: string, delta: 1 | -1): void {
@@ -113,7 +115,9 @@ export class CounterBatch {
     let p = this.pending.get(k);
     if (!p) this.pending.set(k, (p = { key: Buffer.from(key), first: pubkey, firstNet: 0, more: null }));
     this.add(p, pubkey, delta);
-    this.log.push({ p, pubkey, delta });
+    this.logP.push(p);
+    this.logPubkey.push(pubkey);
+    this.logDelta.push(delta);
   }
 
   private add(p: Pending, pubkey: string, delta: number): void {
@@ -126,16 +130,13 @@ export class CounterBatch {
 
   /** Starts a new operation: rollback() takes back only the notes made after this. */
   mark(): void {
-    this.log.length = 0;
+    this.logP.length = this.logPubkey.length = this.logDelta.length = 0;
   }
 
   /** Takes back the notes made since mark(). */
   rollback(): void {
-    for (let i = this.log.length - 1; i >= 0; i--) {
-      const n = this.log[i]!;
-      this.add(n.p, n.pubkey, -n.delta);
-    }
-    this.log.length = 0;
+    for (let i = this.logP.length - 1; i >= 0; i--) this.add(this.logP[i]!, this.logPubkey[i]!, -this.logDelta[i]!);
+    this.mark();
   }
 
   get size(): number {
@@ -147,7 +148,7 @@ export class CounterBatch {
    * it did not exist), so a transaction can put them back if something after this throws.
    */
   apply(db: BinDb, undo?: Array<[Buffer, Buffer | undefined]>): void {
-    this.log.length = 0;
+    this.mark();
     for (const p of this.pending.values()) {
       if (p.firstNet === 0 && !p.more) continue; // removed and re-added (a replaced follow list): no change, no read
       const cur = db.getBinary(p.key);
