@@ -30,7 +30,7 @@ export interface Pipeline {
 }
 
 export interface PipelineOptions {
-  /** signature-check threads; default config.verifyThreads (the spider and sync commands use 0: checks inline) */
+  /** signature-check threads; default config.verifyThreads (commands use 0: checks inline) */
   verifyThreads?: number;
   metrics?: IngestMetrics;
   /** the writer's transaction bounds, if not config.store.maxBatch and the writer's entry bound (`orbweaver import` takes larger ones) */
