@@ -112,8 +112,9 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
     s.rejected++;
     if (reason.startsWith('invalid:')) s.invalid++;
     s.reasons[reason] = (s.reasons[reason] ?? 0) + 1;
-    // the first 20 lines rejected, in line order: answers come back out of order (signatures are
-    // checked on other threads), so keep the 20 lowest line numbers seen
+    // the first 20 lines rejected, in line order: answers can come back out of order (a line
+    // refused before it is written answers before earlier lines waiting for their transaction),
+    // so keep the 20 lowest line numbers seen
     s.examples.push({ line: lineNo, reason });
     s.examples.sort((a, b) => a.line - b.line);
     if (s.examples.length > 20) s.examples.pop();

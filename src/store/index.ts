@@ -78,7 +78,6 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       maxBatchEntries: opts.maxBatchEntries,
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
-      dir: opts.dir,
     });
   } catch (err) {
     await env.close();
@@ -94,7 +93,7 @@ class LmdbEventStore implements EventStore {
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; dir: string },
+    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger'] },
   ) {
     this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, logger: opts.logger });
     this.ranks = new RankStore(env, dbs);

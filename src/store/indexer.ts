@@ -92,15 +92,13 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
 /** Visits that write or remove each entry (the undo of each other: txn.ts journals them). */
 export const putVisit: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
 export const removeVisit: Visit = (db, key) => void db.removeSync(key);
-const put = putVisit;
-const remove = removeVisit;
 
 /** Writes the event's entries and notes its counted tags (+1) in `counters`; returns how many. */
 export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, put, (k) => counters.note(k, ev.pubkey, 1));
+  visitEntries(dbs, ev, serial, expiration, putVisit, (k) => counters.note(k, ev.pubkey, 1));
 /** Removes the event's entries and notes its counted tags (-1) in `counters`; returns how many. */
 export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, remove, (k) => counters.note(k, ev.pubkey, -1));
+  visitEntries(dbs, ev, serial, expiration, removeVisit, (k) => counters.note(k, ev.pubkey, -1));
 
 /** The entries as fresh buffers (tests, stats tools). */
 export function indexEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): Array<[BinDb, Buffer]> {

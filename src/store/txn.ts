@@ -66,7 +66,7 @@ export class WriteTxn {
   }
 
   /** Takes back everything this transaction wrote (finish() threw). */
-  undoAll(): void {
+  private undoAll(): void {
     for (let i = this.counterUndo.length - 1; i >= 0; i--) {
       const [key, value] = this.counterUndo[i]!;
       if (value === undefined) this.dbs.tagcount.removeSync(key);
@@ -118,12 +118,18 @@ export class WriteTxn {
   }
 
   /**
-   * Persists the serial counter and the counters; call once at the end of the transaction. The serial
-   * counter is not taken back by undoAll(): serials only grow, and one skipped is harmless.
+   * Persists the serial counter and the counters; call once at the end of the transaction. If that
+   * throws, everything the transaction wrote is taken back before the error goes on. The serial
+   * counter is not: serials only grow, and one skipped is harmless.
    */
   finish(): void {
-    if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
-    this.counters.apply(this.dbs.tagcount, this.counterUndo);
+    try {
+      if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
+      this.counters.apply(this.dbs.tagcount, this.counterUndo);
+    } catch (err) {
+      this.undoAll();
+      throw err;
+    }
   }
 
   /** Stores recomputed HLL registers of a stale counter if it is unchanged since (counters.ts). */

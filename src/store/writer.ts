@@ -136,7 +136,7 @@ export class BatchWriter {
    * of the queue (the candidates are fixed before the transaction opens, so what it applies does
    * not depend on when lmdb-js runs the callback). An op that throws is taken back alone
    * (WriteTxn.run) and rejected; the others go on. If the counters at the end throw, the whole
-   * batch is taken back (WriteTxn.undoAll) and each op retried in a transaction of its own.
+   * batch is taken back (WriteTxn.finish) and each op retried in a transaction of its own.
    * (LMDB's write map has no child transactions, whose abort did this before: txn.ts.)
    */
   private async commitNext(): Promise<{ batch: Pending[]; results: Array<OpResult | Error> }> {
@@ -163,7 +163,7 @@ export class BatchWriter {
           }
         }
         used = out.length;
-        this.finish(txn);
+        txn.finish();
         return out;
       });
       return { batch: settle(), results };
@@ -183,21 +183,11 @@ export class BatchWriter {
       return await this.env.transaction(() => {
         const txn = new WriteTxn(this.dbs, now);
         const r = txn.run(() => this.apply(txn, p.op));
-        this.finish(txn);
+        txn.finish();
         return r;
       });
     } catch (err) {
       return asError(err);
-    }
-  }
-
-  /** Writes the transaction's counters; if that throws, takes back the whole transaction first. */
-  private finish(txn: WriteTxn): void {
-    try {
-      txn.finish();
-    } catch (err) {
-      txn.undoAll();
-      throw err;
     }
   }
 
