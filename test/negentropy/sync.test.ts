@@ -24,27 +24,33 @@ interface Run {
   summary: SyncSummary;
 }
 
+/** Starts `orbweaver sync ... --json`; its output is collected in `out` as it comes. */
+function startSync(args: string[], env: Record<string, string> = {}) {
+  const p = spawn(process.execPath, [CLI, 'sync', ...args, '--json'], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn', ...env } });
+  const out = { stdout: '', stderr: '' };
+  p.stdout.on('data', (d) => (out.stdout += d));
+  p.stderr.on('data', (d) => (out.stderr += d));
+  const exited = new Promise<number | null>((r) => p.on('exit', r));
+  return { p, out, exited };
+}
+
 /** Runs `orbweaver sync ... --json` to its end (bounded). */
 function runSync(args: string[], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<Run> {
+  const { p, out, exited } = startSync(args, env);
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [CLI, 'sync', ...args, '--json'], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn', ...env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
       p.kill('SIGKILL');
-      reject(new Error(`sync did not end within ${timeoutMs} ms:\n${stderr}`));
+      reject(new Error(`sync did not end within ${timeoutMs} ms:\n${out.stderr}`));
     }, timeoutMs);
-    p.on('exit', (code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
       let summary: SyncSummary;
       try {
-        summary = JSON.parse(stdout.trim().split('\n').pop() ?? '') as SyncSummary;
+        summary = JSON.parse(out.stdout.trim().split('\n').pop() ?? '') as SyncSummary;
       } catch {
-        return reject(new Error(`no JSON summary (exit ${code}):\n${stdout}\n${stderr}`));
+        return reject(new Error(`no JSON summary (exit ${code}):\n${out.stdout}\n${out.stderr}`));
       }
-      resolve({ code, stdout, stderr, summary });
+      resolve({ code, stdout: out.stdout, stderr: out.stderr, summary });
     });
   });
 }
@@ -183,16 +189,11 @@ async function cuttableProxy(port: number): Promise<{ url: string; cut(): void; 
 test('--follow mirrors new events live, catches up after the connection drops, stops cleanly on SIGTERM', async () => {
   const [a, b] = await startRelayProcesses({}, {});
   const proxy = await cuttableProxy(a.port);
-  const p = spawn(process.execPath, [CLI, 'sync', proxy.url, '--follow', '--json', '--data', b.dataDir, '--port', String(b.port)], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn' } });
-  let stderr = '';
-  let stdout = '';
-  p.stderr.on('data', (d) => (stderr += d));
-  p.stdout.on('data', (d) => (stdout += d));
-  const exited = new Promise<number | null>((r) => p.on('exit', r));
+  const { p, out, exited } = startSync([proxy.url, '--follow', '--data', b.dataDir, '--port', String(b.port)]);
   const watcher = await Client.open(b.url);
   try {
-    for (let i = 0; i < 100 && !/following/.test(stderr); i++) await new Promise((r) => setTimeout(r, 100));
-    assert.match(stderr, /following/);
+    for (let i = 0; i < 100 && !/following/.test(out.stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(out.stderr, /following/);
     watcher.send(['REQ', 'live', { kinds: [1] }]);
     await watcher.next((m) => m[0] === 'EOSE');
     const ev = new Author().sign({ content: 'fresh' });
@@ -204,10 +205,10 @@ test('--follow mirrors new events live, catches up after the connection drops, s
     const later = new Author().sign({ content: 'while disconnected' });
     await publish(a.url, [later]);
     await watcher.next((m) => m[0] === 'EVENT' && (m[2] as NostrEvent).id === later.id, 15_000, 'the event published while disconnected');
-    assert.match(stderr, /connection lost; reconnecting/);
+    assert.match(out.stderr, /connection lost; reconnecting/);
     p.kill('SIGTERM');
-    assert.equal(await exited, 0, stderr);
-    const summary = JSON.parse(stdout.trim()) as SyncSummary;
+    assert.equal(await exited, 0, out.stderr);
+    const summary = JSON.parse(out.stdout.trim()) as SyncSummary;
     assert.ok(summary.followed >= 1);
   } finally {
     watcher.close();
@@ -373,20 +374,15 @@ describe('misbehaving remotes are bounded and reported', () => {
       }
     };
     const home = await startRelayProcess();
-    const p = spawn(process.execPath, [CLI, 'sync', url, '--follow', '--json', '--data', home.dataDir, '--port', String(home.port)], { cwd: ROOT, env: { ...process.env, ORBWEAVER_LOG_LEVEL: 'warn', ...env } });
-    let stderr = '';
-    let stdout = '';
-    p.stderr.on('data', (d) => (stderr += d));
-    p.stdout.on('data', (d) => (stdout += d));
-    const exited = new Promise<number | null>((r) => p.on('exit', r));
+    const { p, out, exited } = startSync([url, '--follow', '--data', home.dataDir, '--port', String(home.port)], env);
     const watcher = await Client.open(home.url);
     try {
       watcher.send(['REQ', 'w', { ids: [fresh.id] }]);
       await watcher.next((m) => m[0] === 'EVENT' && (m[2] as NostrEvent).id === fresh.id, 20_000, 'the live event on the home relay');
-      assert.match(stderr, /first sync incomplete \(1 of 2 events asked for were not fetched.*\); following .* anyway/);
+      assert.match(out.stderr, /first sync incomplete \(1 of 2 events asked for were not fetched.*\); following .* anyway/);
       p.kill('SIGTERM');
       assert.equal(await exited, 2, 'the first sync decides the exit code');
-      const summary = JSON.parse(stdout.trim()) as SyncSummary;
+      const summary = JSON.parse(out.stdout.trim()) as SyncSummary;
       assert.equal(summary.error?.kind, 'incomplete');
       assert.ok(summary.followed >= 1);
     } finally {
