@@ -130,8 +130,7 @@ function finish(params: DirectoryParams, generatedAt: number, pubkeys: string[],
     if (e.kind !== 3) continue;
     for (const t of e.tags) if (t[0] === 'p') followers[index.get(t[1]!)!]!++;
   }
-  const byFollowers = pubkeys.map((pk, i) => ({ pk, n: followers[i]! })).sort((a, b) => b.n - a.n).map((x) => x.pk);
-  return { params, generatedAt, pubkeys, events, followers, byFollowers, bytes, cacheFile };
+  return { params, generatedAt, pubkeys, events, followers, byFollowers: byFollowers(pubkeys, followers), bytes, cacheFile };
 }
 
 /**
@@ -161,9 +160,12 @@ export async function directoryFromFile(file: string): Promise<DirectorySet> {
   }
   const followers = new Array<number>(pubkeys.length).fill(0);
   for (const { follows } of lists.values()) for (const pk of new Set(follows)) { const i = authors.get(pk); if (i !== undefined) followers[i]!++; }
-  const byFollowers = pubkeys.map((pk, i) => ({ pk, n: followers[i]! })).sort((a, b) => b.n - a.n).map((x) => x.pk);
-  return { params: { ...DIRECTORY_DEFAULTS, authors: pubkeys.length, seed: file }, generatedAt: 0, pubkeys, events: [], followers, byFollowers, bytes: statSync(file).size, cacheFile: file };
+  return { params: { ...DIRECTORY_DEFAULTS, authors: pubkeys.length, seed: file }, generatedAt: 0, pubkeys, events: [], followers, byFollowers: byFollowers(pubkeys, followers), bytes: statSync(file).size, cacheFile: file };
 }
+
+/** The pubkeys, most followed first. */
+const byFollowers = (pubkeys: string[], followers: number[]): string[] =>
+  pubkeys.map((pk, i) => ({ pk, n: followers[i]! })).sort((a, b) => b.n - a.n).map((x) => x.pk);
 
 /** Followers of one pubkey in the set. */
 export function followersOf(ds: DirectorySet, pubkey: string): number {
