@@ -56,8 +56,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     noSubdir: false,
     mapSize: opts.mapSize ?? DEFAULTS.mapSize,
     maxDbs: MAX_DBS,
-    // Durable commits: no noSync. overlappingSync (lmdb-js default on Linux) lets the flush of one
-    // batch overlap the next; the writer waits for env.flushed before acknowledging.
+    // Durable commits: no noSync; a commit returns once its pages and meta are on disk.
     // The write map: a transaction's pages are written in the file's own mapping instead of
     // malloc'd copies kept in a sorted dirty list. In a large store nearly every index entry of a
     // follow list dirties a page of its own, and keeping that list sorted (a memmove per page) plus
@@ -65,6 +64,13 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     // memory (docs/storage.md). The cost: data.mdb is a sparse file of mapSize (its allocated
     // blocks are what it holds), and lmdb-js has no child transactions (txn.ts journals instead).
     useWritemap: !opts.readOnly,
+    // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
+    // transaction): together with the write map it corrupts the free list as soon as several
+    // processes write (a relay and `spider --once` or `sync` beside it): "freelist entry had
+    // bad/duplicate entries", MDB_BAD_TXN, aborts (test/store/durability.test.ts). Every process
+    // opens the store through here, so all agree. Cost: 300,000 directory events import in 231 s
+    // instead of 192 s (docs/storage.md).
+    overlappingSync: false,
   });
   try {
     const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };

@@ -2,8 +2,8 @@
 // to maxBatch operations and MAX_BATCH_ENTRIES index entries written. The next batch starts as soon as the
 // previous one has committed, so a lone event is written at once (low latency) and batches grow by
 // themselves under load (the queue fills while a commit is in flight). Each promise resolves only
-// after its batch is flushed to disk (overlappingSync: the flush of batch N overlaps batch N+1), so
-// an acknowledged event survives kill -9.
+// after its batch is flushed to disk (env.flushed; the store opens without overlapping sync, so a
+// commit includes its flush: index.ts says why), so an acknowledged event survives kill -9.
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';

@@ -142,3 +142,37 @@ test('concurrency: a worker thread and a second process write the same addresses
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// A relay and the commands beside it (spider --once, sync) write one store from several processes.
+// lmdb-js 3.5's write map combined with its overlapping sync broke exactly this: with three writing
+// processes a commit failed (MDB_BAD_TXN) or an assertion aborted a process within a few hundred
+// transactions. Many small transactions from every process at once, then every event is there.
+test('concurrency: three processes and this one commit many small transactions at once; every write lands', async () => {
+  const dir = tmpDir();
+  try {
+    const s = await openStore({ dir, maxBatch: 4 });
+    const mine = Array.from({ length: 600 }, () => ev({ kind: 1, tags: [['t', 'many']] }));
+    const spawnWriter = (): Promise<{ statuses: string[] }> =>
+      new Promise((resolve, reject) => {
+        const c = spawn(process.execPath, [CHILD, JSON.stringify({ dir, mode: 'replaceable', make: 600, inFlight: 2 })], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        c.on('error', reject);
+        c.on('exit', (code, signal) => (code === 0 ? resolve(JSON.parse(out) as { statuses: string[] }) : reject(new Error(`writer process exited ${code ?? signal}: ${err.slice(0, 500)}`))));
+      });
+    const local = (async () => {
+      const out: string[] = [];
+      for (let i = 0; i < mine.length; i += 2) for (const r of await Promise.all(mine.slice(i, i + 2).map((e) => put(s, e)))) out.push(r.status);
+      return { statuses: out };
+    })();
+    const results = await Promise.all([spawnWriter(), spawnWriter(), spawnWriter(), local]);
+    for (const r of results) assert.deepEqual(new Set(r.statuses), new Set(['stored']));
+    assert.equal(s.stats().events, 4 * 600);
+    assert.equal(await s.count([{ tags: [['t', ['many']]] }]), 4 * 600, 'every event is indexed');
+    await s.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
