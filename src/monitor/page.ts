@@ -7,7 +7,8 @@ import type { DirectoryDocument } from './document.js';
 import { DIRECTORY_SCRIPT } from './client.js';
 import { esc } from '../lib/html.js';
 
-const CSS = `
+/** The directory pages' style (/directory here, /directory/people in trust/people.ts). */
+export const DIRECTORY_CSS = `
 :root{--fg:#1c2228;--muted:#67717c;--line:#e1e5ea;--panel:#f5f7f9;--link:#2f64c8;--up:#23955a;--warn:#c27a1e;--down:#cf3f52;--open:#2f64c8;--read:#7a4fc4;--write:#c27a1e}
 @media (prefers-color-scheme:dark){:root{--fg:#e0e4e8;--muted:#939ca6;--line:#2c333a;--panel:#1a1f25;--link:#76a0f2}body{background:#111519}}
 *{box-sizing:border-box}
@@ -74,7 +75,7 @@ export function directoryPage(doc: DirectoryDocument, relayName: string, refresh
   // '<' cannot end the JSON block early
   const json = JSON.stringify(doc).replace(/</g, '\\u003c');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<link rel="icon" href="data:,"><title>${esc(relayName)} · relay directory</title><style>${CSS}</style></head>
+<link rel="icon" href="data:,"><title>${esc(relayName)} · relay directory</title><style>${DIRECTORY_CSS}</style></head>
 <body>
 <header><div><h1>Relay directory</h1><p class="sub">${esc(relayName)} · <span id="monitor-line"></span></p></div>
 <p class="sub"><span id="as-of"></span> · times in UTC · <a href="/">relay status</a> · machine-readable: <a href="/directory.json">/directory.json</a></p></header>
