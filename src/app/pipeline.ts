@@ -5,26 +5,17 @@
 import type { Config } from '../config.js';
 import { storeSearchOptions } from '../config/search.js';
 import { openStore } from '../store/index.js';
-import type { EventStore } from '../store/types.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { createIngest } from '../ingest/ingest.js';
 import { inlineVerifier, poolVerifier, type AsyncVerifier } from '../ingest/verify-pool.js';
-import type { Ingest, IngestMetrics, OnStored } from '../ingest/types.js';
-import type { Policies } from '../ingest/hooks.js';
+import type { IngestMetrics, OnStored } from '../ingest/types.js';
 import { relayPolicies } from '../relay/policy/index.js';
-import type { Access } from '../relay/policy/access.js';
 import type { Logger } from '../relay/logger.js';
+import type { RelayPipeline } from '../relay/server.js';
 import { checkDataDir } from './data-dir.js';
 
-export interface Pipeline {
-  store: EventStore;
-  verifier: AsyncVerifier;
-  policies: Policies;
-  /** access lists, rate limits and AUTH state (the relay's connection-facing part uses it too) */
-  access: Access;
-  ingest: Ingest;
-  /** Calls `fn` for every event the ingest path stored (or passed on, if ephemeral); returns an unsubscribe. */
-  onStored(fn: OnStored): () => void;
+/** The relay's view of it (relay/server.ts) and what closes it. */
+export interface Pipeline extends RelayPipeline {
   /** Flushes queued writes, then closes the store and the verifier. */
   close(): Promise<void>;
 }

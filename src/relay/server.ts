@@ -22,15 +22,26 @@ import { deliver } from './handlers/req.js';
 import { mountHttp, type PageAnswer } from './http.js';
 import { relayInfo } from './nip11.js';
 import { createDashboard, type DirectorySource, type Section } from './dashboard/status.js';
-import type { Ingest } from '../ingest/types.js';
+import type { Ingest, OnStored } from '../ingest/types.js';
 import { VERSION } from './version.js';
 import type { Access } from './policy/access.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
-import type { Pipeline } from '../app/pipeline.js';
+
+/** The parts of the shared write side the relay serves from (src/app/pipeline.ts builds them). */
+export interface RelayPipeline {
+  store: EventStore;
+  verifier: AsyncVerifier;
+  policies: Policies;
+  /** access lists, rate limits and AUTH state */
+  access: Access;
+  ingest: Ingest;
+  /** Calls `fn` for every event the ingest path stored (or passed on, if ephemeral); returns an unsubscribe. */
+  onStored(fn: OnStored): () => void;
+}
 
 /** What the relay is given by the composition root (src/app): the shared write side and the metrics registry. */
 export interface RelayDeps {
-  pipeline: Pipeline;
+  pipeline: RelayPipeline;
   registry: Registry;
   metrics: RelayMetrics;
   /** called once the port is bound, before the "listening" line is logged (src/app records the owner of the data directory) */
