@@ -6,30 +6,24 @@
 // SCREENSHOT=docs/directory.png node --test dist/test/monitor/page.test.js writes the docs' picture.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
-import { ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import type { Page } from 'playwright-core';
+import { chromiumSkip, openBrowser } from '../helpers/browser.js';
+import { ROOT, startRelayProcess } from '../helpers/relay-process.js';
 import { historyFixture } from './history-fixture.js';
 import type { DirectoryDocument } from '../../src/monitor/document.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 const tableRows = (page: Page) => page.$$eval('#relays tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
 const pct = (v: number | null) => (v === null ? '-' : (v * 100).toFixed(v === 1 || v === 0 ? 0 : 1) + '%');
 
-test('/directory: figures, views, a sortable filterable table, the detail with uptime bar and RTT chart', { skip: existsSync(CHROMIUM) || process.env.CI ? false : 'chromium is not installed' }, async () => {
+test('/directory: figures, views, a sortable filterable table, the detail with uptime bar and RTT chart', { skip: chromiumSkip() }, async () => {
   const fx = await historyFixture();
   const relay = await startRelayProcess({
     dataDir: fx.dataDir,
     env: { ORBWEAVER_INFO_NAME: 'Directory <Test>', ORBWEAVER_SPIDER_MONITOR: '1', ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1', ORBWEAVER_SPIDER_MONITOR_TIMEOUT: '3s', ORBWEAVER_SPIDER_VALIDATE_BATCH: '0' },
   });
-  const profile = tempDir('orbweaver-chromium-');
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1360, height: 1000 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60_000,
-  });
+  const browser = await openBrowser({ width: 1360, height: 1000 });
   const problems: string[] = [];
   try {
     // the monitor's first cycle at start-up: a live check of each of the five relays
@@ -43,7 +37,7 @@ test('/directory: figures, views, a sortable filterable table, the detail with u
     assert.deepEqual([doc.total, doc.summary.checked, doc.summary.online.now, doc.candidates.total], [5, 5, 3, 3]);
     assert.equal(doc.summary.online.week, 4, 'the dead relay was online until two days ago');
 
-    const page = await browser.newPage();
+    const page = await browser.context.newPage();
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('request', (r) => { if (!r.url().startsWith(relay.httpUrl)) problems.push(`external request: ${r.url()}`); });
@@ -117,7 +111,6 @@ test('/directory: figures, views, a sortable filterable table, the detail with u
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();
-    rmSync(profile, { recursive: true, force: true });
     await relay.cleanup();
     await fx.close();
     rmSync(fx.dataDir, { recursive: true, force: true });

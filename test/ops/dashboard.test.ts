@@ -6,16 +6,15 @@
 // SCREENSHOT=docs/dashboard.png node --test dist/test/ops/dashboard.test.js writes the docs' picture.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Page } from 'playwright-core';
-import { ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import type { Page } from 'playwright-core';
+import { chromiumSkip, openBrowser } from '../helpers/browser.js';
+import { ROOT, startRelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 import { runCliAsync } from '../helpers/cli.js';
 import { TestRelay, keypair, relayList, sign } from '../fixtures/test-relay.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
 async function closedPort(): Promise<number> {
@@ -31,7 +30,7 @@ interface Status { sections: Array<{ title: string; rows: Array<[string, string]
 
 const cells = (page: Page) => page.$$eval('#directory tbody tr:not([hidden])', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
 
-test('the status page: address, live figures and charts, refusals by reason, the relay directory', { skip: existsSync(CHROMIUM) || process.env.CI ? false : 'chromium is not installed (apt-get install chromium; .ci/run does it, and under CI the test runs and fails without it)' }, async () => {
+test('the status page: address, live figures and charts, refusals by reason, the relay directory', { skip: chromiumSkip() }, async () => {
   // a small network for the spider: the seed's list names a good relay, one that wants AUTH and a dead one
   const bootstrap = await new TestRelay({ flavour: 'strfry' }).start();
   const good = await new TestRelay({ flavour: 'strfry' }).start();
@@ -48,14 +47,7 @@ test('the status page: address, live figures and charts, refusals by reason, the
       ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_PAUSE: '0', ORBWEAVER_SPIDER_IDLE_TIMEOUT: '3s', ORBWEAVER_SPIDER_CONNECT_TIMEOUT: '2s',
     },
   });
-  const profile = tempDir('orbweaver-chromium-');
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60_000,
-  });
+  const browser = await openBrowser({ width: 1280, height: 900 });
   const problems: string[] = [];
   try {
     // the spider's run at start-up: three relays in the directory
@@ -68,7 +60,7 @@ test('the status page: address, live figures and charts, refusals by reason, the
     }
     assert.equal(status?.directory?.total, 3, 'three relays in /status.json directory');
 
-    const page = await browser.newPage();
+    const page = await browser.context.newPage();
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
@@ -164,28 +156,22 @@ test('the status page: address, live figures and charts, refusals by reason, the
     assert.deepEqual(problems, []);
   } finally {
     await browser.close();
-    rmSync(profile, { recursive: true, force: true });
     await relay.cleanup();
     await Promise.all([bootstrap.close(), good.close(), auth.close()]);
   }
 });
 
-test('the status page with the spider off: a hint instead of an empty table, a `spider --once` beside the relay in the last run, one query-time p95 for card and chart', { skip: existsSync(CHROMIUM) || process.env.CI ? false : 'chromium is not installed (apt-get install chromium; .ci/run does it, and under CI the test runs and fails without it)' }, async () => {
+test('the status page with the spider off: a hint instead of an empty table, a `spider --once` beside the relay in the last run, one query-time p95 for card and chart', { skip: chromiumSkip() }, async () => {
   const bootstrap = await new TestRelay({ flavour: 'strfry' }).start();
   const good = await new TestRelay({ flavour: 'strfry' }).start();
   const seed = keypair();
   bootstrap.add(relayList(seed.sk, T0, [good.url]));
   good.add(...Array.from({ length: 4 }, (_, i) => sign(keypair().sk, 0, T0 - i)));
   const relay = await startRelayProcess();
-  const profile = tempDir('orbweaver-chromium-');
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60_000,
-  });
+  const browser = await openBrowser({ width: 1280, height: 900 });
   const spiderRows = async () => Object.fromEntries((((await (await fetch(relay.httpUrl + '/status.json?directory=0')).json()) as Status).sections.find((s) => s.title === 'Directory spider')?.rows ?? []));
   try {
-    const page = await browser.newPage();
+    const page = await browser.context.newPage();
     await page.goto(relay.httpUrl + '/', { waitUntil: 'load', timeout: 30_000 });
     // an empty directory: a sentence saying how to turn the spider on, no table of bare headers
     assert.equal(await page.isVisible('#dir-hint'), true);
@@ -218,7 +204,6 @@ test('the status page with the spider off: a hint instead of an empty table, a `
     assert.equal(card, `≤ ${p95!.replace(/^p95, 1 min ≤ /, '')}`, 'card and legend give the same p95');
   } finally {
     await browser.close();
-    rmSync(profile, { recursive: true, force: true });
     await relay.cleanup();
     await Promise.all([bootstrap.close(), good.close()]);
   }

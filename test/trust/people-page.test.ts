@@ -5,23 +5,15 @@
 // SCREENSHOT=/tmp/people.png node --test dist/test/trust/people-page.test.js keeps a picture.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
-import { chromium } from 'playwright-core';
-import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import { chromiumSkip, openBrowser } from '../helpers/browser.js';
+import { startRelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 import { waitForRanks } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-
-test('/directory/people: figures, the top pubkeys with rank and follower bars, names as text, a lookup', { skip: existsSync(CHROMIUM) || process.env.CI ? false : 'chromium is not installed' }, async () => {
+test('/directory/people: figures, the top pubkeys with rank and follower bars, names as text, a lookup', { skip: chromiumSkip() }, async () => {
   const root = new Author();
   const relay = await startRelayProcess({ env: { ORBWEAVER_INFO_NAME: 'People <Test>', ORBWEAVER_TRUST_ROOTS: root.pk, ORBWEAVER_TRUST_DEBOUNCE: '100ms', ORBWEAVER_TRUST_INTERVAL: '0' } });
-  const profile = tempDir('orbweaver-chromium-');
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport: { width: 1360, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 60_000,
-  });
+  const browser = await openBrowser({ width: 1360, height: 900 });
   const problems: string[] = [];
   try {
     const c = await Client.open(relay.url);
@@ -33,7 +25,7 @@ test('/directory/people: figures, the top pubkeys with rank and follower bars, n
     const doc = (await (await fetch(`${relay.httpUrl}/directory/people.json`)).json()) as { people: Array<{ pubkey: string; rank: number; followers: number; mutes: number }> };
     assert.equal(doc.people.length, 4);
 
-    const page = await browser.newPage();
+    const page = await browser.context.newPage();
     page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('dialog', (d) => { problems.push(`dialog: ${d.message()}`); void d.dismiss(); });
@@ -73,7 +65,6 @@ test('/directory/people: figures, the top pubkeys with rank and follower bars, n
     }
   } finally {
     await browser.close();
-    rmSync(profile, { recursive: true, force: true });
     await relay.cleanup();
   }
 });
