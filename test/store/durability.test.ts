@@ -15,6 +15,19 @@ import { ev, hex, ids, newestFirst, put, tmpDir } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./writer-child.js', import.meta.url));
 
+/** Runs writer-child.js as a process of its own: its results, or its exit and stderr as the error. */
+function writerProcess(job: object): Promise<{ statuses: string[] }> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, [CHILD, JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    c.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    c.on('error', reject);
+    c.on('exit', (code, signal) => (code === 0 ? resolve(JSON.parse(out) as { statuses: string[] }) : reject(new Error(`writer process exited ${code ?? signal}: ${err.slice(0, 500)}`))));
+  });
+}
+
 test('durability: events, indexes and tombstones survive close and reopen', async () => {
   const dir = tmpDir();
   try {
@@ -116,13 +129,7 @@ test('concurrency: a worker thread and a second process write the same addresses
       w.once('message', resolve);
       w.once('error', reject);
     });
-    const proc = new Promise<{ statuses: string[] }>((resolve, reject) => {
-      const c = spawn(process.execPath, [CHILD, JSON.stringify({ dir, mode: 'replaceable', events: [...third, ...shared] })], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let out = '';
-      c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      c.on('error', reject);
-      c.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as { statuses: string[] }) : reject(new Error(`child exited ${code}`))));
-    });
+    const proc = writerProcess({ dir, mode: 'replaceable', events: [...third, ...shared] });
     const local = Promise.all([...mine, ...shared].map((e) => put(s, e)));
     const [w, p, l] = await Promise.all([worker, proc, local]);
     const sharedStored = [w.statuses.slice(-30), p.statuses.slice(-30), l.slice(-30).map((r) => r.status)];
@@ -152,16 +159,7 @@ test('concurrency: three processes and this one commit many small transactions a
   try {
     const s = await openStore({ dir, maxBatch: 4 });
     const mine = Array.from({ length: 600 }, () => ev({ kind: 1, tags: [['t', 'many']] }));
-    const spawnWriter = (): Promise<{ statuses: string[] }> =>
-      new Promise((resolve, reject) => {
-        const c = spawn(process.execPath, [CHILD, JSON.stringify({ dir, mode: 'replaceable', make: 600, inFlight: 2 })], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        let err = '';
-        c.stdout.on('data', (d: Buffer) => (out += d.toString()));
-        c.stderr.on('data', (d: Buffer) => (err += d.toString()));
-        c.on('error', reject);
-        c.on('exit', (code, signal) => (code === 0 ? resolve(JSON.parse(out) as { statuses: string[] }) : reject(new Error(`writer process exited ${code ?? signal}: ${err.slice(0, 500)}`))));
-      });
+    const spawnWriter = () => writerProcess({ dir, mode: 'replaceable', make: 600, inFlight: 2 });
     const local = (async () => {
       const out: string[] = [];
       for (let i = 0; i < mine.length; i += 2) for (const r of await Promise.all(mine.slice(i, i + 2).map((e) => put(s, e)))) out.push(r.status);

@@ -17,13 +17,13 @@ interface Job {
   make?: number;
 }
 
-function randomEvent(i: number): NostrEvent {
+function randomEvent(i: number, tag: string): NostrEvent {
   return {
     id: randomBytes(32).toString('hex'),
     pubkey: randomBytes(32).toString('hex'),
     created_at: 1_700_000_000 + i,
     kind: 1,
-    tags: [['t', job.make ? 'many' : 'ack']],
+    tags: [['t', tag]],
     content: 'x'.repeat(200),
     sig: randomBytes(64).toString('hex'),
   };
@@ -32,7 +32,7 @@ function randomEvent(i: number): NostrEvent {
 async function main(job: Job): Promise<void> {
   const store = await openStore({ dir: job.dir, mapSize: 256 * 1024 ** 2, maxBatch: 50 });
   if (job.mode === 'replaceable') {
-    const events = job.make ? Array.from({ length: job.make }, (_, i) => randomEvent(i)) : job.events!;
+    const events = job.make ? Array.from({ length: job.make }, (_, i) => randomEvent(i, 'many')) : job.events!;
     const step = job.inFlight ?? events.length;
     const results = [];
     for (let i = 0; i < events.length; i += step) results.push(...(await Promise.all(events.slice(i, i + step).map((e) => store.write(e, JSON.stringify(e))))));
@@ -43,7 +43,7 @@ async function main(job: Job): Promise<void> {
     return;
   }
   for (let i = 0; ; i++) {
-    const e = randomEvent(i);
+    const e = randomEvent(i, 'ack');
     // a few in flight at once, so batches hold several events
     await Promise.all([e].map((x) => store.write(x, JSON.stringify(x))));
     process.stdout.write(e.id + '\n');
