@@ -69,7 +69,8 @@ pre{background:var(--panel);padding:.6em;border-radius:6px;overflow:auto;max-hei
 footer{margin:2em 0 1em;color:var(--muted);font-size:.8em}
 `;
 
-const fig = (id: string, label: string, sub = '') => `<div class="fig"><div class="k">${label}</div><div class="v" id="f-${id}">-</div><div class="s" id="f-${id}-sub">${sub}</div></div>`;
+/** One figure card of the directory pages: a label, a value (filled in by the script here) and a line under it. */
+export const fig = (id: string, label: string, sub = '', value = '-') => `<div class="fig"><div class="k">${label}</div><div class="v" id="f-${id}">${value}</div><div class="s" id="f-${id}-sub">${sub}</div></div>`;
 
 export function directoryPage(doc: DirectoryDocument, relayName: string, refreshMs = 30_000): string {
   // '<' cannot end the JSON block early

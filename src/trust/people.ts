@@ -5,7 +5,7 @@ import type { RankMeta, RankRecord } from '../store/ranks.js';
 import type { EventStore } from '../store/types.js';
 import type { PassResult } from './pass.js';
 import { esc } from '../lib/html.js';
-import { DIRECTORY_CSS } from '../monitor/page.js';
+import { DIRECTORY_CSS, fig } from '../monitor/page.js';
 
 export interface Person extends RankRecord {
   pubkey: string;
@@ -90,8 +90,6 @@ svg.meter .track{fill:var(--line)}svg.meter.rank .fill{fill:var(--link)}svg.mete
 #found code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 `;
 
-const fig = (id: string, label: string, value: string, sub = '') => `<div class="fig"><div class="k">${label}</div><div class="v" id="f-${id}">${value}</div><div class="s">${sub}</div></div>`;
-
 /**
  * /directory/people: figures of the last rank pass, a lookup, and the top pubkeys with a bar for
  * their rank and their followers. Rendered on the server: nothing here needs a script.
@@ -118,10 +116,10 @@ ${rows}
 <header><div><h1>People by trust rank</h1><p class="sub">${esc(relayName)} · web of trust over the stored follow and mute lists</p></div>
 <p class="sub">times in UTC · <a href="/directory">relay directory</a> · <a href="/">relay status</a> · machine-readable: <a href="/directory/people.json">/directory/people.json</a></p></header>
 <div class="figs">
-${fig('nodes', 'pubkeys ranked', r ? String(r.nodes) : '-', 'authors and the keys they follow')}
-${fig('edges', 'follows', r ? String(r.edges) : '-', 'p tags of kind 3 lists')}
-${fig('mode', 'rank', mode, r && r.mode === 'rooted' ? 'PageRank from the trusted keys' : 'PageRank over everyone')}
-${fig('computed', 'computed at', r ? at.slice(11, 19) : '-', r ? `${at.slice(0, 10)}, in ${(r.durationMs / 1000).toFixed(1)} s` : '')}
+${fig('nodes', 'pubkeys ranked', 'authors and the keys they follow', r ? String(r.nodes) : '-')}
+${fig('edges', 'follows', 'p tags of kind 3 lists', r ? String(r.edges) : '-')}
+${fig('mode', 'rank', r && r.mode === 'rooted' ? 'PageRank from the trusted keys' : 'PageRank over everyone', mode)}
+${fig('computed', 'computed at', r ? `${at.slice(0, 10)}, in ${(r.durationMs / 1000).toFixed(1)} s` : '', r ? at.slice(11, 19) : '-')}
 </div>
 <main>
 <form class="tools" method="get" action="/directory/people"><input name="pubkey" type="search" placeholder="look up a pubkey (hex or npub)" aria-label="pubkey to look up" value="${lookup ? esc(lookup.asked.slice(0, 100)) : ''}"><button>look up</button></form>
