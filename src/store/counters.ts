@@ -98,22 +98,41 @@ interface Pending {
   /** the first author noted and its net change: most keys of a batch have one author */
   first: string;
   firstNet: number;
-  /** every other author's net change */
-  more: Map<string, number> | null;
+  /**
+   * every other note, in order (an author may appear several times); netted per author in apply()
+   * only when one of them is negative. Arrays, not a Map per key: a popular key gets hundreds of
+   * notes per batch, and a Map update per follow showed in the writer's profile.
+   */
+  authors: string[] | null;
+  deltas: number[] | null;
+  negative: boolean;
 }
 
+/** The pending-map slot of a (tag name, kind) pair: one Map of values per pair, so a note looks its value up as it is (no key string built per follow). */
+const pairSlot = (name: string, kind: number): number => name.charCodeAt(0) * 0x10000 + kind;
+
 export class CounterBatch {
-  private readonly pending = new Map<string, Pending>();
+  /** per (name, kind) pair, per tag value (64 lowercase hex) */
+  private readonly pending = new Map<number, Map<string, Pending>>();
+  private count = 0;
   /** the notes since mark(), so rollback() can take them back (an operation that threw); parallel arrays, no object per note */
   private readonly logP: Pending[] = [];
   private readonly logPubkey: string[] = [];
   private readonly logDelta: number[] = [];
 
-  /** `key` may be a scratch buffer: it is copied when kept. */
-  note(key: Buffer, pubkey: string, delta: 1 | -1): void {
-    const k = key.toString('latin1');
-    let p = this.pending.get(k);
-    if (!p) this.pending.set(k, (p = { key: Buffer.from(key), first: pubkey, firstNet: 0, more: null }));
+  /**
+   * Notes one counted entry written (+1) or removed (-1): `prefix` is its tag+kind prefix (may be a
+   * scratch buffer: it is copied when kept), `name`, `value` and `kind` what it was made of.
+   */
+  note(prefix: Buffer, name: string, value: string, kind: number, pubkey: string, delta: 1 | -1): void {
+    const slot = pairSlot(name, kind);
+    let values = this.pending.get(slot);
+    if (!values) this.pending.set(slot, (values = new Map()));
+    let p = values.get(value);
+    if (!p) {
+      values.set(value, (p = { key: Buffer.from(prefix), first: pubkey, firstNet: 0, authors: null, deltas: null, negative: false }));
+      this.count++;
+    }
     this.add(p, pubkey, delta);
     this.logP.push(p);
     this.logPubkey.push(pubkey);
@@ -123,8 +142,13 @@ export class CounterBatch {
   private add(p: Pending, pubkey: string, delta: number): void {
     if (p.first === pubkey) p.firstNet += delta;
     else {
-      p.more ??= new Map();
-      p.more.set(pubkey, (p.more.get(pubkey) ?? 0) + delta);
+      if (!p.authors) {
+        p.authors = [];
+        p.deltas = [];
+      }
+      p.authors.push(pubkey);
+      p.deltas!.push(delta);
+      if (delta < 0) p.negative = true;
     }
   }
 
@@ -139,8 +163,9 @@ export class CounterBatch {
     this.mark();
   }
 
+  /** counter keys noted (each is written once in apply) */
   get size(): number {
-    return this.pending.size;
+    return this.count;
   }
 
   /**
@@ -149,30 +174,42 @@ export class CounterBatch {
    */
   apply(db: BinDb, undo?: Array<[Buffer, Buffer | undefined]>): void {
     this.mark();
-    for (const p of this.pending.values()) {
-      if (p.firstNet === 0 && !p.more) continue; // removed and re-added (a replaced follow list): no change, no read
-      const cur = db.getBinary(p.key);
-      const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
-      const offset = counterOffset(p.key);
-      let delta = 0;
-      let changed = false;
-      const one = (pubkey: string, net: number): void => {
-        if (net === 0) return; // added and removed again, or removed and re-added: no change
-        changed = true;
-        delta += net;
-        if (net > 0) hllAdd(c.registers, Buffer.from(pubkey, 'hex'), 0, offset);
-        else c.stale = true;
-      };
-      one(p.first, p.firstNet);
-      if (p.more) for (const [pubkey, net] of p.more) one(pubkey, net);
-      if (!changed) continue;
-      c.count = Math.max(0, c.count + delta);
-      c.version = (c.version + 1) >>> 0;
-      undo?.push([p.key, cur ?? undefined]); // getBinary returns a copy
-      if (c.count === 0) db.removeSync(p.key);
-      else db.putSync(p.key, encodeCounter(c));
+    for (const values of this.pending.values()) {
+      for (const p of values.values()) this.write(db, p, undo);
     }
     this.pending.clear();
+    this.count = 0;
+  }
+
+  private write(db: BinDb, p: Pending, undo?: Array<[Buffer, Buffer | undefined]>): void {
+    if (p.firstNet === 0 && !p.authors) return; // removed and re-added (a replaced follow list): no change, no read
+    const cur = db.getBinary(p.key);
+    const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
+    const offset = counterOffset(p.key);
+    let delta = 0;
+    let changed = false;
+    const one = (pubkey: string, net: number): void => {
+      if (net === 0) return; // added and removed again, or removed and re-added: no change
+      changed = true;
+      delta += net;
+      if (net > 0) hllAdd(c.registers, Buffer.from(pubkey, 'hex'), 0, offset);
+      else c.stale = true;
+    };
+    one(p.first, p.firstNet);
+    if (p.authors && !p.negative) {
+      // only additions: each is +1 for its author (an author noted twice, e.g. two reactions, adds twice to the count; registers are idempotent)
+      for (const pubkey of p.authors) one(pubkey, 1);
+    } else if (p.authors) {
+      const net = new Map<string, number>();
+      for (let i = 0; i < p.authors.length; i++) net.set(p.authors[i]!, (net.get(p.authors[i]!) ?? 0) + p.deltas![i]!);
+      for (const [pubkey, n] of net) one(pubkey, n);
+    }
+    if (!changed) return;
+    c.count = Math.max(0, c.count + delta);
+    c.version = (c.version + 1) >>> 0;
+    undo?.push([p.key, cur ?? undefined]); // getBinary returns a copy
+    if (c.count === 0) db.removeSync(p.key);
+    else db.putSync(p.key, encodeCounter(c));
   }
 }
 

@@ -12,6 +12,8 @@ import { visitSearchEntries } from './search/entries.js';
 type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & { content?: string };
 /** value: empty for every index but the search documents */
 type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
+/** gets a counted entry's tag+kind prefix (in the scratch buffer: valid until it returns), and the tag's name and value */
+type Counted = (prefix: Buffer, name: string, value: string) => void;
 
 const scratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2 + 4 + SERIAL_BYTES);
 /** scratch.subarray(0, n) for every n, made once: a view per entry was a tenth of ingest's garbage */
@@ -51,7 +53,7 @@ function skipTag(tags: string[][], i: number, seen: Map<string, Set<string>> | n
  * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets the tag+kind
  * prefix of each entry that counters.ts counts, in the scratch buffer (valid until it returns). Returns how many it visited.
  */
-export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: (prefix: Buffer) => void): number {
+export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: Counted): number {
   const tags = ev.tags;
   const seen = tags.length > 16 ? new Map<string, Set<string>>() : null;
   let n = 0;
@@ -60,7 +62,7 @@ export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Vi
     const t = tags[i]!;
     const end = Math.abs(writeTagPrefix(scratch, 0, t[0]!, t[1]!));
     scratch.writeUInt16BE(ev.kind, end);
-    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(views[end + 2]!);
+    if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(views[end + 2]!, t[0]!, t[1]!);
     visit(dbs.tagkind, suffix(end + 2, ev.created_at, serial));
     n++;
   }
@@ -71,7 +73,7 @@ export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Vi
  * Visits every index entry of the event: time-ordered indexes, expiry when the event expires, the
  * search index. Returns how many it visited: what a write transaction is bounded by (writer.ts).
  */
-export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, visit: Visit, counted?: (prefix: Buffer) => void): number {
+export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, visit: Visit, counted?: Counted): number {
   const ca = ev.created_at;
   visit(dbs.created, suffix(0, ca, serial));
   scratch.writeUInt16BE(ev.kind, 0);
@@ -95,10 +97,10 @@ export const removeVisit: Visit = (db, key) => void db.removeSync(key);
 
 /** Writes the event's entries and notes its counted tags (+1) in `counters`; returns how many. */
 export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, putVisit, (k) => counters.note(k, ev.pubkey, 1));
+  visitEntries(dbs, ev, serial, expiration, putVisit, (k, name, value) => counters.note(k, name, value, ev.kind, ev.pubkey, 1));
 /** Removes the event's entries and notes its counted tags (-1) in `counters`; returns how many. */
 export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, removeVisit, (k) => counters.note(k, ev.pubkey, -1));
+  visitEntries(dbs, ev, serial, expiration, removeVisit, (k, name, value) => counters.note(k, name, value, ev.kind, ev.pubkey, -1));
 
 /** The entries as fresh buffers (tests, stats tools). */
 export function indexEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): Array<[BinDb, Buffer]> {

@@ -28,7 +28,7 @@ function tagKindIndex(dbs: Dbs, env: RootDatabase): void {
   for (const { key, value } of dbs.events.getRange({})) {
     const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
     const ev = { pubkey: pubkeyHexOf(value), created_at: createdAtOf(value), kind: kindOf(value), tags };
-    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), (k) => counters.note(k, ev.pubkey, 1));
+    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), (k, name, value) => counters.note(k, name, value, ev.kind, ev.pubkey, 1));
     if (++n % COUNTER_CHUNK === 0) counters.apply(dbs.tagcount);
   }
   counters.apply(dbs.tagcount);
