@@ -5,7 +5,7 @@ import type { RankMeta, RankRecord } from '../store/ranks.js';
 import type { EventStore } from '../store/types.js';
 import type { PassResult } from './pass.js';
 import { esc } from '../lib/html.js';
-import { DIRECTORY_CSS, fig } from '../monitor/page.js';
+import { DIRECTORY_CSS, fig } from '../lib/directory-style.js';
 
 export interface Person extends RankRecord {
   pubkey: string;
