@@ -2,8 +2,10 @@
 // to maxBatch operations and MAX_BATCH_ENTRIES index entries written. The next batch starts as soon as the
 // previous one has committed, so a lone event is written at once (low latency) and batches grow by
 // themselves under load (the queue fills while a commit is in flight). Each promise resolves only
-// after its batch is flushed to disk (env.flushed; the store opens without overlapping sync, so a
-// commit includes its flush: index.ts says why), so an acknowledged event survives kill -9.
+// after its batch's transaction has committed, and a commit includes its flush to disk: the store
+// opens without lmdb-js's overlapping sync (index.ts says why), and then lmdb-js resolves a
+// transaction once it is synced (its `flushed` is then the commit's own promise). So an
+// acknowledged event survives kill -9, and a power cut.
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
@@ -52,8 +54,6 @@ export class BatchWriter {
   private queue: Pending[] = [];
   private running = false;
   private closed = false;
-  /** batches committed but not yet flushed (close() waits for them) */
-  private readonly unflushed = new Set<Promise<void>>();
   private pumpDone: Promise<void> = Promise.resolve();
 
   constructor(
@@ -90,7 +90,6 @@ export class BatchWriter {
   async close(): Promise<void> {
     this.closed = true;
     await this.pumpDone;
-    await Promise.allSettled([...this.unflushed]);
   }
 
   private enqueue(op: Op): Promise<OpResult> {
@@ -105,25 +104,13 @@ export class BatchWriter {
     this.running = true;
     try {
       while (this.queue.length > 0) {
+        // Committed, hence on disk (see the top of this file): answer each operation.
         const { batch, results } = await this.commitNext();
-        // Committed and visible; durable once flushed. Take the flush promise now, before the
-        // next batch is queued (env.flushed follows the latest write).
-        const done = new Promise<void>((resolve, reject) => {
-          this.env.flushed.then(() => resolve(), reject);
-        }).then(
-          () => {
-            for (let i = 0; i < batch.length; i++) {
-              const r = results[i];
-              if (r instanceof Error) batch[i].reject(r);
-              else batch[i].resolve(r);
-            }
-          },
-          (err: unknown) => {
-            for (const p of batch) p.reject(err);
-          },
-        );
-        this.unflushed.add(done);
-        void done.finally(() => this.unflushed.delete(done));
+        for (let i = 0; i < batch.length; i++) {
+          const r = results[i];
+          if (r instanceof Error) batch[i]!.reject(r);
+          else batch[i]!.resolve(r!);
+        }
       }
     } finally {
       this.running = false;
