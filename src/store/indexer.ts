@@ -95,12 +95,16 @@ export function visitEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: 
 export const putVisit: Visit = (db, key, value) => db.putSync(key, value ?? EMPTY);
 export const removeVisit: Visit = (db, key) => void db.removeSync(key);
 
+/** A `counted` callback that notes the event's counted tags in `counters` with `delta` (+1 written, -1 removed). */
+export const noteCounted = (counters: CounterBatch, ev: Pick<Indexed, 'kind' | 'pubkey'>, delta: 1 | -1): Counted =>
+  (prefix, name, value) => counters.note(prefix, name, value, ev.kind, ev.pubkey, delta);
+
 /** Writes the event's entries and notes its counted tags (+1) in `counters`; returns how many. */
 export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, putVisit, (k, name, value) => counters.note(k, name, value, ev.kind, ev.pubkey, 1));
+  visitEntries(dbs, ev, serial, expiration, putVisit, noteCounted(counters, ev, 1));
 /** Removes the event's entries and notes its counted tags (-1) in `counters`; returns how many. */
 export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, removeVisit, (k, name, value) => counters.note(k, name, value, ev.kind, ev.pubkey, -1));
+  visitEntries(dbs, ev, serial, expiration, removeVisit, noteCounted(counters, ev, -1));
 
 /** The entries as fresh buffers (tests, stats tools). */
 export function indexEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): Array<[BinDb, Buffer]> {

@@ -4,7 +4,7 @@
 import type { RootDatabase } from 'lmdb';
 import { createdAtOf, jsonOf, kindOf, pubkeyHexOf } from './codec.js';
 import { CounterBatch } from './counters.js';
-import { visitTagEntries } from './indexer.js';
+import { noteCounted, visitTagEntries } from './indexer.js';
 import { EMPTY, readSerial } from './keys.js';
 import type { Dbs } from './schema.js';
 
@@ -28,7 +28,7 @@ function tagKindIndex(dbs: Dbs, env: RootDatabase): void {
   for (const { key, value } of dbs.events.getRange({})) {
     const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
     const ev = { pubkey: pubkeyHexOf(value), created_at: createdAtOf(value), kind: kindOf(value), tags };
-    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), (k, name, value) => counters.note(k, name, value, ev.kind, ev.pubkey, 1));
+    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), noteCounted(counters, ev, 1));
     if (++n % COUNTER_CHUNK === 0) counters.apply(dbs.tagcount);
   }
   counters.apply(dbs.tagcount);
