@@ -77,10 +77,11 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     overlappingSync: false,
     // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from (and
     // keeps between transactions). Its list is a sorted array that every page freed or loaded is
-    // inserted into one by one, so its cost grows with its length: with the default (50,000 and
-    // 75,000) that insertion was a third of a directory import's time deep in a large store. With
-    // 10,000 the same 20,000 events go into a 600,000-event store in 15-17 s instead of 23-24 s,
-    // and the file is no larger (docs/storage.md, "The free list").
+    // inserted into one by one, so its cost grows with its length. With the default (50,000 and
+    // 75,000) that insertion was a third of importing 20,000 follow lists that follow one another
+    // into a 600,000-event store; with these bounds the import takes 15-17 s instead of 20-24 s and
+    // the file is no larger. Follow lists spread over the whole network gain nothing (the list is
+    // then 4% of the time either way): docs/storage.md, "The free list".
     maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD,
     maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN,
   } as Parameters<typeof open>[0]);
