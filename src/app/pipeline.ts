@@ -30,7 +30,7 @@ export interface PipelineOptions {
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), logger });
+  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

@@ -12,7 +12,7 @@ import { unknownOption } from '../config/suggest.js';
  */
 export async function openCommandStore(config: Config): Promise<EventStore> {
   checkDataDir(config.dataDir, 'existing');
-  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: config.search, logger: commandLogger(config), readOnly: true });
+  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: config.search, logger: commandLogger(config), readOnly: true });
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US');

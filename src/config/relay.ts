@@ -53,6 +53,7 @@ export const storeSchema = z
     maxBatch: int(1000, 'most events written in one LMDB transaction', 1),
     expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
     queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
+    readAhead: bool(false, 'let the kernel read ahead around each page of the store it loads (LMDB without MDB_NORDAHEAD). Off: pages are cached and written back one by one, which on a large store writes far less (docs/storage.md, "Read-ahead"); on: a small or cold store warms faster'),
   })
   .strict()
   .prefault({})

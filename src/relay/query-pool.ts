@@ -74,6 +74,8 @@ export interface WorkerInit {
   dir: string;
   mapSize: number;
   queryYieldEvery: number;
+  /** config.store.readAhead: the same as the main thread's handle (lmdb-js shares one environment per process) */
+  readAhead?: boolean;
   /** config.search (NIP-50 index settings) */
   search?: { kinds: number[]; maxPostings: number; rankWindow: number };
 }
@@ -187,7 +189,7 @@ interface PoolWorker {
 }
 
 export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): Promise<QueryRunner> {
-  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, search: opts.search };
+  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, readAhead: opts.readAhead, search: opts.search };
   const maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
   const workers: PoolWorker[] = [];
   const ops = new Map<number, Op>();

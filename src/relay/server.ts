@@ -90,7 +90,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
-          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
       : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
