@@ -77,13 +77,6 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     // opens the store through here, so all agree. Cost: 300,000 directory events import in 231 s
     // instead of 192 s (docs/storage.md).
     overlappingSync: false,
-    // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from (and
-    // keeps between transactions). Its list is a sorted array that every page freed or loaded is
-    // inserted into one by one, so its cost grows with its length. With the default (50,000 and
-    // 75,000) that insertion was a third of importing 20,000 follow lists that follow one another
-    // into a 600,000-event store; with these bounds the import takes 15-17 s instead of 20-24 s and
-    // the file is no larger. Follow lists spread over the whole network gain nothing (the list is
-    // then 4% of the time either way): docs/storage.md, "The free list".
     // No read-ahead unless asked (LMDB's MDB_NORDAHEAD: madvise MADV_RANDOM on the map). With it, a
     // fault on the map brings in a large folio of the file (Linux 6.x page cache: up to 2 MiB with
     // this machine's read_ahead_kb of 8 MiB), and one 4 KiB page written through the write map
@@ -93,6 +86,13 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     // The cost: a cold cache is read 4 KiB at a time, and a small store is slower (10-35%).
     // docs/storage.md, "Read-ahead".
     noReadAhead: !opts.readAhead,
+    // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from (and
+    // keeps between transactions). Its list is a sorted array that every page freed or loaded is
+    // inserted into one by one, so its cost grows with its length. With the default (50,000 and
+    // 75,000) that insertion was a third of importing 20,000 follow lists that follow one another
+    // into a 600,000-event store; with these bounds the import takes 15-17 s instead of 20-24 s and
+    // the file is no larger. Follow lists spread over the whole network gain nothing (the list is
+    // then 4% of the time either way): docs/storage.md, "The free list".
     maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD,
     maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN,
   } as Parameters<typeof open>[0]);
