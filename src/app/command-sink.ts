@@ -4,6 +4,7 @@
 // subscribers, and the store is opened beside it; otherwise the store is opened here with the
 // relay's own pipeline (policies, verifier, ingest). Whatever answers at host:port is never used.
 import { storeSearchOptions } from '../config/search.js';
+import { storeMapOptions } from '../config/relay.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../relay/logger.js';
 import { openStore } from '../store/index.js';
@@ -69,7 +70,7 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
     logger.info({ relay: target.url, dataDir: config.dataDir, pid: target.owner?.pid }, target.owner ? `${o.label}: publishing to the relay that owns the data directory` : `${o.label}: publishing to the relay given with --relay`);
     try {
       checkDataDir(config.dataDir, 'create');
-      const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: config.store.maxBatch, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: storeSearchOptions(config), logger, readOnly: !o.writable });
+      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, search: storeSearchOptions(config), logger, readOnly: !o.writable });
       return { sink: home, store, relayUrl: target.url, storeIsHome: target.owner !== null, close: async () => { await home.close(); await store.close(); } };
     } catch (e) {
       await home.close();

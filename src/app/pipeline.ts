@@ -4,6 +4,7 @@
 // write. Who hears about stored events (live subscriptions, counters) subscribes with onStored().
 import type { Config } from '../config.js';
 import { storeSearchOptions } from '../config/search.js';
+import { storeMapOptions } from '../config/relay.js';
 import { openStore } from '../store/index.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { createIngest } from '../ingest/ingest.js';
@@ -30,7 +31,7 @@ export interface PipelineOptions {
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ dir: config.dataDir, mapSize: config.store.mapSize, maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: storeSearchOptions(config), logger });
+  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

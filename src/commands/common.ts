@@ -5,6 +5,7 @@ import type { EventStore } from '../store/types.js';
 import { commandLogger } from '../relay/logger.js';
 import { checkDataDir } from '../app/data-dir.js';
 import { unknownOption } from '../config/suggest.js';
+import { storeMapOptions } from '../config/relay.js';
 
 /**
  * The store of an existing data directory, for reading (stats, export, directory): a wrong path is
@@ -12,7 +13,7 @@ import { unknownOption } from '../config/suggest.js';
  */
 export async function openCommandStore(config: Config): Promise<EventStore> {
   checkDataDir(config.dataDir, 'existing');
-  return openStore({ dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: config.search, logger: commandLogger(config), readOnly: true });
+  return openStore({ ...storeMapOptions(config), search: config.search, logger: commandLogger(config), readOnly: true });
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US');

@@ -59,6 +59,14 @@ export const storeSchema = z
   .prefault({})
   .describe('LMDB event store');
 
+/**
+ * How every opener of the store maps it, from the config: the relay's main thread and query
+ * threads, the import and the other commands. One place, so a setting reaches all of them.
+ */
+export function storeMapOptions(config: { dataDir: string; store: z.infer<typeof storeSchema> }): { dir: string; mapSize: number; queryYieldEvery: number; readAhead: boolean } {
+  return { dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead };
+}
+
 export const relaySchemaShape = {
   host: str('127.0.0.1', 'address to listen on (0.0.0.0 for all interfaces)'),
   port: int(7447, 'TCP port for WebSocket and HTTP', 0, 65535),

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { storeSearchOptions } from '../config/search.js';
+import { storeMapOptions } from '../config/relay.js';
 import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
@@ -90,7 +91,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const queries: QueryRunner =
     config.queryThreads > 0
       ? await queryPool(
-          { threads: config.queryThreads, dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+          { threads: config.queryThreads, ...storeMapOptions(config), search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
           store,
         )
       : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
