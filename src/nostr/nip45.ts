@@ -28,25 +28,44 @@ export function hllOffset(f: Filter): number | null {
   return hllOffsetOfValue(first[1][0]!);
 }
 
+/**
+ * The register value of a pubkey whose 7 bytes after the register byte are byteAt(1..7): their
+ * leading zero bits, plus one.
+ */
+function pointValue(byteAt: (i: number) => number): number {
+  let zeros = 0;
+  for (let i = 1; i < 8; i++) {
+    const b = byteAt(i);
+    if (b !== 0) return zeros + Math.clz32(b) - 24 + 1;
+    zeros += 8;
+  }
+  return zeros + 1;
+}
+
 /** Register index and value that one pubkey (32 bytes, at `at` in `pk`) contributes at `offset`. */
 export function hllPoint(pk: Uint8Array, at: number, offset: number): [register: number, value: number] {
   const p = at + offset;
-  let zeros = 0;
-  for (let i = 1; i < 8; i++) {
-    const b = pk[p + i]!;
-    if (b === 0) {
-      zeros += 8;
-      continue;
-    }
-    zeros += Math.clz32(b) - 24;
-    break;
-  }
-  return [pk[p]!, zeros + 1];
+  return [pk[p]!, pointValue((i) => pk[p + i]!)];
 }
 
 /** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers. */
 export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset: number): void {
   const [r, v] = hllPoint(pk, at, offset);
+  if (v > registers[r]!) registers[r] = v;
+}
+
+/** The value of the lowercase hex digit with char code c. */
+const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
+
+/**
+ * hllAdd for a pubkey given as its 64 lowercase hex digits (a stored event's pubkey, validated at
+ * the edge): the writer adds one per follow it counts, and decoding each into a Buffer first was a
+ * tenth of the counters' time in an import.
+ */
+export function hllAddHex(registers: Uint8Array, pkHex: string, offset: number): void {
+  const byteAt = (i: number): number => (nibble(pkHex.charCodeAt(2 * (offset + i))) << 4) | nibble(pkHex.charCodeAt(2 * (offset + i) + 1));
+  const r = byteAt(0);
+  const v = pointValue(byteAt);
   if (v > registers[r]!) registers[r] = v;
 }
 

@@ -13,7 +13,7 @@
 // deletion), the entry is marked STALE and its registers may still include that author. A stale
 // entry's registers are recomputed from the index when asked (query.ts) and written back if the
 // entry has not changed since (its version): refreshHll().
-import { hllAdd, HLL_REGISTERS } from '../nostr/nip45.js';
+import { hllAddHex, HLL_REGISTERS } from '../nostr/nip45.js';
 import { TYPE_HEX, tagTypeAt } from './keys.js';
 import type { BinDb } from './schema.js';
 
@@ -192,7 +192,7 @@ export class CounterBatch {
       if (net === 0) return; // added and removed again, or removed and re-added: no change
       changed = true;
       delta += net;
-      if (net > 0) hllAdd(c.registers, Buffer.from(pubkey, 'hex'), 0, offset);
+      if (net > 0) hllAddHex(c.registers, pubkey, offset);
       else c.stale = true;
     };
     one(p.first, p.firstNet);

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter } from '../../src/nostr/filter.js';
 import { expirationOf } from '../../src/nostr/kinds.js';
-import { hllEstimate, hllOffset } from '../../src/nostr/nip45.js';
+import { hllAdd, hllAddHex, hllEstimate, hllOffset, HLL_REGISTERS } from '../../src/nostr/nip45.js';
 import { openStore } from '../../src/store/index.js';
 import { ev, hex, oracleRegisters, put, tmpDir, withStore } from './helpers.js';
 import { rmSync } from 'node:fs';
@@ -143,6 +143,32 @@ test('NIP-45 offset and estimate', () => {
   const est = hllEstimate(regs);
   assert.ok(Math.abs(est - 3000) / 3000 < 0.26, `estimate ${est} of 3000`);
   assert.equal(hllEstimate(Buffer.from(oracleRegisters({ tags: [['p', [id]]] }, events.slice(0, 20)), 'hex')), 20, 'small sets: linear counting is exact enough');
+});
+
+test('NIP-45 registers: a pubkey added as hex counts as its bytes do, as the NIP reads them', () => {
+  const r = rng(11);
+  const digit = () => '0123456789abcdef'[Math.floor(r() * 16)]!;
+  const id = 'ab'.repeat(16) + '5' + 'd'.repeat(31); // offset 8 + 5
+  // random pubkeys, and ones with long runs of zero bytes after every possible register byte
+  // (leading zeros up to the whole 56 bits, the register's largest value)
+  const pubkeys = Array.from({ length: 400 }, () => Array.from({ length: 64 }, digit).join(''));
+  for (let zeros = 0; zeros <= 15; zeros++) {
+    const pk = Array.from({ length: 64 }, digit);
+    for (let j = 0; j < zeros; j++) pk[2 * 14 + j] = '0'; // bytes 14.. follow the register byte 13
+    pubkeys.push(pk.join(''));
+  }
+  pubkeys.push('ff'.repeat(13) + '7f' + '00'.repeat(18)); // all 56 bits zero
+  const offset = hllOffset({ tags: [['p', [id]]] })!;
+  const fromHex = new Uint8Array(HLL_REGISTERS);
+  const fromBytes = new Uint8Array(HLL_REGISTERS);
+  for (const pk of pubkeys) {
+    hllAddHex(fromHex, pk, offset);
+    hllAdd(fromBytes, Buffer.from(pk, 'hex'), 0, offset);
+  }
+  const oracle = oracleRegisters({ tags: [['p', [id]]] }, pubkeys.map((pubkey) => ({ pubkey })));
+  assert.equal(Buffer.from(fromHex).toString('hex'), oracle);
+  assert.equal(Buffer.from(fromBytes).toString('hex'), oracle);
+  assert.equal(fromHex[0x7f], 57, 'no one bit in the 56: 56 zeros + 1');
 });
 
 test('schema 2 migration: the tag index is rebuilt with kinds and the counters from the stored events', async () => {
