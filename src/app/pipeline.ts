@@ -22,7 +22,7 @@ export interface Pipeline extends RelayPipeline {
 }
 
 export interface PipelineOptions {
-  /** signature-check threads; default config.verifyThreads (commands use 0: checks inline) */
+  /** signature-check threads; default config.verifyThreads (the command sink uses 0: checks inline) */
   verifyThreads?: number;
   metrics?: IngestMetrics;
   /** the writer's transaction bounds, if not config.store.maxBatch and the writer's entry bound (`orbweaver import` takes larger ones) */
