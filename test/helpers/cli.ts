@@ -1,5 +1,5 @@
 // Runs `orbweaver <args>` as an operator would (node dist/src/cli.js), either to completion
-// (runCli) or in the background with its logs collected (spawnCli).
+// (runCli) or in the background with its logs collected (spawnCli); runNode runs any script so.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { CLI, ROOT } from './relay-process.js';
 
@@ -22,7 +22,12 @@ export function cleanEnv(extra: Record<string, string | undefined> = {}): NodeJS
 }
 
 export function runCli(args: string[], opts: CliOptions = {}) {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
+  return runNode(CLI, args, opts);
+}
+
+/** Runs `node <script> <args>` to completion: the CLI (runCli) or a script of bench/ (a path under dist/). */
+export function runNode(script: string, args: string[], opts: CliOptions = {}) {
+  const r = spawnSync(process.execPath, [script, ...args], {
     cwd: opts.cwd ?? ROOT, env: cleanEnv({ ORBWEAVER_LOG_LEVEL: 'warn', ...opts.env }), input: opts.input, encoding: 'utf8',
     timeout: opts.timeoutMs ?? 60_000, killSignal: 'SIGKILL', uid: opts.uid, gid: opts.gid, maxBuffer: 64 << 20,
   });

@@ -3,37 +3,35 @@
 // command that fails and a missing option get answers that name them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { runCli, runNode } from '../helpers/cli.js';
 import { ROOT, tempDir } from '../helpers/relay-process.js';
 
-function run(script: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [join(ROOT, script), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => p.kill('SIGKILL'), 180_000);
-    p.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const run = (script: string, args: string[]) => runNode(join(ROOT, script), args, { timeoutMs: 180_000 });
 
-test('import-load feeds a file to an import command and reports its rate, memory and size', async () => {
+/** The orbweaver import command as a shell would run it. */
+const IMPORT = `'${process.execPath}' '${join(ROOT, 'dist/src/cli.js')}' import`;
+
+/** Runs `fn` on a netgen file of `authors` x 3 events in a temporary directory, removed afterwards. */
+function withNetgenFile(authors: number, fn: (file: string, dir: string) => void): void {
   const dir = tempDir('orbweaver-import-load-');
   try {
     const file = join(dir, 'dir.jsonl');
-    const gen = await run('dist/bench/netgen.js', ['--authors', '100', '--out', file]);
-    assert.equal(gen.code, 0, gen.stderr);
+    const gen = run('dist/bench/netgen.js', ['--authors', String(authors), '--out', file]);
+    assert.equal(gen.status, 0, gen.stderr);
+    fn(file, dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('import-load feeds a file to an import command and reports its rate, memory and size', () =>
+  withNetgenFile(100, (file, dir) => {
     const data = join(dir, 'data');
     mkdirSync(data);
-    const cmd = `'${process.execPath}' '${join(ROOT, 'dist/src/cli.js')}' import --data '${data}'`;
-    const r = await run('dist/bench/import-load.js', ['--file', file, '--cmd', cmd, '--every', '100', '--data', data, '--label', 'test']);
-    assert.equal(r.code, 0, r.stderr);
+    const r = run('dist/bench/import-load.js', ['--file', file, '--cmd', `${IMPORT} --data '${data}'`, '--every', '100', '--data', data, '--label', 'test']);
+    assert.equal(r.status, 0, r.stderr);
     const result = JSON.parse(r.stdout.trim().split('\n').pop()!) as Record<string, unknown>;
     assert.equal(result.bench, 'import-load');
     assert.equal(result.label, 'test');
@@ -42,31 +40,20 @@ test('import-load feeds a file to an import command and reports its rate, memory
     assert.ok((result.peak_rss_anon_mb as number) > 0, 'the importer was sampled while it ran');
     assert.ok((result.data_mb as number) > 0);
     // what the command stored is what was fed
-    const stats = await run('dist/src/cli.js', ['stats', '--json', '--no-scan', '--data', data]);
-    assert.equal(stats.code, 0, stats.stderr);
+    const stats = runCli(['stats', '--json', '--no-scan', '--data', data]);
+    assert.equal(stats.status, 0, stats.stderr);
     assert.equal((JSON.parse(stats.stdout) as { events: number }).events, 300);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('import-load names a command that fails, and a missing option', async () => {
-  const dir = tempDir('orbweaver-import-load-');
-  try {
-    const file = join(dir, 'one.jsonl');
-    const gen = await run('dist/bench/netgen.js', ['--authors', '2', '--out', file]);
-    assert.equal(gen.code, 0, gen.stderr);
-    const cmd = `'${process.execPath}' '${join(ROOT, 'dist/src/cli.js')}' import --no-such-flag`;
-    const r = await run('dist/bench/import-load.js', ['--file', file, '--cmd', cmd]);
-    assert.equal(r.code, 1);
+test('import-load names a command that fails, and a missing option', () =>
+  withNetgenFile(2, (file) => {
+    const r = run('dist/bench/import-load.js', ['--file', file, '--cmd', `${IMPORT} --no-such-flag`]);
+    assert.equal(r.status, 1);
     assert.match(r.stderr, /the command exited with \d+/);
     assert.ok(r.stderr.includes('--no-such-flag'), 'the command and its own error are shown');
     assert.equal(r.stdout, '', 'no result line for a failed import');
 
-    const u = await run('dist/bench/import-load.js', ['--file', file]);
-    assert.equal(u.code, 2);
+    const u = run('dist/bench/import-load.js', ['--file', file]);
+    assert.equal(u.status, 2);
     assert.match(u.stderr, /--cmd is required/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
