@@ -111,7 +111,9 @@ async function main(): Promise<number> {
   child.stdin.on('error', () => { fed = false; });
   const input = createReadStream(v.file!, { highWaterMark: 1 << 16 });
   let carry = 0;
+  let lastByte = 10;
   for await (const chunk of input as AsyncIterable<Buffer>) {
+    lastByte = chunk[chunk.length - 1] ?? lastByte;
     if (!fed || child.exitCode !== null) { fed = false; break; }
     // count whole lines in this chunk; a mark is taken once the chunk holding its line is taken
     for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
@@ -122,6 +124,7 @@ async function main(): Promise<number> {
     for (; carry > 0; carry--) marks.push(Math.round((performance.now() - t0) / 100) / 10);
   }
   input.destroy();
+  if (fed && lastByte !== 10) lines++; // a last line without its newline
   child.stdin.end();
   const [code, signal] = await exited;
   clearInterval(sampler);

@@ -3,8 +3,8 @@
 // command that fails and a missing option get answers that name them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { runCli, runNode } from '../helpers/cli.js';
 import { ROOT, tempDir } from '../helpers/relay-process.js';
 
@@ -45,13 +45,20 @@ test('import-load feeds a file to an import command and reports its rate, memory
     assert.equal((JSON.parse(stats.stdout) as { events: number }).events, 300);
   }));
 
-test('import-load names a command that fails, and a missing option', () =>
+test('import-load names a command that fails and a missing option, and counts a last line without its newline', () =>
   withNetgenFile(2, (file) => {
     const r = run('dist/bench/import-load.js', ['--file', file, '--cmd', `${IMPORT} --no-such-flag`]);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /the command exited with \d+/);
     assert.ok(r.stderr.includes('--no-such-flag'), 'the command and its own error are shown');
     assert.equal(r.stdout, '', 'no result line for a failed import');
+
+    // a file whose last line has no newline: every line is still counted
+    const trimmed = join(dirname(file), 'trimmed.jsonl');
+    writeFileSync(trimmed, readFileSync(file, 'utf8').trimEnd());
+    const t = run('dist/bench/import-load.js', ['--file', trimmed, '--cmd', 'cat > /dev/null']);
+    assert.equal(t.status, 0, t.stderr);
+    assert.equal((JSON.parse(t.stdout) as { lines: number }).lines, 6);
 
     const u = run('dist/bench/import-load.js', ['--file', file]);
     assert.equal(u.status, 2);
