@@ -9,7 +9,7 @@ import type { SeenSerials } from '../store/types.js';
 import { storeUnion, type GuardLimits, type Reply, type Request, type WorkerInit } from './query-pool.js';
 
 const init = workerData as WorkerInit;
-const store = await openStore({ dir: init.dir, mapSize: init.mapSize, queryYieldEvery: init.queryYieldEvery, readAhead: init.readAhead, search: init.search, readOnly: true }).catch((e: Error) => {
+const store = await openStore({ ...init, readOnly: true }).catch((e: Error) => {
   parentPort!.postMessage({ error: e.message });
   throw e;
 });
