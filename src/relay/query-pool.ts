@@ -18,10 +18,11 @@
 import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
 import { releaseFrames, type EventFrames, type Framing } from '../store/frames.js';
-import type { CountResult, EventStore, HllRefresh, QueryOptions } from '../store/types.js';
+import type { CountResult, EventStore, HllRefresh, QueryOptions, ScanSignal } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
-import { pointLookups } from '../store/planner.js';
+import { answerBoundedReads, pointLookups } from '../store/planner.js';
+import { StepGuard } from './step-guard.js';
 import { unionItems, visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
@@ -29,6 +30,8 @@ export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 export interface QueryRunner {
   /** worker threads; 0 = queries run on the calling thread */
   readonly threads: number;
+  /** requests answered on the calling thread (all of them with 0 threads; see runsInline) */
+  readonly inline: number;
   /** same contract as EventStore.queryFrames, including opts.seen */
   query(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames>;
   /** same contract as EventStore.countResult (recomputed HLL registers are stored by the runner) */
@@ -51,10 +54,14 @@ export interface QueryRunner {
 
 /** queryThreads = 0: the store on the main thread, the access layer's guard. */
 export function inlineQueries(store: EventStore, guard: (outer: { aborted: boolean }, scanBudget?: number) => ScanGuard): QueryRunner {
+  let inline = 0;
   return {
     threads: 0,
-    query: (filters, opts, framing) => store.queryFrames(filters, opts, framing),
-    count: (filters, opts) => store.countResult(filters, opts),
+    get inline() {
+      return inline;
+    },
+    query: (filters, opts, framing) => (inline++, store.queryFrames(filters, opts, framing)),
+    count: (filters, opts) => (inline++, store.countResult(filters, opts)),
     release: releaseFrames,
     negentropyItems: (filters, req, opts) => storeUnion(store, filters, req, opts),
     scanGuard: guard,
@@ -139,6 +146,24 @@ function inlineable(filters: Filter[]): boolean {
   return n !== null && n <= INLINE_LOOKUPS;
 }
 
+/** Most events a REQ whose scans read only what they return may ask for and still run inline. */
+const INLINE_BOUNDED_EVENTS = 500;
+
+/**
+ * A REQ runs on the main thread when its work is its answer: point lookups (above), or scans of
+ * one exact tag condition whose every index entry read is a match (planner.ts answerBoundedReads),
+ * up to INLINE_BOUNDED_EVENTS. Sending such an answer costs the main thread about what reading it
+ * does, and a query thread's copy of it costs more than the read (measured on the directory
+ * benchmark's followers shape at 600,000 events, 500 follow lists of ~8 KB per answer: 3.2 ms of
+ * main thread and 5.2 ms of query thread per answer through the pool, 4.6 ms in all inline;
+ * bench/RESULTS.md "Answer-bounded scans on the main thread").
+ */
+function runsInline(filters: Filter[], qo: QueryOptions): boolean {
+  if (inlineable(filters)) return true;
+  const n = answerBoundedReads(filters, qo.defaultLimit, qo.maxLimit);
+  return n !== null && n <= INLINE_BOUNDED_EVENTS;
+}
+
 /** A typed array over exactly its own bytes: a postMessage clones a view's whole ArrayBuffer (a Buffer.from view: Node's 8 KB pool). */
 const own = (a: Uint8Array): Uint8Array => (a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : new Uint8Array(a));
 const ownBuffers = (f: Framing): Framing => ({ prefix: own(f.prefix), suffix: own(f.suffix) });
@@ -165,6 +190,14 @@ class PoolGuard implements ScanGuard {
   }
   get aborted(): boolean {
     return this.outer.aborted || this.tripped !== null;
+  }
+  /** Takes the steps and trip of a scan run under this guard (a worker's reply, or StepGuard on this thread). */
+  absorb(steps: number | undefined, tripped: ScanGuard['tripped'] | undefined, onCut?: () => void): void {
+    if (steps !== undefined && steps > this.steps) this.steps = steps;
+    if (tripped && !this.tripped) {
+      this.tripped = tripped;
+      onCut?.();
+    }
   }
 }
 
@@ -210,11 +243,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     const g = op.guard;
     if (g) {
       if (--g.inflight === 0) g.worker = null;
-      if (r.steps !== undefined && r.steps > g.steps) g.steps = r.steps;
-      if (r.tripped && !g.tripped) {
-        g.tripped = r.tripped;
-        opts.onCut?.();
-      }
+      g.absorb(r.steps, r.tripped, opts.onCut);
     }
     if (op.worker.inflight === 0) op.worker.w.unref(); // idle workers do not keep the process alive
     if (ops.size === 0 && poll) {
@@ -311,12 +340,29 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     });
   };
 
+  let inline = 0;
+  /** Runs a request on this thread under its guard's rule, which then takes the steps and trip as from a worker's reply. */
+  const here = async <T>(signal: ScanSignal | undefined, run: (s: ScanSignal | undefined) => Promise<T>): Promise<T> => {
+    inline++;
+    if (!(signal instanceof PoolGuard)) return run(signal);
+    const sg = new StepGuard(signal.steps, signal.maxSteps, signal.deadline, opts.queryYieldEvery, signal.outer);
+    try {
+      return await run(sg);
+    } finally {
+      signal.absorb(sg.steps, sg.tripped, opts.onCut);
+    }
+  };
+
   return {
     threads: opts.threads,
+    get inline() {
+      return inline;
+    },
     async query(filters, qo, framing) {
       const signal = qo.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
+      if (runsInline(filters, qo)) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing));
+      const p = submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
       if (!p) return fallback.queryFrames(filters, qo, framing);
       const r = await p;
       if (qo.seen) {
@@ -328,7 +374,8 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async count(filters, co) {
       const signal = co?.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
-      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
+      if (inlineable(filters)) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s }));
+      const p = submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
       if (!p) return fallback.countResult(filters, co);
       const r = await p;
       // a worker's store handle is read-only: the main thread's writes the recomputed registers

@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
 import { framesTransfer, giveBuffer } from '../store/frames.js';
 import type { SeenSerials } from '../store/types.js';
+import { StepGuard } from './step-guard.js';
 import { storeUnion, type GuardLimits, type Reply, type Request, type WorkerInit } from './query-pool.js';
 
 const init = workerData as WorkerInit;
@@ -14,37 +15,9 @@ const store = await openStore({ ...init, readOnly: true }).catch((e: Error) => {
   throw e;
 });
 
-/**
- * The store's signal for every request sharing one guard: the same rule as Access.scanGuard (each
- * check of `aborted` is one step of queryYieldEvery index entries, planning and range setup are
- * charged in entries; the deadline is looked at every fourth check), plus the main thread's abort.
- */
-class Guard {
+/** The store's signal for every request sharing one guard (step-guard.ts), plus the main thread's abort. */
+class Guard extends StepGuard {
   refs = 0;
-  abort = false;
-  tripped: null | 'budget' | 'timeout' = null;
-  private polls = 0;
-  constructor(
-    public steps: number,
-    private readonly maxSteps: number,
-    private readonly deadline: number,
-  ) {}
-
-  get aborted(): boolean {
-    if (this.abort || this.tripped) return true;
-    if (++this.steps > this.maxSteps) this.tripped = 'budget';
-    else if (++this.polls % 4 === 0 && Date.now() > this.deadline) this.tripped = 'timeout';
-    return this.tripped !== null;
-  }
-
-  charge(entries: number): void {
-    this.steps += entries / init.queryYieldEvery;
-  }
-
-  /** index entries still allowed (the store counts large index-only COUNTs up to this, then estimates) */
-  get budgetLeft(): number {
-    return Math.max(0, this.maxSteps - this.steps) * init.queryYieldEvery;
-  }
 }
 
 const guards = new Map<number, Guard>();
@@ -52,7 +25,7 @@ const guards = new Map<number, Guard>();
 function guardFor(gid: number, l: GuardLimits): Guard {
   let g = guards.get(gid);
   if (!g) {
-    g = new Guard(l.steps, l.maxSteps ?? Infinity, l.deadline ?? Infinity);
+    g = new Guard(l.steps, l.maxSteps ?? Infinity, l.deadline ?? Infinity, init.queryYieldEvery);
     guards.set(gid, g);
   }
   g.refs++;

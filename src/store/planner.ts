@@ -184,6 +184,29 @@ export function pointLookups(filters: Filter[]): number | null {
   return n;
 }
 
+/** Most ranges (tag values × kinds) of a filter that answerBoundedReads still accepts. */
+const BOUNDED_RANGES = 16;
+
+/**
+ * Most events scans of these filters read when every index entry they read is one they return, or
+ * null when a filter may read entries it does not return. Such a filter has one tag condition of
+ * exact values, its kinds, and nothing else but since, until and a limit: its ranges of the
+ * tag+kind index (one per value and kind) hold only matches, so its work is its answer's size (the
+ * followers of a pubkey, the reactions to a note). A run of equal created_at at the limit is read
+ * whole; the scan budget bounds that as for any scan.
+ */
+export function answerBoundedReads(filters: Filter[], defaultLimit: number, maxLimit: number): number | null {
+  let n = 0;
+  for (const f of filters) {
+    if (!f.tags || f.tags.length !== 1 || !f.kinds || f.search !== undefined || !onlyHas(f, 'tags', 'kinds')) return null;
+    const [name, values] = f.tags[0]!;
+    if (values.length * f.kinds.length > BOUNDED_RANGES) return null;
+    for (const v of values) if (!tagPrefix(name, v).exact) return null;
+    n += Math.min(f.limit ?? defaultLimit, maxLimit);
+  }
+  return n;
+}
+
 /** Equal prefixes scan the same range once. */
 function dedupePrefixes(prefixes: Buffer[]): Buffer[] {
   const seen = new Set<string>();

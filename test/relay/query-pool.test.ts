@@ -174,3 +174,57 @@ test('pool: answers arrive in shared buffers, a released buffer is reused, a hel
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---- answer-bounded scans run on the main thread, under the same guard ----
+
+test('pool: a scan of one exact tag runs inline, answers as the store does, and keeps the budget and abort', async () => {
+  const dir = tempDir();
+  const Y = 2; // the store's step is the pool's, as in the relay
+  const store = await openStore({ dir, queryYieldEvery: Y });
+  const followed = hex(32);
+  const t = now() - 100_000;
+  // 600 follow lists of `followed`; the last 400 share one created_at, so a scan at the limit reads that run whole
+  await Promise.all(
+    Array.from({ length: 600 }, (_, i) => {
+      const ev: NostrEvent = { id: hex(32), pubkey: hex(32), created_at: i < 200 ? t + i : t + 1000, kind: 3, tags: [['p', followed], ['p', hex(32)]], content: '', sig: hex(64) };
+      return store.write(ev, JSON.stringify(ev));
+    }),
+  );
+  let cuts = 0;
+  const pool = await queryPool({ threads: 1, dir, mapSize: 64 * 1024 ** 3, queryYieldEvery: Y, scanBudget: 160, queryTimeout: 10_000, onCut: () => cuts++ }, store);
+  try {
+    const opts = { defaultLimit: 500, maxLimit: 500 };
+    const followers = (limit: number) => [parseFilter({ kinds: [3], '#p': [followed], limit })];
+    // within the budget: the store's answer, on this thread
+    const before = pool.inline;
+    const open = pool.scanGuard({ aborted: false }, 1_000_000);
+    const got = framesToJson(await pool.query(followers(450), { ...opts, signal: open.signal }, NO_FRAMING));
+    assert.equal(pool.inline, before + 1, 'answered on the calling thread');
+    assert.deepEqual(got, await store.query(followers(450), opts));
+    assert.equal(open.tripped, null);
+    // past the budget (the run of 400 equal created_at is 200 steps of Y): cut and counted as a worker's cut is
+    const guard = pool.scanGuard({ aborted: false });
+    const cut = framesToJson(await pool.query(followers(10), { ...opts, signal: guard.signal }, NO_FRAMING));
+    assert.equal(pool.inline, before + 2);
+    assert.equal(guard.tripped, 'budget');
+    assert.equal(cuts, 1);
+    assert.ok(cut.length <= 10, `budget-cut scan returned ${cut.length}`);
+    // the caller's abort is read directly
+    const aborted = pool.scanGuard({ aborted: true }, 1_000_000);
+    const none = framesToJson(await pool.query(followers(450), { ...opts, signal: aborted.signal }, NO_FRAMING));
+    assert.equal(none.length, 0);
+    // without kinds the ranges are whatever kinds the value has: a query thread's, as are scans that may read entries they do not return
+    const workerBefore = pool.inline;
+    const mixed = [parseFilter({ '#p': [followed], limit: 5 }), parseFilter({ kinds: [3], '#p': [followed], since: t + 100, limit: 5 })];
+    const answer = framesToJson(await pool.query(mixed, opts, NO_FRAMING));
+    assert.equal(answer.length, 5);
+    assert.deepEqual(answer, await store.query(mixed, opts));
+    const two = [parseFilter({ kinds: [3], '#p': [followed, hex(32)], authors: [hex(4)], limit: 5 })];
+    assert.deepEqual(framesToJson(await pool.query(two, opts, NO_FRAMING)), await store.query(two, opts));
+    assert.equal(pool.inline, workerBefore, 'not inline');
+  } finally {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
