@@ -2,7 +2,7 @@
 // (per connection and per address, output-budget.ts): a reader that falls too far behind is told
 // why and disconnected, so memory stays bounded.
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
-import { sendText } from './ws-send.js';
+import { sendText, type LargeSend } from './ws-send.js';
 import type { Filter } from '../nostr/filter.js';
 import { noticeMessage } from '../nostr/messages.js';
 import type { LiveSub } from './live-index.js';
@@ -55,8 +55,8 @@ export class Connection implements OutputHolder {
   /** unsent bytes last accounted to the output budget */
   accounted = 0;
 
-  /** `fragmentLarge`: the loaded uWS build needs large messages in fragments (ws-send.ts) */
-  constructor(readonly ip: string, readonly challenge: string, private output: OutputBudget, private onSlow: (c: Connection, why: SlowReason) => void, private readonly fragmentLarge = false) {
+  /** `large`: how messages of 16 KiB or more go out on this connection's uWS build (ws-send.ts) */
+  constructor(readonly ip: string, readonly challenge: string, private output: OutputBudget, private onSlow: (c: Connection, why: SlowReason) => void, private readonly large: LargeSend = 'frame') {
     this.key = addressKey(ip);
   }
 
@@ -103,7 +103,7 @@ export class Connection implements OutputHolder {
     this.outboxBytes = 0;
     try {
       ws.cork(() => {
-        for (const text of out) sendText(ws, text, this.fragmentLarge);
+        for (const text of out) sendText(ws, text, this.large);
       });
     } catch {
       /* the socket closed under us: nothing left to deliver */

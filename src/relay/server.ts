@@ -5,6 +5,7 @@ import { storeSearchOptions } from '../config/search.js';
 import { storeMapOptions } from '../config/relay.js';
 import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
+import { largeSendFor } from './ws-send.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { closedMessage, noticeMessage } from '../nostr/messages.js';
@@ -142,8 +143,9 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
         res.cork(() => res.writeStatus(refused.startsWith('rate-limited') ? '429 Too Many Requests' : refused.startsWith('error') ? '503 Service Unavailable' : '403 Forbidden').writeHeader('Content-Type', 'text/plain').end(refused + '\n'));
         return;
       }
-      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow, fragmentLarge);
-      res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow, largeSendFor(fragmentLarge, extensions));
+      res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), extensions, context);
     },
     open: (ws) => {
       const conn = ws.getUserData().conn;

@@ -6,11 +6,16 @@
 // ("Invalid WebSocket frame: RSV2 and RSV3 must be clear"). uWebSockets fixed it upstream in 2023
 // (the newer build used on Node 22 and 24 has the fix). Measured: the directory benchmark's
 // followers shape at 600,000 events (500 follow lists of up to 55 KB per answer, 8 readers) broke
-// 2-7 connections in 20 s on Node 20, none with this workaround or on Node 24 (bench/RESULTS.md).
+// 2-7 connections in 20 s on Node 20, none with a workaround or on Node 24 (bench/RESULTS.md).
 //
-// The workaround keeps every frame under 16 KiB on that build: a larger message is sent as a
-// fragmented message (RFC 6455 5.4: a first frame and continuation frames, which every WebSocket
-// client reassembles), which uWS writes through its ordinary buffered path.
+// uWS takes that direct write only for a message it is not asked to compress. So on that build a
+// large message is sent with the compress hint: uWS then writes it through its ordinary buffered
+// path, and on a connection that did not negotiate permessage-deflate it drops the hint and sends
+// the frame as it is ('hinted'). A connection that did negotiate it would get the message
+// compressed instead, so there the message goes out fragmented (RFC 6455 5.4: a first frame and
+// continuation frames under 16 KiB, which every WebSocket client reassembles; 'fragments').
+// Fragments cost both ends: each is a send here, and the client copies them together again
+// (measured on the followers shape: relay and client each ~1 ms more per 4 MB answer than whole frames).
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 /** uWS's threshold for the direct write (WebSocket::send), in payload bytes */
@@ -22,10 +27,26 @@ const FRAGMENT_UNITS = 5 * 1024;
 
 type Socket = Pick<WebSocket<unknown>, 'send' | 'sendFirstFragment' | 'sendFragment' | 'sendLastFragment'>;
 
-/** Sends `text` as one text message; fragmented on the affected build when it is 16 KiB or more. */
-export function sendText(ws: Socket, text: string | Uint8Array, fragment: boolean): void {
-  if (!fragment || !isLarge(text)) {
+/** How a message of 16 KiB or more goes out on one connection (above). */
+export type LargeSend = 'frame' | 'hinted' | 'fragments';
+
+/**
+ * The way for a connection: whole frames on a fixed build; on the affected one, hinted unless the
+ * client offered permessage-deflate (its Sec-WebSocket-Extensions header), which uWS then accepts.
+ */
+export function largeSendFor(affectedBuild: boolean, extensions: string): LargeSend {
+  if (!affectedBuild) return 'frame';
+  return /permessage-deflate/i.test(extensions) ? 'fragments' : 'hinted';
+}
+
+/** Sends `text` as one text message, a large one the connection's way (above). */
+export function sendText(ws: Socket, text: string | Uint8Array, large: LargeSend): void {
+  if (large === 'frame' || !isLarge(text)) {
     ws.send(text, false, false);
+    return;
+  }
+  if (large === 'hinted') {
+    ws.send(text, false, true);
     return;
   }
   const parts = typeof text === 'string' ? stringParts(text) : byteParts(text);
