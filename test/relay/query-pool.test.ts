@@ -38,6 +38,7 @@ const shapes: object[][] = [
   [{ ids: [] as string[] }], // filled below
   [{ authors: [authors[2].pk], limit: 3 }, { kinds: [7], limit: 4 }],
   [{ limit: 500 }],
+  [{ kinds: [1, 7], '#t': ['pool'], limit: 7 }], // one exact tag with kinds: answered on the main thread
 ];
 
 test('REQ through the pool returns exactly the store\'s results in the store\'s order; COUNT matches', async () => {
