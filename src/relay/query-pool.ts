@@ -363,7 +363,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
       if (runsInline(filters, qo)) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing));
       const p = submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
-      if (!p) return fallback.queryFrames(filters, qo, framing);
+      if (!p) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // no live worker
       const r = await p;
       if (qo.seen) {
         qo.seen.upTo = r.upTo ?? 0;
@@ -376,7 +376,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
       if (inlineable(filters)) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s }));
       const p = submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
-      if (!p) return fallback.countResult(filters, co);
+      if (!p) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s })); // no live worker
       const r = await p;
       // a worker's store handle is read-only: the main thread's writes the recomputed registers
       if (r.refresh) fallback.refreshHll(r.refresh).catch(() => {});
@@ -397,7 +397,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async negentropyItems(filters, req, co) {
       const signal = co?.signal;
       const p = submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filters, req, now: co?.now }));
-      if (!p) return storeUnion(fallback, filters, req, co);
+      if (!p) return here(signal, (s) => storeUnion(fallback, filters, req, { ...co, signal: s })); // no live worker
       const r = await p;
       return r.neg ?? { records: new Uint8Array(0), count: 0, overLimit: false, complete: false };
     },
