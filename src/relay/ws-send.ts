@@ -15,7 +15,8 @@
 // compressed instead, so there the message goes out fragmented (RFC 6455 5.4: a first frame and
 // continuation frames under 16 KiB, which every WebSocket client reassembles; 'fragments').
 // Fragments cost both ends: each is a send here, and the client copies them together again
-// (measured on the followers shape: relay and client each ~1 ms more per 4 MB answer than whole frames).
+// (the followers shape, alternated: 209-219 q/s with whole frames, 186-209 with fragments, and the
+// p99 time to EOSE 65 ms against 112-121 ms).
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
 
 /** uWS's threshold for the direct write (WebSocket::send), in payload bytes */
