@@ -83,7 +83,7 @@ export interface RelayHandle {
 const LISTEN_EXCLUSIVE_PORT = 1;
 
 export async function startRelay(config: Config, logger: Logger, deps: RelayDeps): Promise<RelayHandle> {
-  const { uws, native, package: uwsPackage, binary: uwsBinary, error: uwsError, fragmentLarge } = loadUws(config.allowJsFallback);
+  const { uws, native, package: uwsPackage, binary: uwsBinary, error: uwsError, largeFrameBug } = loadUws(config.allowJsFallback);
   if (!native) logger.warn({ reason: uwsError, uwsPackage }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
   const { pipeline, registry, metrics } = deps;
   const { store, verifier, policies, access, ingest } = pipeline;
@@ -144,7 +144,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
         return;
       }
       const extensions = req.getHeader('sec-websocket-extensions');
-      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow, largeSendFor(fragmentLarge, extensions));
+      const conn = new Connection(ip, randomBytes(16).toString('hex'), output, onSlow, largeSendFor(largeFrameBug, extensions));
       res.upgrade({ conn }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), extensions, context);
     },
     open: (ws) => {

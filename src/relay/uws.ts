@@ -44,8 +44,8 @@ export interface LoadedUws {
   binary: string;
   /** why no native binary could be used, when none could */
   error?: string;
-  /** the build drops a large frame's payload when the kernel takes less than its header: send large messages in fragments (ws-send.ts) */
-  fragmentLarge: boolean;
+  /** the build drops a large frame's payload when it writes it directly and the kernel takes less than its header (ws-send.ts works around it) */
+  largeFrameBug: boolean;
 }
 
 /** facts of the running process; tests pass others to check each decision */
@@ -191,7 +191,7 @@ export function loadUws(allowJsFallback: boolean, host: Host = thisHost()): Load
   let loadError: string | undefined;
   if (choice.found) {
     try {
-      return { uws: require(choice.found.binary) as Uws, native: true, ...choice.found, fragmentLarge: choice.found.package.startsWith(`${FALLBACK_PKG}@`) };
+      return { uws: require(choice.found.binary) as Uws, native: true, ...choice.found, largeFrameBug: choice.found.package.startsWith(`${FALLBACK_PKG}@`) };
     } catch (e) {
       loadError = `${choice.found.binary}: ${(e as Error).message.split('\n')[0]}`;
     }
@@ -201,5 +201,5 @@ export function loadUws(allowJsFallback: boolean, host: Host = thisHost()): Load
   const dir = packageDir(FALLBACK_PKG);
   if (!dir) throw new Error(`${error} (but the shim's package ${FALLBACK_PKG} is not installed either: run npm ci)`);
   const shim = join(dir, 'dist/index.js');
-  return { uws: require(shim) as Uws, native: false, package: `${FALLBACK_PKG}@${version(dir)} (pure-JS shim)`, binary: shim, error, fragmentLarge: false };
+  return { uws: require(shim) as Uws, native: false, package: `${FALLBACK_PKG}@${version(dir)} (pure-JS shim)`, binary: shim, error, largeFrameBug: false };
 }
