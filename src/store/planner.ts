@@ -55,6 +55,9 @@ function onlyHas(f: Filter, ...keys: Array<'ids' | 'authors' | 'kinds' | 'tags'>
   return true;
 }
 
+/** One tag condition and nothing else but kinds (and since, until, limit): with exact values its tag+kind ranges hold only matches. */
+const onlyOneTag = (f: Filter): boolean => f.tags?.length === 1 && onlyHas(f, 'tags', 'kinds');
+
 export function planFilter(dbs: Dbs, f: Filter): Plan {
   const { since, until } = sinceUntil(f);
   const rangesOf = (prefixes: Buffer[]): ScanRange[] => dedupePrefixes(prefixes).map((p) => timeRange(p, since, until));
@@ -85,7 +88,7 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
       db: dbs.tagkind,
       ranges: b.ranges,
       exactTag: b.exact ? b.index : undefined,
-      indexOnly: b.exact && f.tags.length === 1 && onlyHas(f, 'tags', 'kinds'),
+      indexOnly: b.exact && onlyOneTag(f),
       disjoint: b.values === 1,
       planned: work.planned,
     };
@@ -198,8 +201,9 @@ const BOUNDED_RANGES = 16;
 export function answerBoundedReads(filters: Filter[], defaultLimit: number, maxLimit: number): number | null {
   let n = 0;
   for (const f of filters) {
-    if (!f.tags || f.tags.length !== 1 || !f.kinds || f.search !== undefined || !onlyHas(f, 'tags', 'kinds')) return null;
-    const [name, values] = f.tags[0]!;
+    // the planner's index-only tag plan (planFilter), with kinds: no seeks for the kinds a value has
+    if (!onlyOneTag(f) || !f.kinds || f.search !== undefined) return null;
+    const [name, values] = f.tags![0]!;
     if (values.length * f.kinds.length > BOUNDED_RANGES) return null;
     for (const v of values) if (!tagPrefix(name, v).exact) return null;
     n += Math.min(f.limit ?? defaultLimit, maxLimit);
