@@ -5,7 +5,7 @@
 // src/app/owner.ts) the import is refused. Publishing over the network instead would make the
 // operator's import a client's EVENT, under AUTH, rate limits and NIP-70, and the outcome would
 // differ without a word; stopping the relay for the import keeps one meaning.
-import { createReadStream, fstatSync, statSync } from 'node:fs';
+import { accessSync, constants, createReadStream, fstatSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
 import { openPipeline } from '../app/pipeline.js';
@@ -58,6 +58,25 @@ const WINDOW_BATCHES = 3;
 /** ...and at most this many bytes of JSON in flight, so a file of large events (up to 64 KiB each) stays bounded too. */
 const MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
+/**
+ * Refuses an input file that cannot be read, naming it and the fix, before anything is opened: the
+ * read stream's own error came as an unhandled 'error' event with a stack trace (a missing file)
+ * or after the store was opened (a directory).
+ */
+function checkInput(file: string): void {
+  const fix = 'give the path of a JSONL file (one event per line), or pipe the events on standard input';
+  let isDir = false;
+  try {
+    isDir = statSync(file).isDirectory();
+    accessSync(file, constants.R_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const what = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : (e as Error).message;
+    throw new UsageError(`cannot read ${file}: ${what}; ${fix}`);
+  }
+  if (isDir) throw new UsageError(`${file} is a directory; ${fix}`);
+}
+
 export async function importCommand(config: Config, argv: string[]): Promise<number> {
   const args = [...argv];
   const json = takeFlag(args, '--json');
@@ -70,6 +89,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   if (!Number.isInteger(window) || window < 1) throw new UsageError('--window must be a positive integer');
   const file = args.find((a) => !a.startsWith('-'));
   rejectUnknown(args.filter((a) => a !== file), ['--json', '--strict', '--batch', '--window', '--help'], 'import');
+  if (file) checkInput(file);
   const owner = liveOwner(config.dataDir);
   if (owner) throw new UsageError(`${describeOwner(owner)} is running on ${config.dataDir}: stop it first (one writing process per store), or import into another data directory`);
 

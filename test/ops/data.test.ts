@@ -60,6 +60,24 @@ test('import of a JSONL file with bad lines reports them and stores the rest', (
 
 const SCRIPT = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
 
+test('import of a file it cannot read says which and what to give instead, and opens no store', () => {
+  const dir = tempDir();
+  try {
+    for (const [input, why] of [[join(dir, 'missing.jsonl'), 'no such file'], [dir, 'is a directory']] as const) {
+      const data = join(dir, 'db');
+      const r = cli(['import', '--data', data, input]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.ok(r.stderr.startsWith(`orbweaver import: `), r.stderr);
+      assert.ok(r.stderr.includes(input) && r.stderr.includes(why), r.stderr);
+      assert.match(r.stderr, /give the path of a JSONL file/);
+      assert.doesNotMatch(r.stderr, /\n +at /, 'no stack trace');
+      assert.equal(existsSync(data), false, 'nothing opened');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('import progress: plain lines a log can keep into a pipe; a bar redrawn in place on a terminal', { skip: SCRIPT ? false : 'script(1) (util-linux) is not installed: no terminal to test the bar on' }, () => {
   const dir = tempDir();
   try {
