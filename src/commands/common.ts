@@ -6,14 +6,16 @@ import { commandLogger } from '../relay/logger.js';
 import { checkDataDir } from '../app/data-dir.js';
 import { unknownOption } from '../config/suggest.js';
 import { storeMapOptions } from '../config/relay.js';
+import { storeSearchOptions } from '../config/search.js';
 
 /**
  * The store of an existing data directory, for reading (stats, export, directory): a wrong path is
- * an error naming it, never a new empty store. Reads only: the relay may be running on it.
+ * an error naming it, never a new empty store. Reads only: the relay may be running on it. The
+ * search options are the relay's (storeSearchOptions), so a search filter ranks as the relay's does.
  */
 export async function openCommandStore(config: Config): Promise<EventStore> {
   checkDataDir(config.dataDir, 'existing');
-  return openStore({ ...storeMapOptions(config), search: config.search, logger: commandLogger(config), readOnly: true });
+  return openStore({ ...storeMapOptions(config), search: storeSearchOptions(config), logger: commandLogger(config), readOnly: true });
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US');
