@@ -144,9 +144,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  // spider and worker crawl for a long time: they run with a bounded heap (src/app/heap-limit.ts)
-  if ((parsed.command === 'spider' || parsed.command === 'worker') && !parsed.rest.some((a) => a === '--help' || a === '-h')) {
-    const rerun = rerunWithHeapLimit(config.spider.heapMb);
+  // spider and worker crawl for a long time, and an import keeps a window of events alive: they run
+  // with a bounded heap (src/app/heap-limit.ts; the import's from its --window: importHeapMb)
+  const heapMb = parsed.command === 'spider' || parsed.command === 'worker' ? config.spider.heapMb
+    : parsed.command === 'import' ? (await import('./commands/import.js')).importHeapMb(parsed.rest) : 0;
+  if (heapMb > 0 && !parsed.rest.some((a) => a === '--help' || a === '-h')) {
+    const rerun = rerunWithHeapLimit(heapMb);
     if (rerun) return rerun;
   }
   followParent();

@@ -3,7 +3,7 @@
 // clients publish loses no acknowledged event and exits 0.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
@@ -73,6 +73,48 @@ test('import of a file it cannot read says which and what to give instead, and o
       assert.doesNotMatch(r.stderr, /\n +at /, 'no stack trace');
       assert.equal(existsSync(data), false, 'nothing opened');
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('import runs itself with a bounded heap (512 MB, more for a larger window, NODE_OPTIONS wins); SIGTERM stops it whole', async () => {
+  const dir = tempDir();
+  try {
+    const a = new Author();
+    const file = join(dir, 'in.jsonl');
+    writeFileSync(file, Array.from({ length: 5 }, (_, i) => JSON.stringify(a.sign({ created_at: now() - 10 + i }))).join('\n') + '\n');
+    const heapOf = (args: string[], env: Record<string, string> = {}) => {
+      const r = spawnSync(process.execPath, [CLI, 'import', '--json', '--data', join(dir, 'db'), ...args, file], { cwd: ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '', ORBWEAVER_LOG_LEVEL: 'warn', ...env } });
+      assert.equal(r.status, 0, r.stderr);
+      return JSON.parse(r.stdout).oldSpaceMb;
+    };
+    assert.equal(heapOf([]), 512, 'the default window');
+    assert.equal(heapOf(['--window', '30000']), 848, '128 MB + 24 KB per event in flight');
+    assert.equal(heapOf([], { NODE_OPTIONS: '--max-old-space-size=300' }), 300, "the operator's limit is kept");
+
+    // The work runs in a child process: a signal to the command an operator started stops both.
+    const data = join(dir, 'piped');
+    const imp = spawn(process.execPath, [CLI, 'import', '--data', data], { cwd: ROOT, stdio: ['pipe', 'ignore', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ORBWEAVER_LOG_LEVEL: 'warn' } });
+    let err = '';
+    imp.stderr.on('data', (d) => { err += d; });
+    imp.stdin.write(readFileSync(file));
+    const children = () => spawnSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' }).stdout.split('\n')
+      .filter((l) => l.includes(`--data ${data}`) && Number(l.trim().split(' ')[0]) !== imp.pid);
+    const t0 = Date.now();
+    while (children().length === 0 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(children().length, 1, 'one child process does the import');
+    await new Promise((r) => setTimeout(r, 1500)); // lets it store the five lines (the pipe stays open)
+    const exited = new Promise<number | null>((r) => imp.once('exit', (code) => r(code)));
+    imp.kill('SIGTERM');
+    const code = await exited;
+    assert.notEqual(code, 0, err);
+    const t1 = Date.now();
+    while (children().length > 0 && Date.now() - t1 < 10_000) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(children(), [], 'the child is gone too');
+    const st = cli(['stats', '--data', data, '--json']);
+    assert.equal(st.status, 0, st.stderr);
+    assert.equal(JSON.parse(st.stdout).events, 5, 'what it took before the signal is stored');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
