@@ -36,20 +36,17 @@ export interface WriterOptions {
 
 /**
  * Index entries one transaction may write or remove (writer-side bound; counted as they are
- * written: WriteTxn.written). A transaction runs on the main thread, so this bounds how long other
- * work waits for one; with maxBatch it also bounds the transaction's undo journal and counter notes.
- * It used to be 16,000 entries estimated as two per tag, then 64,000 written, when LMDB kept a
- * transaction's dirty pages in anonymous memory (64,000 pages of 4 KiB: 250 MiB at worst). With
- * the write map those pages are the file's page cache, and a larger transaction pays: every page a
- * transaction touches costs a copy and a write-back however many of its entries it holds, and a
- * replacement of a follow list touches ~450 entries (old entries removed, new ones written, the
- * counters). Measured publishing 18,000 directory events and then 18,900 with 9,000 replacements
- * over WebSocket, four alternated pairs (bench/RESULTS.md): the replacements 1,280–1,535 events/s
- * against 1,093–1,341 with 64,000, relay CPU 4–8% lower, RssAnon no higher; the new events the
- * same, since maxBatch (1,000 events) bounds them first. Batches of small events (kind 1 with a few
- * tags: ~8 entries each) reach maxBatch long before this.
+ * written: WriteTxn.written). LMDB keeps a write transaction's dirty pages in anonymous memory until
+ * it commits, and in a large store nearly every entry of a follow list lands on a page of its own,
+ * so this bounds that memory (64,000 pages of 4 KiB: 250 MiB at worst) whatever the store's size.
+ * It used to be 16,000 entries estimated as two per tag before the batch started: a tag is one
+ * entry (the tag+kind index), so that held ~80 follow lists of 100, and a replacement's removal of
+ * the old version was not counted at all. Measured publishing 18,000 directory events and then
+ * 18,900 replacements over WebSocket (docs/storage.md): a commit every ~140 events, 900 KB written
+ * to disk per event; with this bound counted as written, far fewer commits and bytes per event.
+ * Batches of small events (kind 1 with a few tags: ~8 entries each) still reach maxBatch.
  */
-export const MAX_BATCH_ENTRIES = 256_000;
+export const MAX_BATCH_ENTRIES = 64_000;
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
