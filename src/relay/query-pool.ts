@@ -361,9 +361,8 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async query(filters, qo, framing) {
       const signal = qo.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-      if (runsInline(filters, qo)) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing));
-      const p = submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
-      if (!p) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // no live worker
+      const p = runsInline(filters, qo) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
+      if (!p) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
       const r = await p;
       if (qo.seen) {
         qo.seen.upTo = r.upTo ?? 0;
@@ -374,9 +373,8 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
     async count(filters, co) {
       const signal = co?.signal;
       if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
-      if (inlineable(filters)) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s }));
-      const p = submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
-      if (!p) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s })); // no live worker
+      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
+      if (!p) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s })); // inline, or no live worker
       const r = await p;
       // a worker's store handle is read-only: the main thread's writes the recomputed registers
       if (r.refresh) fallback.refreshHll(r.refresh).catch(() => {});
