@@ -25,13 +25,16 @@ export interface PipelineOptions {
   /** signature-check threads; default config.verifyThreads (the command sink uses 0: checks inline) */
   verifyThreads?: number;
   metrics?: IngestMetrics;
-  /** the writer's transaction bounds, if not config.store.maxBatch and the writer's entry bound (`orbweaver import` takes larger ones) */
-  batch?: { maxBatch: number; maxBatchEntries: number };
+  /**
+   * the writer's transaction bounds, if not config.store.maxBatch, the writer's entry bound and
+   * config.store.maxBatchTime (`orbweaver import` takes larger ones and no time bound: no connection waits on its thread)
+   */
+  batch?: { maxBatch: number; maxBatchEntries: number; maxBatchMs: number };
 }
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, search: storeSearchOptions(config), logger });
+  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, maxBatchMs: opts.batch?.maxBatchMs ?? config.store.maxBatchTime, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

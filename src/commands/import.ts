@@ -133,7 +133,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   // take 44 s instead of 55 s, the 600,000 372 s instead of 404 s. (Before the store mapped
   // without read-ahead, the commits kept the other core busy and the thread made a deep import
   // slower: docs/storage.md, "One writer, one meaning".) ORBWEAVER_VERIFY_THREADS=0 checks inline.
-  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT } });
+  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 } });
   const { ingest } = pipeline;
 
   const s: ImportSummary = { oldSpaceMb: oldSpaceMb(), lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };

@@ -51,6 +51,7 @@ export const storeSchema = z
   .object({
     mapSize: int(64 * 1024 ** 3, 'LMDB map size, bytes (address space, not disk)', 1024 ** 2),
     maxBatch: int(1000, 'most events written in one LMDB transaction', 1),
+    maxBatchTime: duration('0', 'how long one LMDB write transaction may spend applying events before it commits what it has; 0 = no bound. It runs on the main thread, which answers no connection meanwhile: a bound shortens those pauses in a deep store and costs ingest rate (docs/storage.md, "The main-thread pause")'),
     expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
     queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
     readAhead: bool(false, 'let the kernel read ahead around each page of the store it loads (LMDB without MDB_NORDAHEAD). Off: pages are cached and written back one by one, which on a large store writes far less (docs/storage.md, "Read-ahead"); on: a small or cold store warms faster'),

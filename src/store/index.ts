@@ -32,6 +32,8 @@ export interface OpenStoreOptions {
   maxBatch?: number;
   /** index entries one write transaction may write or remove (writer.ts MAX_BATCH_ENTRIES) */
   maxBatchEntries?: number;
+  /** milliseconds one write transaction may spend applying operations (writer.ts maxBatchMs; absent: no bound) */
+  maxBatchMs?: number;
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
@@ -106,6 +108,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       readOnly: opts.readOnly ?? false,
       maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
       maxBatchEntries: opts.maxBatchEntries,
+      maxBatchMs: opts.maxBatchMs,
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
     });
@@ -123,9 +126,9 @@ class LmdbEventStore implements EventStore {
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger'] },
+    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; maxBatchMs?: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger'] },
   ) {
-    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, logger: opts.logger });
+    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, logger: opts.logger });
     this.ranks = new RankStore(env, dbs);
   }
 

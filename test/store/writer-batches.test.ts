@@ -55,3 +55,24 @@ test('follow lists queued at once are all stored and acknowledged across several
     assert.deepEqual(found, [list!.id]);
   });
 });
+
+test('maxBatchMs bounds a transaction by time: past it the transaction commits what it has, and nothing queued is lost', async () => {
+  const lists = Array.from({ length: 20 }, () => followList(50));
+  // no time bound: the 20 lists fit one or two transactions
+  await withStore(async (store) => {
+    const before = lastTxn(store);
+    await writeAll(store, lists);
+    assert.ok(lastTxn(store) - before <= 2, `20 lists in ${lastTxn(store) - before} commits without a time bound`);
+  });
+  // a bound far below one list's write: each transaction holds the one operation it always takes, then commits
+  await withStore(
+    async (store) => {
+      const before = lastTxn(store);
+      const results = await writeAll(store, lists);
+      assert.deepEqual(new Set(results.map((r) => r.status)), new Set(['stored']));
+      assert.equal(lastTxn(store) - before, 20);
+      for (const e of lists) assert.ok(store.get(e.id), `stored ${e.id}`);
+    },
+    { maxBatchMs: 1e-6 },
+  );
+});
