@@ -12,7 +12,7 @@
 //   node dist/bench/netgen.js --file /tmp/dir.jsonl --url ws://127.0.0.1:7600   # publish, events/s
 //   orbweaver import /tmp/dir.jsonl                                              # the bulk path
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { publishAll } from './lib/client.js';
@@ -115,32 +115,57 @@ async function publishFile(file: string, url: string, connections: number, infli
   emit({ bench: 'netgen-publish', url, file, events: frames.length, stored: r.stored, duplicates: r.duplicates, rejected: r.rejected, missing: r.missing, elapsed_s: Math.round(secs * 10) / 10, events_per_s: Math.round((r.stored + r.rejectedTotal) / secs), stored_per_s: Math.round(r.stored / secs), machine: machine() });
 }
 
-async function main(): Promise<void> {
-  const { values: v } = nodeParseArgs({
-    options: {
-      authors: { type: 'string', default: '6000' },
-      replacements: { type: 'string', default: '0' },
-      'follow-mean': { type: 'string', default: '100' },
-      seed: { type: 'string', default: '1' },
-      out: { type: 'string' },
-      file: { type: 'string' },
-      url: { type: 'string' },
-      connections: { type: 'string', default: '16' },
-      inflight: { type: 'string', default: '200' },
-    },
-  });
-  if (v.out) {
-    const t0 = performance.now();
-    const p = { authors: Number(v.authors), replacements: Number(v.replacements), followMean: Number(v['follow-mean']), seed: v.seed! };
-    const n = await generate(p, v.out);
-    log(`${n} events, ${(statSync(v.out).size / 1e6).toFixed(1)} MB in ${v.out} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-  }
-  const file = v.file ?? v.out;
-  if (v.url && file) await publishFile(file, v.url, Number(v.connections), Number(v.inflight));
-  if (!v.out && !(v.url && file)) {
-    process.stderr.write('usage: netgen --out FILE [--authors N --replacements N --follow-mean N --seed S] | --file FILE --url ws://... [--connections 16 --inflight 200]\n');
-    process.exitCode = 2;
-  }
+const USAGE = `usage: netgen --out FILE [--authors N] [--replacements N] [--follow-mean N] [--seed S]
+       netgen --file FILE --url ws://HOST:PORT [--connections 16] [--inflight 200]
+  --out writes a network-shaped directory set (3 events per author, then --replacements newer
+  follow lists) as JSON lines; --file with --url publishes a set to a relay and reports events/s
+  (--out with --url does both)`;
+
+/** A whole number of at least `min` from option `name`, or a message naming the option. */
+function whole(v: Record<string, string | boolean | undefined>, name: string, min: number): number | string {
+  const n = Number(v[name]);
+  return Number.isInteger(n) && n >= min ? n : `--${name} must be a whole number of at least ${min} (got ${String(v[name])})`;
 }
 
-await main();
+async function main(): Promise<number> {
+  let v: Record<string, string | boolean | undefined>;
+  try {
+    ({ values: v } = nodeParseArgs({
+      options: {
+        authors: { type: 'string', default: '6000' },
+        replacements: { type: 'string', default: '0' },
+        'follow-mean': { type: 'string', default: '100' },
+        seed: { type: 'string', default: '1' },
+        out: { type: 'string' },
+        file: { type: 'string' },
+        url: { type: 'string' },
+        connections: { type: 'string', default: '16' },
+        inflight: { type: 'string', default: '200' },
+        help: { type: 'boolean' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (v.help) { process.stdout.write(`${USAGE}\n`); return 0; }
+  const out = v.out as string | undefined;
+  const file = (v.file as string | undefined) ?? out;
+  const url = v.url as string | undefined;
+  const nums = { authors: whole(v, 'authors', 2), replacements: whole(v, 'replacements', 0), followMean: whole(v, 'follow-mean', 1), connections: whole(v, 'connections', 1), inflight: whole(v, 'inflight', 1) };
+  const problem = !out && !(url && file) ? 'nothing to do: give --out FILE to generate, or --file FILE with --url to publish'
+    : Object.values(nums).find((n): n is string => typeof n === 'string')
+    ?? (url && !/^wss?:\/\//.test(url) ? `--url ${url}: expected ws://HOST:PORT or wss://...` : null)
+    ?? (!out && file && !existsSync(file) ? `--file ${file}: no such file (generate one with --out)` : null);
+  if (problem) { process.stderr.write(`${problem}\n${USAGE}\n`); return 2; }
+  const n = nums as { [K in keyof typeof nums]: number };
+  if (out) {
+    const t0 = performance.now();
+    const count = await generate({ authors: n.authors, replacements: n.replacements, followMean: n.followMean, seed: v.seed as string }, out);
+    log(`${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+  if (url && file) await publishFile(file, url, n.connections, n.inflight);
+  return 0;
+}
+
+process.exitCode = await main();

@@ -64,3 +64,23 @@ test('import-load names a command that fails and a missing option, and counts a 
     assert.equal(u.status, 2);
     assert.match(u.stderr, /--cmd is required/);
   }));
+
+test('netgen answers --help, an unknown option, a bad number and a missing file with usage and exit 2, not a stack trace', () => {
+  const help = run('dist/bench/netgen.js', ['--help']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: netgen --out FILE/);
+  const cases: Array<[string[], RegExp]> = [
+    [['--bogus'], /Unknown option '--bogus'/],
+    [[], /nothing to do: give --out FILE/],
+    [['--out', '/tmp/never-written.jsonl', '--authors', 'many'], /--authors must be a whole number of at least 2 \(got many\)/],
+    [['--file', '/no/such/dir.jsonl', '--url', 'ws://127.0.0.1:1'], /--file \/no\/such\/dir\.jsonl: no such file/],
+    [['--file', '/no/such/dir.jsonl', '--url', 'http://127.0.0.1:1'], /--url http:\/\/127\.0\.0\.1:1: expected ws:\/\//],
+  ];
+  for (const [args, message] of cases) {
+    const r = run('dist/bench/netgen.js', args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, message);
+    assert.match(r.stderr, /usage: netgen/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+  }
+});
