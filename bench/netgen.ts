@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { parseArgs as nodeParseArgs } from 'node:util';
+import { formatHelp, num, parseArgs, str, UsageError, type OptSpec, type Opts } from './lib/args.js';
 import { publishAll } from './lib/client.js';
 import { deriveKey, getSigner, prng } from './lib/events.js';
 import { logNormal, zipf } from './lib/directory-data.js';
@@ -115,57 +115,59 @@ async function publishFile(file: string, url: string, connections: number, infli
   emit({ bench: 'netgen-publish', url, file, events: frames.length, stored: r.stored, duplicates: r.duplicates, rejected: r.rejected, missing: r.missing, elapsed_s: Math.round(secs * 10) / 10, events_per_s: Math.round((r.stored + r.rejectedTotal) / secs), stored_per_s: Math.round(r.stored / secs), machine: machine() });
 }
 
-const USAGE = `usage: netgen --out FILE [--authors N] [--replacements N] [--follow-mean N] [--seed S]
-       netgen --file FILE --url ws://HOST:PORT [--connections 16] [--inflight 200]
-  --out writes a network-shaped directory set (3 events per author, then --replacements newer
-  follow lists) as JSON lines; --file with --url publishes a set to a relay and reports events/s
-  (--out with --url does both)`;
+const OPTIONS: OptSpec[] = [
+  { name: 'out', type: 'string', help: 'write a generated set to this JSON-lines file' },
+  { name: 'authors', type: 'int', default: 6000, help: 'authors (3 events each: kinds 0, 10002, 3)' },
+  { name: 'replacements', type: 'int', default: 0, help: 'newer follow lists after the first pass (every tenth with a new profile)' },
+  { name: 'follow-mean', type: 'int', default: 100, help: 'mean follows per kind 3 (log-normal, Zipf-drawn, at most 800)' },
+  { name: 'seed', type: 'string', default: '1', help: 'data set seed' },
+  { name: 'file', type: 'string', help: 'publish this JSON-lines file (default: the --out file)' },
+  { name: 'url', type: 'string', help: 'relay WebSocket URL to publish to, e.g. ws://127.0.0.1:7447' },
+  { name: 'connections', type: 'int', default: 16, help: 'connections used to publish' },
+  { name: 'inflight', type: 'int', default: 200, help: 'events in flight per connection' },
+];
 
-/** A whole number of at least `min` from option `name`, or a message naming the option. */
-function whole(v: Record<string, string | boolean | undefined>, name: string, min: number): number | string {
-  const n = Number(v[name]);
-  return Number.isInteger(n) && n >= min ? n : `--${name} must be a whole number of at least ${min} (got ${String(v[name])})`;
+const USAGE = `usage: netgen --out FILE [--authors N ...] | --file FILE --url ws://HOST:PORT [--connections N ...]
+  --out writes a network-shaped directory set as JSON lines; --file with --url publishes a set to
+  a relay and reports events/s (--out with --url does both)
+${formatHelp(OPTIONS, '  ')}`;
+
+/** The least value of each whole-number option (the parser checks they are integers). */
+const MINIMUM: Record<string, number> = { authors: 2, replacements: 0, 'follow-mean': 1, connections: 1, inflight: 1 };
+
+/** What is wrong with the options, naming the option and the fix, or null. */
+function problemWith(o: Opts): string | null {
+  const out = str(o, 'out');
+  const file = str(o, 'file') || out;
+  const url = str(o, 'url');
+  if (!out && !(url && file)) return 'nothing to do: give --out FILE to generate, or --file FILE with --url to publish';
+  for (const [name, min] of Object.entries(MINIMUM)) if (num(o, name) < min) return `--${name} must be at least ${min} (got ${num(o, name)})`;
+  if (url && !/^wss?:\/\//.test(url)) return `--url ${url}: expected ws://HOST:PORT or wss://...`;
+  if (!out && !existsSync(file)) return `--file ${file}: no such file (generate one with --out)`;
+  return null;
 }
 
-async function main(): Promise<number> {
-  let v: Record<string, string | boolean | undefined>;
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(`${USAGE}\n`); return 0; }
+  let o: Opts;
   try {
-    ({ values: v } = nodeParseArgs({
-      options: {
-        authors: { type: 'string', default: '6000' },
-        replacements: { type: 'string', default: '0' },
-        'follow-mean': { type: 'string', default: '100' },
-        seed: { type: 'string', default: '1' },
-        out: { type: 'string' },
-        file: { type: 'string' },
-        url: { type: 'string' },
-        connections: { type: 'string', default: '16' },
-        inflight: { type: 'string', default: '200' },
-        help: { type: 'boolean' },
-      },
-    }));
+    o = parseArgs(argv, OPTIONS);
+    const problem = problemWith(o);
+    if (problem) throw new UsageError(problem);
   } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message}\n${USAGE}\n`);
     return 2;
   }
-  if (v.help) { process.stdout.write(`${USAGE}\n`); return 0; }
-  const out = v.out as string | undefined;
-  const file = (v.file as string | undefined) ?? out;
-  const url = v.url as string | undefined;
-  const nums = { authors: whole(v, 'authors', 2), replacements: whole(v, 'replacements', 0), followMean: whole(v, 'follow-mean', 1), connections: whole(v, 'connections', 1), inflight: whole(v, 'inflight', 1) };
-  const problem = !out && !(url && file) ? 'nothing to do: give --out FILE to generate, or --file FILE with --url to publish'
-    : Object.values(nums).find((n): n is string => typeof n === 'string')
-    ?? (url && !/^wss?:\/\//.test(url) ? `--url ${url}: expected ws://HOST:PORT or wss://...` : null)
-    ?? (!out && file && !existsSync(file) ? `--file ${file}: no such file (generate one with --out)` : null);
-  if (problem) { process.stderr.write(`${problem}\n${USAGE}\n`); return 2; }
-  const n = nums as { [K in keyof typeof nums]: number };
+  const out = str(o, 'out');
+  const file = str(o, 'file') || out;
   if (out) {
     const t0 = performance.now();
-    const count = await generate({ authors: n.authors, replacements: n.replacements, followMean: n.followMean, seed: v.seed as string }, out);
+    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed') }, out);
     log(`${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
-  if (url && file) await publishFile(file, url, n.connections, n.inflight);
+  if (str(o, 'url') && file) await publishFile(file, str(o, 'url'), num(o, 'connections'), num(o, 'inflight'));
   return 0;
 }
 
-process.exitCode = await main();
+process.exitCode = await main(process.argv.slice(2));

@@ -70,9 +70,10 @@ test('netgen answers --help, an unknown option, a bad number and a missing file 
   assert.equal(help.status, 0);
   assert.match(help.stdout, /^usage: netgen --out FILE/);
   const cases: Array<[string[], RegExp]> = [
-    [['--bogus'], /Unknown option '--bogus'/],
+    [['--bogus'], /unknown option --bogus/],
     [[], /nothing to do: give --out FILE/],
-    [['--out', '/tmp/never-written.jsonl', '--authors', 'many'], /--authors must be a whole number of at least 2 \(got many\)/],
+    [['--out', '/tmp/never-written.jsonl', '--authors', 'many'], /--authors must be an integer, got many/],
+    [['--out', '/tmp/never-written.jsonl', '--authors', '1'], /--authors must be at least 2 \(got 1\)/],
     [['--file', '/no/such/dir.jsonl', '--url', 'ws://127.0.0.1:1'], /--file \/no\/such\/dir\.jsonl: no such file/],
     [['--file', '/no/such/dir.jsonl', '--url', 'http://127.0.0.1:1'], /--url http:\/\/127\.0\.0\.1:1: expected ws:\/\//],
   ];
