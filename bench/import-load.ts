@@ -14,7 +14,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { parseArgs as nodeParseArgs } from 'node:util';
+import { formatHelp, num, parseArgs, UsageError, type OptSpec, type Opts } from './lib/args.js';
 import { emit, log, machine } from './lib/report.js';
 
 const USAGE = `usage: import-load --file FILE --cmd 'COMMAND' [--every 100000] [--data DIR] [--label S]
@@ -71,23 +71,30 @@ function duBytes(dir: string): number {
   return Number(execFileSync('du', ['-s', '--block-size=1', dir], { encoding: 'utf8' }).split('\t')[0]);
 }
 
-async function main(): Promise<number> {
-  const { values: v } = nodeParseArgs({
-    options: {
-      file: { type: 'string' },
-      cmd: { type: 'string' },
-      every: { type: 'string', default: '100000' },
-      data: { type: 'string' },
-      label: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (v.help) { process.stdout.write(`${USAGE}\n`); return 0; }
-  const every = Number(v.every);
+const OPTIONS: OptSpec[] = [
+  { name: 'file', type: 'string', help: 'the JSON-lines file to import (required)' },
+  { name: 'cmd', type: 'string', help: "the import command, run by sh -c, which reads the file on stdin, e.g. 'strfry import' (required)" },
+  { name: 'every', type: 'int', default: 100_000, help: 'lines per mark (seconds_per_every)' },
+  { name: 'data', type: 'string', help: "the command's data directory, measured after it ends" },
+  { name: 'label', type: 'string', help: 'copied into the result' },
+];
+
+async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) { process.stdout.write(`${USAGE}\n${formatHelp(OPTIONS, '  ')}\n`); return 0; }
+  let o: Opts;
+  try {
+    o = parseArgs(argv, OPTIONS);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    process.stderr.write(`${e.message}\n${USAGE}\n`);
+    return 2;
+  }
+  const v = { file: o.file as string | undefined, cmd: o.cmd as string | undefined, data: o.data as string | undefined, label: o.label as string | undefined };
+  const every = num(o, 'every');
   const problem = !v.file ? '--file is required (the JSON-lines file to import)'
     : !existsSync(v.file) ? `--file ${v.file}: no such file`
     : !v.cmd ? "--cmd is required (the import command, which reads the file on stdin, e.g. 'strfry import')"
-    : !Number.isInteger(every) || every < 1 ? '--every must be a positive integer (lines per mark)'
+    : every < 1 ? '--every must be a positive integer (lines per mark)'
     : v.data !== undefined && !existsSync(v.data) ? `--data ${v.data}: no such directory (the command's data directory, measured after it ends)`
     : null;
   if (problem) { process.stderr.write(`${problem}\n${USAGE}\n`); return 2; }
@@ -146,4 +153,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main();
+process.exitCode = await main(process.argv.slice(2));

@@ -63,6 +63,9 @@ test('import-load names a command that fails and a missing option, and counts a 
     const u = run('dist/bench/import-load.js', ['--file', file]);
     assert.equal(u.status, 2);
     assert.match(u.stderr, /--cmd is required/);
+    const bogus = run('dist/bench/import-load.js', ['--file', file, '--bogus']);
+    assert.equal(bogus.status, 2);
+    assert.match(bogus.stderr, /unknown option --bogus\nusage: import-load/);
   }));
 
 test('netgen answers --help, an unknown option, a bad number and a missing file with usage and exit 2, not a stack trace', () => {
