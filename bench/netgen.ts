@@ -8,11 +8,20 @@
 // change), and every tenth replacement a new profile. The first pass is ordered by author, the
 // replacements come after it with created_at newer than the version they replace.
 //
+// Then --republish re-published follow lists, the network's habit: an author re-publishes its
+// follow list several times, most of them unchanged. Authors i % 4 == 0, in a shuffled order, each
+// publish a sequence of 5 lists: unchanged, unchanged, unchanged, one follow swapped (one removed,
+// one Zipf-drawn new one appended), unchanged. --republish-out writes them to their own file (load
+// the base, then time these). Their randomness comes from a prng of their own, so the base set is
+// the same with or without them.
+//
 //   node dist/bench/netgen.js --authors 6000 --replacements 0 --out /tmp/dir.jsonl
+//   node dist/bench/netgen.js --authors 200000 --out /tmp/dir600k.jsonl --republish 150000 --republish-out /tmp/repub150k.jsonl
 //   node dist/bench/netgen.js --file /tmp/dir.jsonl --url ws://127.0.0.1:7600   # publish, events/s
 //   orbweaver import /tmp/dir.jsonl                                              # the bulk path
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { formatHelp, num, parseArgs, str, UsageError, type OptSpec, type Opts } from './lib/args.js';
 import { publishAll } from './lib/client.js';
@@ -28,9 +37,48 @@ export interface NetgenParams {
   replacements: number;
   followMean: number;
   seed: string;
+  /** re-published follow lists after the base set (sequences of REPUBLISH_SEQUENCE per author) */
+  republish?: number;
+  /** file for the re-published lists (default: after the base set in `out`) */
+  republishOut?: string;
 }
 
-/** Writes the data set to `out`; returns the number of events. */
+/** One author's re-publications: unchanged except the one at index REPUBLISH_SWAP (one follow swapped). */
+const REPUBLISH_SEQUENCE = 5;
+const REPUBLISH_SWAP = 3;
+/** Re-publications are dated in the last minute before now, one second per round of sequences. */
+const REPUBLISH_SECONDS = 60;
+
+/** Authors that re-publish (i % 4 == 0). */
+const republishers = (authors: number): number => Math.ceil(authors / 4);
+
+/** The most re-published lists a set of `authors` takes (more would be dated in the future). */
+export const maxRepublish = (authors: number): number => republishers(authors) * REPUBLISH_SECONDS;
+
+/** JSON lines to a file, in batches, waiting for drain (never the whole set in memory). */
+function lineWriter(path: string) {
+  const ws = createWriteStream(path);
+  let buf: string[] = [];
+  let n = 0;
+  return {
+    get count() { return n; },
+    async push(s: string): Promise<void> {
+      buf.push(s);
+      n++;
+      if (buf.length >= 2000) {
+        if (!ws.write(buf.join('\n') + '\n')) await new Promise<void>((r) => ws.once('drain', () => r()));
+        buf = [];
+      }
+    },
+    async close(): Promise<void> {
+      ws.write(buf.length ? buf.join('\n') + '\n' : '');
+      buf = [];
+      await new Promise<void>((res, rej) => ws.end((e?: Error | null) => (e ? rej(e) : res())));
+    },
+  };
+}
+
+/** Writes the data set to `out` (and the re-publications to `p.republishOut` if given); returns the number of events. */
 export async function generate(p: NetgenParams, out: string): Promise<number> {
   const signer = await getSigner();
   const rnd = prng(Number.parseInt(createHash('sha256').update(`netgen|${p.seed}`).digest('hex').slice(0, 8), 16));
@@ -47,17 +95,8 @@ export async function generate(p: NetgenParams, out: string): Promise<number> {
   const base = now - 60 - p.replacements - 365 * 86400;
   const follows: Uint32Array[] = new Array(p.authors);
   const lastAt = new Uint32Array(p.authors);
-  const ws = createWriteStream(out);
-  let buf: string[] = [];
-  let n = 0;
-  const push = async (s: string) => {
-    buf.push(s);
-    n++;
-    if (buf.length >= 2000) {
-      if (!ws.write(buf.join('\n') + '\n')) await new Promise<void>((r) => ws.once('drain', () => r()));
-      buf = [];
-    }
-  };
+  const w = lineWriter(out);
+  const push = (s: string) => w.push(s);
   const profile = (i: number, at: number) => {
     const name = `user${i}`;
     const about = Array.from({ length: 5 + Math.floor(rnd() * 20) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
@@ -95,9 +134,59 @@ export async function generate(p: NetgenParams, out: string): Promise<number> {
     if (r % 10 === 9) await push(profile(i, at));
     if (r % 50000 === 49999) log(`  ${r + 1}/${p.replacements} replacements`);
   }
-  ws.write(buf.length ? buf.join('\n') + '\n' : '');
-  await new Promise<void>((res, rej) => ws.end((e?: Error | null) => (e ? rej(e) : res())));
-  return n;
+  // The re-publications: their own prng (the base above is the same with or without them).
+  const republish = p.republish ?? 0;
+  if (republish <= 0) { await w.close(); return w.count; }
+  if (republish > maxRepublish(p.authors)) throw new Error(`republish ${republish} > ${maxRepublish(p.authors)}: would be dated in the future`);
+  const rw = p.republishOut ? lineWriter(p.republishOut) : w;
+  if (p.republishOut) await w.close();
+  const rr = prng(Number.parseInt(createHash('sha256').update(`netgen-republish|${p.seed}`).digest('hex').slice(0, 8), 16));
+  const followed2 = zipf(p.authors, 1, rr);
+  const order = Array.from({ length: republishers(p.authors) }, (_, k) => 4 * k);
+  for (let i = order.length - 1; i > 0; i--) { const j = Math.floor(rr() * (i + 1)); [order[i], order[j]] = [order[j]!, order[i]!]; }
+  // Sequence s is author order[s % A], cycle floor(s / A). A cycle is written round by round
+  // (every sequence's first list, then every second list, ...), so an author's lists lie a cycle's
+  // sequences apart in the file and arrive in order over WebSocket. Round j of all is dated
+  // now - 60 + j: newer than the base (which ends at now - 61), strictly growing per author.
+  const sequences = Math.ceil(republish / REPUBLISH_SEQUENCE);
+  const A = order.length;
+  let round = 0;
+  let swaps = 0;
+  for (let c0 = 0; c0 < sequences; c0 += A, round += REPUBLISH_SEQUENCE) {
+    const c1 = Math.min(sequences, c0 + A);
+    for (let k = 0; k < REPUBLISH_SEQUENCE; k++) {
+      const at = now - REPUBLISH_SECONDS + round + k;
+      for (let s = c0; s < c1; s++) {
+        if (s * REPUBLISH_SEQUENCE + k >= republish) continue; // the last sequence may be short
+        const i = order[s - c0]!;
+        if (k === REPUBLISH_SWAP && swapOne(i, follows, perm, followed2, rr, p.authors)) swaps++;
+        lastAt[i] = at;
+        await rw.push(followList(i, at));
+      }
+    }
+  }
+  await rw.close();
+  if (swaps !== Math.floor(republish / REPUBLISH_SEQUENCE) + (republish % REPUBLISH_SEQUENCE > REPUBLISH_SWAP ? 1 : 0)) log(`  note: ${swaps} follows swapped (some lists could not take a new follow)`);
+  return w.count + (p.republishOut ? rw.count : 0);
+}
+
+/**
+ * Swaps one follow of author i: a Zipf-drawn author it does not follow (not itself) is appended and
+ * one of its current follows, at a random place, removed. False (list unchanged) when there is no
+ * follow to remove or no one left to follow.
+ */
+function swapOne(i: number, follows: Uint32Array[], perm: number[], followed: () => number, rnd: () => number, authors: number): boolean {
+  const cur = Array.from(follows[i]!);
+  if (cur.length === 0 || cur.length >= authors - 1) return false;
+  const have = new Set(cur);
+  let add = -1;
+  for (let g = 0; g < 1000 && add < 0; g++) { const a = perm[followed()]!; if (a !== i && !have.has(a)) add = a; }
+  for (let a = Math.floor(rnd() * authors), g = 0; add < 0 && g < authors; g++, a = (a + 1) % authors) if (a !== i && !have.has(a)) add = a;
+  if (add < 0) return false;
+  cur.splice(Math.floor(rnd() * cur.length), 1);
+  cur.push(add);
+  follows[i] = Uint32Array.from(cur);
+  return true;
 }
 
 async function publishFile(file: string, url: string, connections: number, inflight: number): Promise<void> {
@@ -120,6 +209,8 @@ const OPTIONS: OptSpec[] = [
   { name: 'authors', type: 'int', default: 6000, help: 'authors (3 events each: kinds 0, 10002, 3)' },
   { name: 'replacements', type: 'int', default: 0, help: 'newer follow lists after the first pass (every tenth with a new profile)' },
   { name: 'follow-mean', type: 'int', default: 100, help: 'mean follows per kind 3 (log-normal, Zipf-drawn, at most 800)' },
+  { name: 'republish', type: 'int', default: 0, help: 're-published follow lists after the base set: authors i%4==0 (shuffled) each publish 5 (unchanged x3, one follow swapped, unchanged); at most 15 x authors' },
+  { name: 'republish-out', type: 'string', help: 'write the --republish lists to this file (the base set stays alone in --out)' },
   { name: 'seed', type: 'string', default: '1', help: 'data set seed' },
   { name: 'file', type: 'string', help: 'publish this JSON-lines file (default: the --out file)' },
   { name: 'url', type: 'string', help: 'relay WebSocket URL to publish to, e.g. ws://127.0.0.1:7447' },
@@ -129,11 +220,11 @@ const OPTIONS: OptSpec[] = [
 
 const USAGE = `usage: netgen --out FILE [--authors N ...] | --file FILE --url ws://HOST:PORT [--connections N ...]
   --out writes a network-shaped directory set as JSON lines; --file with --url publishes a set to
-  a relay and reports events/s (--out with --url does both)
+  a relay and reports events/s (--out with --url does both: the base set, then any --republish-out file)
 ${formatHelp(OPTIONS, '  ')}`;
 
 /** The least value of each whole-number option (the parser checks they are integers). */
-const MINIMUM: Record<string, number> = { authors: 2, replacements: 0, 'follow-mean': 1, connections: 1, inflight: 1 };
+const MINIMUM: Record<string, number> = { authors: 2, replacements: 0, 'follow-mean': 1, republish: 0, connections: 1, inflight: 1 };
 
 /** What is wrong with the options, naming the option and the fix, or null. */
 function problemWith(o: Opts): string | null {
@@ -142,6 +233,13 @@ function problemWith(o: Opts): string | null {
   const url = str(o, 'url');
   if (!out && !(url && file)) return 'nothing to do: give --out FILE to generate, or --file FILE with --url to publish';
   for (const [name, min] of Object.entries(MINIMUM)) if (num(o, name) < min) return `--${name} must be at least ${min} (got ${num(o, name)})`;
+  const republish = num(o, 'republish');
+  const authors = num(o, 'authors');
+  if (republish > maxRepublish(authors)) return `--republish ${republish}: at most ${maxRepublish(authors)} for ${authors} authors (every fourth author re-publishes at most 60 lists, one a second in the minute before now; more would be dated in the future)`;
+  const repubOut = str(o, 'republish-out');
+  if (repubOut && !out) return '--republish-out needs --out (the base set)';
+  if (repubOut && republish === 0) return '--republish-out needs --republish N';
+  if (repubOut && resolve(repubOut) === resolve(out)) return '--republish-out must differ from --out (without it the re-publications follow the base in --out)';
   if (url && !/^wss?:\/\//.test(url)) return `--url ${url}: expected ws://HOST:PORT or wss://...`;
   if (!out && !existsSync(file)) return `--file ${file}: no such file (generate one with --out)`;
   return null;
@@ -163,10 +261,16 @@ async function main(argv: string[]): Promise<number> {
   const file = str(o, 'file') || out;
   if (out) {
     const t0 = performance.now();
-    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed') }, out);
-    log(`${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    const repubOut = str(o, 'republish-out');
+    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed'), republish: num(o, 'republish'), republishOut: repubOut || undefined }, out);
+    const also = repubOut ? ` and ${(statSync(repubOut).size / 1e6).toFixed(1)} MB of ${num(o, 'republish')} re-published lists in ${repubOut}` : '';
+    log(`${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out}${also} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
-  if (str(o, 'url') && file) await publishFile(file, str(o, 'url'), num(o, 'connections'), num(o, 'inflight'));
+  if (str(o, 'url') && file) {
+    await publishFile(file, str(o, 'url'), num(o, 'connections'), num(o, 'inflight'));
+    // the base first, then the re-publications that replace its lists
+    if (out && file === out && str(o, 'republish-out')) await publishFile(str(o, 'republish-out'), str(o, 'url'), num(o, 'connections'), num(o, 'inflight'));
+  }
   return 0;
 }
 
