@@ -9,7 +9,7 @@ import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } 
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
 import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
-import { INDEX_NAMES, openDbs, type Dbs } from './schema.js';
+import { GRAPH_NAMES, INDEX_NAMES, openDbs, type Dbs } from './schema.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from './frames.js';
@@ -201,6 +201,7 @@ class LmdbEventStore implements EventStore {
     const entries = (db: { getStats(): object }): number => (db.getStats() as { entryCount: number }).entryCount;
     const indexes: Record<string, number> = {};
     for (const name of INDEX_NAMES) indexes[name] = entries(this.dbs[name]);
+    for (const name of GRAPH_NAMES) indexes[name] = entries(this.dbs.graph[name]);
     if (this.dbs.search) {
       indexes.searchKeys = entries(this.dbs.search.keys);
       indexes.searchDocs = entries(this.dbs.search.docs);

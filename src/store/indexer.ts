@@ -4,7 +4,8 @@
 // allocates nothing per entry.
 import type { NostrEvent } from '../nostr/event.js';
 import { CounterBatch, isCountedPair } from './counters.js';
-import { EMPTY, expiryKey, MAX_TAG_PREFIX, PK_PREFIX_BYTES, SERIAL_BYTES, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
+import { isGraphKind } from './graph.js';
+import { EMPTY, expiryKey, isHex64, MAX_TAG_PREFIX, PK_PREFIX_BYTES, SERIAL_BYTES, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 import { visitSearchEntries } from './search/entries.js';
 
@@ -50,16 +51,20 @@ function skipTag(tags: string[][], i: number, seen: Map<string, Set<string>> | n
 }
 
 /**
- * Visits the tag+kind entries: one per distinct indexable (name, value). `counted` gets the tag+kind
+ * Visits the tag+kind entries: one per distinct indexable (name, value), except the `p` tags of
+ * the graph kinds that hold a pubkey, which the follow graph keeps (graph.ts). `counted` gets the tag+kind
  * prefix of each entry that counters.ts counts, in the scratch buffer (valid until it returns). Returns how many it visited.
+ * `withGraphTags`: the graph's tags too (the schema 2 migration, which predates the graph).
  */
-export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: Counted): number {
+export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: Counted, withGraphTags = false): number {
   const tags = ev.tags;
   const seen = tags.length > 16 ? new Map<string, Set<string>>() : null;
+  const graph = !withGraphTags && isGraphKind(ev.kind);
   let n = 0;
   for (let i = 0; i < tags.length; i++) {
-    if (skipTag(tags, i, seen)) continue;
     const t = tags[i]!;
+    if (graph && t[0] === 'p' && t.length >= 2 && isHex64(t[1]!)) continue;
+    if (skipTag(tags, i, seen)) continue;
     const end = Math.abs(writeTagPrefix(scratch, 0, t[0]!, t[1]!));
     scratch.writeUInt16BE(ev.kind, end);
     if (counted && scratch[tagTypeAt(scratch)] === TYPE_HEX && isCountedPair(t[0]!, ev.kind)) counted(views[end + 2]!, t[0]!, t[1]!);

@@ -5,10 +5,11 @@ import type { RootDatabase } from 'lmdb';
 import { createdAtOf, jsonOf, kindOf, pubkeyHexOf } from './codec.js';
 import { CounterBatch } from './counters.js';
 import { noteCounted, visitTagEntries } from './indexer.js';
-import { EMPTY, readSerial } from './keys.js';
+import { EMPTY, kindPrefix, readSerial, SERIAL_BYTES, tagKindPrefix, tagPrefix } from './keys.js';
+import { GRAPH_KINDS, graphMembers, GraphTxn } from './graph.js';
 import type { Dbs } from './schema.js';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 export const VERSION_KEY = 'schemaVersion';
 
 /** Migration to version N (index N): runs inside the write transaction, synchronously. */
@@ -28,7 +29,7 @@ function tagKindIndex(dbs: Dbs, env: RootDatabase): void {
   for (const { key, value } of dbs.events.getRange({})) {
     const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
     const ev = { pubkey: pubkeyHexOf(value), created_at: createdAtOf(value), kind: kindOf(value), tags };
-    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), noteCounted(counters, ev, 1));
+    visitTagEntries(dbs, ev, readSerial(key), (db, k) => db.putSync(k, EMPTY), noteCounted(counters, ev, 1), true);
     if (++n % COUNTER_CHUNK === 0) counters.apply(dbs.tagcount);
   }
   counters.apply(dbs.tagcount);
@@ -36,10 +37,35 @@ function tagKindIndex(dbs: Dbs, env: RootDatabase): void {
 }
 
 /**
+ * Version 3: the `p` tags of the graph kinds (follow and mute lists) move from the tag+kind index
+ * to the follow graph (graph.ts). The counters count the same follows and stay as they are.
+ */
+function followGraph(dbs: Dbs): void {
+  const graph = new GraphTxn(dbs, () => {}, null);
+  const tail = Buffer.allocUnsafe(4 + SERIAL_BYTES);
+  for (const kind of GRAPH_KINDS) {
+    const prefix = kindPrefix(kind);
+    const end = kindPrefix(kind + 1);
+    for (const key of dbs.kind.getKeys({ start: prefix, end })) {
+      if (key.length !== 2 + 4 + SERIAL_BYTES) continue;
+      const serial = readSerial(key, 6);
+      const value = dbs.events.getBinary(key.subarray(6));
+      if (!value) continue;
+      const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
+      const members = graphMembers(kind, tags);
+      key.copy(tail, 0, 2);
+      for (const m of members) dbs.tagkind.removeSync(Buffer.concat([tagKindPrefix(tagPrefix('p', m).prefix, kind), tail]));
+      graph.replace(kind, pubkeyHexOf(value), [], members, { createdAt: createdAtOf(value), serial });
+    }
+  }
+  graph.finish();
+}
+
+/**
  * migrations[n] upgrades a database at version n-1 to version n. Version 1 is the first layout:
  * nothing to convert. Add a version by appending a function here and bumping SCHEMA_VERSION.
  */
-export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}, tagKindIndex];
+export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}, tagKindIndex, followGraph];
 
 export interface MigrationReport {
   from: number;

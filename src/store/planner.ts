@@ -5,6 +5,7 @@ import { MAX_CREATED_AT } from './codec.js';
 import { isReplaceable } from '../nostr/kinds.js';
 import { CREATED_PREFIX, kindPrefix, PK_PREFIX_BYTES, tagKindPrefix, tagPrefix, timeRange, timeRanges } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
+import { GRAPH_KINDS, isGraphKind, isHexP, prefixPubkey, pubkeyId, setRange, setSize, type GraphSource } from './graph.js';
 
 /** ids shorter than this (hex chars) are too unselective for the id index: they are post-filtered. */
 export const MIN_ID_PREFIX = 8;
@@ -43,6 +44,8 @@ export type Plan =
       disjoint: boolean;
       /** index entries read and ranges opened while planning (kind seeks, tag estimates), see planCost */
       planned?: number;
+      /** follower sets of the graph (graph.ts) merged with the ranges: the graph kinds' `p` tags */
+      graph?: GraphSource[];
     };
 
 export function sinceUntil(f: Filter): { since: number; until: number } {
@@ -73,14 +76,15 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
   if (f.tags && f.tags.length > 0) {
     // The tag condition with the fewest entries (estimated when there are several), on the tag+kind
     // index: one range per value and kind — the filter's kinds, or the kinds each value has.
-    let best: { index: number; ranges: ScanRange[]; values: number; exact: boolean; cost: number } | undefined;
+    let best: { index: number; ranges: ScanRange[]; graph: GraphSource[]; values: number; exact: boolean; cost: number } | undefined;
     const work = { planned: 0 };
     f.tags.forEach(([name, values], index) => {
       const tps = values.map((v) => tagPrefix(name, v));
       const prefixes = dedupePrefixes(tps.map((t) => t.prefix));
-      const ranges = tagRanges(dbs, prefixes, f.kinds, since, until, work);
-      const cost = f.tags!.length === 1 ? 0 : estimate(dbs.tagkind, ranges, work);
-      if (!best || cost < best.cost) best = { index, ranges, values: prefixes.length, exact: tps.every((t) => t.exact), cost };
+      const graph: GraphSource[] = [];
+      const ranges = tagRanges(dbs, prefixes, f.kinds, since, until, work, graph);
+      const cost = f.tags!.length === 1 ? 0 : estimate(dbs.tagkind, ranges, work) + graphEstimate(dbs, graph, work);
+      if (!best || cost < best.cost) best = { index, ranges, graph, values: prefixes.length, exact: tps.every((t) => t.exact), cost };
     });
     const b = best!;
     return {
@@ -91,6 +95,7 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
       indexOnly: b.exact && onlyOneTag(f),
       disjoint: b.values === 1,
       planned: work.planned,
+      ...(b.graph.length > 0 ? { graph: b.graph } : {}),
     };
   }
 
@@ -124,21 +129,52 @@ export function planFilter(dbs: Dbs, f: Filter): Plan {
 /**
  * Ranges of the tag+kind index for these tag prefixes: with kinds, each (value, kind); without,
  * each kind the value has, found by seeking past one kind's entries to the next kind's first key.
+ * A pubkey `p` value with a graph kind is a follower set of the graph instead, added to `graph`
+ * (only when the pubkey is followed at all: one seek).
  */
-function tagRanges(dbs: Dbs, prefixes: Buffer[], kinds: number[] | undefined, since: number, until: number, work: { planned: number }): ScanRange[] {
+function tagRanges(dbs: Dbs, prefixes: Buffer[], kinds: number[] | undefined, since: number, until: number, work: { planned: number }, graph: GraphSource[]): ScanRange[] {
   const out: ScanRange[] = [];
   // Many values times many kinds: only the kinds the values have (at most the kinds stored).
   const wanted = kinds && prefixes.length * kinds.length > MAX_RANGES ? new Set(kinds) : undefined;
   for (const p of prefixes) {
+    const hexP = isHexP(p);
+    const followee = hexP ? pubkeyId(dbs, prefixPubkey(p)) : undefined;
+    const addSet = (k: number): void => {
+      work.planned += RANGE_COST;
+      if (followee !== undefined && followed(dbs, k, followee)) graph.push({ kind: k, followee });
+    };
     if (kinds && !wanted) {
-      for (const k of kinds) out.push(timeRange(tagKindPrefix(p, k), since, until));
+      for (const k of kinds) {
+        if (hexP && isGraphKind(k)) addSet(k);
+        else out.push(timeRange(tagKindPrefix(p, k), since, until));
+      }
       continue;
     }
     const have = kindsOf(dbs.tagkind, p);
     work.planned += (have.length + 1) * RANGE_COST; // one seek per kind found and one past the last
     for (const k of have) if (!wanted || wanted.has(k)) out.push(timeRange(tagKindPrefix(p, k), since, until));
+    if (hexP) for (const k of GRAPH_KINDS) if (!wanted || wanted.has(k)) addSet(k);
   }
   return out;
+}
+
+/** Whether (kind, followee) has any follower: one seek. */
+function followed(dbs: Dbs, kind: number, followee: number): boolean {
+  const r = setRange(kind, followee);
+  for (const _ of dbs.graph.graph.getKeys({ start: r.start, end: r.end, limit: 1 })) return true;
+  return false;
+}
+
+/** Follower set sizes, counted up to the estimate's budget (multi-tag planning). */
+function graphEstimate(dbs: Dbs, graph: GraphSource[], work: { planned: number }): number {
+  let n = 0;
+  for (const g of graph) {
+    n += setSize(dbs, g.kind, g.followee, ESTIMATE_BUDGET);
+    work.planned += RANGE_COST;
+    if (n >= ESTIMATE_BUDGET) break;
+  }
+  work.planned += Math.min(n, ESTIMATE_BUDGET);
+  return n;
 }
 
 /** Kinds present under a tag prefix, ascending: one seek per kind. */
@@ -206,6 +242,8 @@ export function answerBoundedReads(filters: Filter[], defaultLimit: number, maxL
     const [name, values] = f.tags![0]!;
     if (values.length * f.kinds.length > BOUNDED_RANGES) return null;
     for (const v of values) if (!tagPrefix(name, v).exact) return null;
+    // the graph's follower sets read more than they return (graph.ts)
+    if (name === 'p' && f.kinds.some(isGraphKind)) return null;
     n += Math.min(f.limit ?? defaultLimit, maxLimit);
   }
   return n;
@@ -251,5 +289,5 @@ export const RANGE_COST = 3;
  */
 export function planCost(plan: Plan): number {
   if (plan.name === 'ids' || plan.name === 'addr') return 0;
-  return (plan.planned ?? 0) + plan.ranges.length * RANGE_COST;
+  return (plan.planned ?? 0) + (plan.ranges.length + (plan.graph?.length ?? 0)) * RANGE_COST;
 }

@@ -10,7 +10,8 @@ import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from
 import { addrKey, expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKeyRef, tagKindPrefix, tagPrefix } from './keys.js';
 import { CompiledFilter } from './match.js';
 import { planCost, planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
-import { MergeScan } from './scan.js';
+import { MergeScan, type KeyCursor } from './scan.js';
+import { GraphSetCursor, GraphWalkCursor, isGraphKind, listCount, pubkeyId, setSize, type GraphSource } from './graph.js';
 import type { BinDb, Dbs } from './schema.js';
 import { SearchScan } from './search/scan.js';
 import type { CountResult, ScanSignal, SeenSerials } from './types.js';
@@ -148,7 +149,11 @@ export class FilterScan implements Scan {
       this.addrAuthors = plan.authors;
       this.memo = addrMemo(env.dbs.addr);
     }
-    else this.merge = new MergeScan(plan.db, plan.ranges, limit === Infinity ? 256 : limit);
+    else {
+      const graph = plan.graph;
+      const more = graph ? (chunk: number) => graphCursors(env, graph, sinceUntil(f), limit, chunk) : undefined;
+      this.merge = new MergeScan(plan.db, plan.ranges, limit === Infinity ? 256 : limit, more);
+    }
     if (limit <= 0) this.done = true;
   }
 
@@ -179,7 +184,7 @@ export class FilterScan implements Scan {
   private stepNativeCount(): boolean {
     const plan = this.plan;
     const cm = this.countMode!;
-    if (plan.name === 'ids' || plan.name === 'addr' || !plan.indexOnly || !plan.disjoint || cm.exclude.length > 0) return false;
+    if (plan.name === 'ids' || plan.name === 'addr' || !plan.indexOnly || !plan.disjoint || plan.graph || cm.exclude.length > 0) return false;
     const expired = cm.expired();
     if (expired.size > MAX_EXPIRED_ADJUST) return false;
     const { yieldEvery, signal } = this.env;
@@ -406,6 +411,32 @@ export class FilterScan implements Scan {
 
 const byId = (a: Item, b: Item): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/** Largest follower set counted exactly to choose between reading it and walking the kind. */
+const SET_COUNT_CAP = 1 << 22;
+/** B-tree reads per follower when the set is read (its entry, the follower's current list). */
+const SET_READS = 2;
+/** B-tree reads per list when the kind is walked (the event's header, the author's id, the probe). */
+const WALK_READS = 3;
+
+/**
+ * A cursor per follower set of a plan: the set read whole (GraphSetCursor), or the kind's lists
+ * walked newest first probing the set (GraphWalkCursor), whichever reads less for `wanted` matches:
+ * the set costs its size, the walk about wanted x lists / set size (the followers are spread over
+ * the kind's lists). A COUNT or an unlimited iteration wants every match: the set.
+ */
+function graphCursors(env: ScanEnv, sources: GraphSource[], { since, until }: { since: number; until: number }, wanted: number, chunk: number): KeyCursor[] {
+  const charge = (n: number): void => env.signal?.charge?.(n);
+  return sources.map((src) => {
+    if (wanted === Infinity) return new GraphSetCursor(env.dbs, src, since, until, charge);
+    const size = setSize(env.dbs, src.kind, src.followee, SET_COUNT_CAP);
+    const lists = listCount(env.dbs, src.kind);
+    const walk = WALK_READS * Math.min(lists, ((wanted + 1) * lists) / Math.max(1, size));
+    return walk < SET_READS * size
+      ? new GraphWalkCursor(env.dbs, src, since, until, chunk, charge)
+      : new GraphSetCursor(env.dbs, src, since, until, charge);
+  });
+}
+
 /**
  * Estimated entries of a range with more than `cap`: `cap` newest entries took the time from the
  * newest key's created_at back to the cap-th's; the rest of the range, back to its oldest key, is
@@ -578,11 +609,12 @@ function countFromCounters(env: ScanEnv, f: Filter, expiredSerials: () => Set<nu
   const offset = counterOffset(keys[0]!);
   const { since, until } = sinceUntil(f);
   const perKey: Uint8Array[] = [];
-  for (const key of keys) {
+  const followee = name === 'p' ? pubkeyId(dbs, value!) : undefined;
+  for (const [i, key] of keys.entries()) {
     const regs = new Uint8Array(HLL_REGISTERS);
-    const r = { start: Buffer.concat([key, tail(until, MAX_SERIAL)]), end: Buffer.concat([key, tail(since, 0)]) };
-    for (const k of dbs.tagkind.getKeys({ start: r.start, end: r.end, reverse: true })) {
-      const v = dbs.events.getBinaryFast(serialKeyRef(keySerial(k)));
+    const kind = f.kinds[i]!;
+    for (const serial of countedSerials(env, key, name, kind, followee, since, until)) {
+      const v = dbs.events.getBinaryFast(serialKeyRef(serial));
       if (!v || v.length === 0) continue;
       const exp = expirationOfValue(v);
       if (exp !== null && exp <= now) continue;
@@ -593,6 +625,18 @@ function countFromCounters(env: ScanEnv, f: Filter, expiredSerials: () => Set<nu
   }
   const refresh = dirty ? undefined : keys.map((key, i) => ({ key, version: versions[i]!, registers: perKey[i]! })).filter((x) => x.version >= 0);
   return { count, hll: fresh, refresh };
+}
+
+/** Serials of the events counted under a counter key: its tag+kind range, or a follower set of the graph. */
+function* countedSerials(env: ScanEnv, key: Buffer, name: string, kind: number, followee: number | undefined, since: number, until: number): Generator<number> {
+  if (name === 'p' && isGraphKind(kind)) {
+    if (followee === undefined) return;
+    const c = new GraphSetCursor(env.dbs, { kind, followee }, since, until, () => {});
+    for (; c.head() !== undefined; c.advance()) yield c.serial;
+    return;
+  }
+  const r = { start: Buffer.concat([key, tail(until, MAX_SERIAL)]), end: Buffer.concat([key, tail(since, 0)]) };
+  for (const k of env.dbs.tagkind.getKeys({ start: r.start, end: r.end, reverse: true })) yield keySerial(k);
 }
 
 /** created_at + serial suffix bytes of a time-ordered key */

@@ -9,7 +9,20 @@ import type { BinDb } from './schema.js';
 
 const MAX_CHUNK = 1024;
 
-export class RangeCursor {
+/**
+ * A newest-first source of time-ordered keys (created_at + serial at the end) for the merge: a
+ * range of an index (RangeCursor) or a follower set of the graph (graph.ts). `ca` and `serial`
+ * describe the key head() returns, valid once head() has returned it.
+ */
+export interface KeyCursor {
+  ca: number;
+  serial: number;
+  /** The current key, or undefined at the end. */
+  head(): Buffer | undefined;
+  advance(): void;
+}
+
+export class RangeCursor implements KeyCursor {
   private keys: Buffer[] = [];
   private i = 0;
   private last: Buffer | null = null;
@@ -61,8 +74,10 @@ export class RangeCursor {
   }
 }
 
+const firstChunk = (wanted: number, sources: number): number => Math.max(2, Math.min(MAX_CHUNK, Math.ceil((wanted + 1) / Math.max(1, sources)) + 1));
+
 /** Orders cursors by their head's created_at, then serial (larger = newer). */
-const newer = (a: RangeCursor, b: RangeCursor): number => a.ca - b.ca || a.serial - b.serial;
+const newer = (a: KeyCursor, b: KeyCursor): number => a.ca - b.ca || a.serial - b.serial;
 
 /**
  * Merges the ranges' keys newest first (created_at desc, then serial desc). A key present in
@@ -70,16 +85,19 @@ const newer = (a: RangeCursor, b: RangeCursor): number => a.ca - b.ca || a.seria
  * adjacent in this order.
  */
 export class MergeScan {
-  private readonly heap: RangeCursor[] = [];
+  private readonly heap: KeyCursor[] = [];
   private lastSerial = -1;
 
-  constructor(db: BinDb, ranges: ScanRange[], wanted: number) {
+  /** `more`: other sources to merge in (the graph's, graph.ts), made with the first chunk size. */
+  constructor(db: BinDb, ranges: ScanRange[], wanted: number, more?: (firstChunk: number) => KeyCursor[]) {
     // First chunks sized so that all ranges together read about what the limit needs.
-    const first = Math.max(2, Math.min(MAX_CHUNK, Math.ceil((wanted + 1) / Math.max(1, ranges.length)) + 1));
+    const extra = more ? more(firstChunk(wanted, ranges.length + 1)) : [];
+    const first = firstChunk(wanted, ranges.length + extra.length);
     for (const r of ranges) {
       const c = new RangeCursor(db, r, first);
       if (c.head() !== undefined) this.push(c);
     }
+    for (const c of extra) if (c.head() !== undefined) this.push(c);
   }
 
   /** The next key, or undefined when every range is done. */
@@ -98,7 +116,7 @@ export class MergeScan {
     }
   }
 
-  private push(c: RangeCursor): void {
+  private push(c: KeyCursor): void {
     const h = this.heap;
     h.push(c);
     let i = h.length - 1;

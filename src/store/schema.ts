@@ -4,6 +4,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { SearchDbs } from './search/schema.js';
 import { openRankDb } from './ranks.js';
+import { openGraphDbs, type GraphDbs } from './graph.js';
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -36,12 +37,16 @@ export interface Dbs {
   meta: Database<unknown, string>;
   /** trust ranks by pubkey (ranks.ts) */
   rank: BinDb;
+  /** the follow graph of the list kinds (graph.ts): pubkey ids, follower sets, current lists */
+  graph: GraphDbs;
   /** NIP-50 search index (search/schema.ts) */
   search?: SearchDbs;
 }
 
 /** The indexes stats() reports, by name. */
 export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
+/** The graph's databases stats() reports, by name (graph.ts). */
+export const GRAPH_NAMES = ['pkid', 'idpk', 'graph', 'graphcur'] as const;
 
 export function openDbs(env: RootDatabase): Dbs {
   const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' });
@@ -60,5 +65,6 @@ export function openDbs(env: RootDatabase): Dbs {
     expiry: bin('expiry'),
     meta: env.openDB<unknown, string>({ name: 'ev.meta' }),
     rank: openRankDb(env),
+    graph: openGraphDbs(bin),
   };
 }

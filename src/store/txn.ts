@@ -10,6 +10,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
 import { CounterBatch, refreshHll } from './counters.js';
+import { GraphTxn, graphMembers, isGraphKind } from './graph.js';
 import { putEntries, putVisit, removeEntries, removeVisit, visitEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
@@ -38,6 +39,8 @@ export class WriteTxn {
   private readonly journal: Array<() => void> = [];
   /** the counters finish() wrote, with their previous values */
   private readonly counterUndo: Array<[Buffer, Buffer | undefined]> = [];
+  /** the follow graph's writes (graph.ts), journaled with the others */
+  private readonly graph: GraphTxn;
 
   /** Journals a write: `undo` restores what was there before it. */
   private undoWith(undo: () => void): void {
@@ -106,6 +109,7 @@ export class WriteTxn {
     let next = typeof fromMeta === 'number' ? fromMeta : 1;
     for (const k of dbs.events.getKeys({ reverse: true, limit: 1 })) next = Math.max(next, readSerial(k) + 1);
     this.next = this.startNext = next;
+    this.graph = new GraphTxn(dbs, (db, key, prev) => this.restoreLater(db, key, prev), this.counters);
   }
 
   /**
@@ -126,6 +130,7 @@ export class WriteTxn {
     try {
       if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
       this.counters.apply(this.dbs.tagcount, this.counterUndo);
+      this.graph.finish();
     } catch (err) {
       this.undoAll();
       throw err;
@@ -164,6 +169,8 @@ export class WriteTxn {
     }
 
     const removed: string[] = [];
+    /** the graph members of the version this event replaces (graph.ts: only the difference is written) */
+    let before: string[] = [];
     const addrK = addrKeyOf(ev);
     /** what the address entry held before this event, to put back if it throws (deleteStored removes a stored version's) */
     let prevAddr: Buffer | undefined;
@@ -176,7 +183,7 @@ export class WriteTxn {
       if (old) {
         // An expired version that was not swept yet no longer counts.
         if (!isExpired(old.header.expiration, this.now) && !incomingWins(old.header, ev)) return replaced();
-        this.deleteStored(readSerial(cur!), old.value);
+        before = this.deleteStored(readSerial(cur!), old.value, true);
         removed.push(old.header.id);
       }
     }
@@ -195,6 +202,7 @@ export class WriteTxn {
       this.restoreLater(dbs.addr, addrK, prevAddr);
       this.entries++;
     }
+    if (isGraphKind(ev.kind)) this.entries += this.graph.replace(ev.kind, ev.pubkey, before, graphMembers(ev.kind, ev.tags), { createdAt: ev.created_at, serial });
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
     return stored(removed, serial);
@@ -235,8 +243,12 @@ export class WriteTxn {
     }
   }
 
-  /** Removes a stored event and every index entry pointing at it. */
-  private deleteStored(serial: number, value: Buffer): void {
+  /**
+   * Removes a stored event and every index entry pointing at it. A list of a graph kind leaves the
+   * graph too, unless `replacing`: then its members are returned, and the caller writes the
+   * difference to the new version's.
+   */
+  private deleteStored(serial: number, value: Buffer, replacing = false): string[] {
     const { dbs } = this;
     const h = decodeHeader(value);
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
@@ -258,6 +270,11 @@ export class WriteTxn {
     }
     dbs.events.removeSync(sk);
     this.restoreLater(dbs.events, sk, value);
+    if (!isGraphKind(h.kind)) return [];
+    const members = graphMembers(h.kind, tags);
+    if (replacing) return members;
+    this.entries += this.graph.replace(h.kind, h.pubkey, members, [], null);
+    return [];
   }
 
   /** Operator ban: delete the event if stored, and block its id from any author. */

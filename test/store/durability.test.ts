@@ -89,25 +89,25 @@ test('schema: a new database is at the current version; newer versions are refus
     const s = await openStore({ dir });
     const meta = s.env.openDB<unknown, string>({ name: 'ev.meta' });
     assert.equal(meta.get(VERSION_KEY), SCHEMA_VERSION);
-    assert.equal(SCHEMA_VERSION, 2);
+    assert.equal(SCHEMA_VERSION, 3);
     await s.close();
 
-    // the runner with a hypothetical version 3
+    // the runner with a hypothetical version 4
     const env = open({ path: dir, maxDbs: 64 });
     const dbs = openDbs(env);
     const seen: number[] = [];
-    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2), () => seen.push(3)], 3);
-    assert.deepEqual(report, { from: 2, to: 3 });
-    assert.deepEqual(seen, [3], 'only the missing migration runs');
-    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => {}, () => seen.push(3)], 3), { from: 3, to: 3 });
-    assert.deepEqual(seen, [3]);
+    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2), () => seen.push(3), () => seen.push(4)], 4);
+    assert.deepEqual(report, { from: 3, to: 4 });
+    assert.deepEqual(seen, [4], 'only the missing migration runs');
+    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => {}, () => {}, () => seen.push(4)], 4), { from: 4, to: 4 });
+    assert.deepEqual(seen, [4]);
     // a failing migration leaves the version untouched
-    assert.throws(() => migrate(env, dbs, [null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 4), /boom/);
-    assert.equal(dbs.meta.get(VERSION_KEY), 3);
+    assert.throws(() => migrate(env, dbs, [null, null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 5), /boom/);
+    assert.equal(dbs.meta.get(VERSION_KEY), 4);
     assert.equal(dbs.meta.get('junk'), undefined, 'aborted with the transaction');
     await env.close();
 
-    await assert.rejects(openStore({ dir }), /schema version 3 is newer/);
+    await assert.rejects(openStore({ dir }), /schema version 4 is newer/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

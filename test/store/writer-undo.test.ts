@@ -1,8 +1,9 @@
 // An operation that throws half way through its writes is taken back alone: the store uses LMDB's
 // write map, where lmdb-js has no child transactions to abort, so the write transaction journals
-// every write (src/store/txn.ts). A fault is injected into the real store's tag index (the one
-// write a follow list makes a hundred times) and, for the counters at the end of a transaction,
-// into the counter table; everything else is the real writer on a real LMDB store.
+// every write (src/store/txn.ts). A fault is injected into the real store's follow graph (the
+// pubkey ids a follow list allocates, after some of its follows are written) and, for the counters
+// at the end of a transaction, into the counter table; everything else is the real writer on a
+// real LMDB store.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NostrEvent } from '../../src/nostr/event.js';
@@ -14,9 +15,11 @@ const dbsOf = (store: EventStore): Dbs => (store as unknown as { dbs: Dbs }).dbs
 const followList = (pubkey: string, follows: string[], created_at = 1_700_000_000): NostrEvent =>
   ev({ kind: 3, pubkey, created_at, tags: follows.map((p) => ['p', p]) });
 const followers = (store: EventStore, pk: string): Promise<number> => store.count([{ kinds: [3], tags: [['p', [pk]]] }]);
+/** follows held by the graph (graph.ts): one entry per (list, followed pubkey) */
+const edges = (store: EventStore): number => store.stats().indexes.graph!;
 
 /** Makes db.putSync throw once for a key holding `marker`; returns a disarm function that says whether it fired. */
-function failPutOnce(db: Dbs['tagkind'], marker: Buffer): () => boolean {
+function failPutOnce(db: Dbs['graph']['pkid'], marker: Buffer): () => boolean {
   const original = db.putSync.bind(db);
   let armed = true;
   db.putSync = ((key: Buffer, value: Buffer) => {
@@ -36,12 +39,12 @@ test('a follow list whose indexing throws half way is rejected and leaves nothin
   await withStore(async (store) => {
     const common = Array.from({ length: 60 }, () => hex());
     const bad = hex();
-    const before = store.stats().indexes.tagkind!;
-    // the fault comes at the bad list's 31st follow: 30 of its entries (and counter notes) are written by then
+    const before = edges(store);
+    // the fault comes at the bad list's 31st follow (its new pubkey id): 30 of its entries (and counter notes) are written by then
     const a = followList(hex(), common);
     const b = followList(hex(), [...common.slice(0, 30), bad, ...common.slice(30)]);
     const c = followList(hex(), common.slice(0, 10));
-    const disarm = failPutOnce(dbsOf(store).tagkind, Buffer.from(bad, 'hex'));
+    const disarm = failPutOnce(dbsOf(store).graph.pkid, Buffer.from(bad, 'hex'));
     const results = await Promise.allSettled([put(store, a), put(store, b), put(store, c)]);
     disarm();
     assert.equal(results[0].status === 'fulfilled' && results[0].value.status, 'stored');
@@ -52,7 +55,7 @@ test('a follow list whose indexing throws half way is rejected and leaves nothin
     assert.deepEqual(await ids(store, [{ ids: [b.id] }]), []);
     assert.deepEqual(await ids(store, [{ kinds: [3], authors: [b.pubkey] }]), []);
     // exactly the entries of a and c: none of b's 30 written ones is left behind
-    assert.equal(store.stats().indexes.tagkind! - before, 60 + 10);
+    assert.equal(edges(store) - before, 60 + 10);
     assert.equal(await followers(store, common[0]!), 2); // a and c, not b
     assert.equal(await followers(store, common[40]!), 1); // a
     assert.equal(await followers(store, bad), 0);
@@ -67,13 +70,13 @@ test('a follow list whose indexing throws half way is rejected and leaves nothin
 test('a replacement that throws half way leaves the old version stored and indexed as it was', async () => {
   await withStore(async (store) => {
     const pk = hex();
-    const [x, y, z, w] = [hex(), hex(), hex(), hex()];
+    const [x, y, z, w, u] = [hex(), hex(), hex(), hex(), hex()];
     const v1 = followList(pk, [x, y, z], 1_700_000_000);
     assert.equal((await put(store, v1)).status, 'stored');
-    const entries = store.stats().indexes.tagkind!;
-    // v2 unfollows z and follows w; the fault hits w, after v1's entries were removed and x, y written
-    const v2 = followList(pk, [x, y, w], 1_700_000_100);
-    const disarm = failPutOnce(dbsOf(store).tagkind, Buffer.from(w, 'hex'));
+    const entries = edges(store);
+    // v2 unfollows z and follows w and u; the fault hits u, after v1 was removed and w's follow written
+    const v2 = followList(pk, [x, y, w, u], 1_700_000_100);
+    const disarm = failPutOnce(dbsOf(store).graph.pkid, Buffer.from(u, 'hex'));
     await assert.rejects(put(store, v2), /injected fault/);
     disarm();
 
@@ -81,9 +84,10 @@ test('a replacement that throws half way leaves the old version stored and index
     assert.deepEqual(await ids(store, [{ kinds: [3], tags: [['p', [z]]] }]), [v1.id]);
     assert.deepEqual(await ids(store, [{ kinds: [3], tags: [['p', [w]]] }]), []);
     assert.deepEqual(await ids(store, [{ ids: [v2.id] }]), []);
-    assert.equal(store.stats().indexes.tagkind, entries);
+    assert.equal(edges(store), entries);
     assert.equal(await followers(store, z), 1);
     assert.equal(await followers(store, w), 0);
+    assert.equal(await followers(store, u), 0);
     assert.equal(await followers(store, x), 1);
 
     // and the replacement goes through once the fault is gone
@@ -91,6 +95,7 @@ test('a replacement that throws half way leaves the old version stored and index
     assert.deepEqual(await ids(store, [{ kinds: [3], authors: [pk] }]), [v2.id]);
     assert.equal(await followers(store, z), 0);
     assert.equal(await followers(store, w), 1);
+    assert.equal(await followers(store, u), 1);
   });
 });
 
@@ -106,6 +111,6 @@ test('when the counters at the end of a transaction throw, the batch is taken ba
     assert.equal(disarm(), true, 'the fault fired');
     assert.deepEqual(new Set(results.map((r) => r.status)), new Set(['stored']));
     assert.equal(await followers(store, target), 20);
-    assert.equal(store.stats().indexes.tagkind, 41);
+    assert.equal(edges(store), 41);
   });
 });

@@ -1,0 +1,383 @@
+// The follow graph: the `p` tags of follow lists (kind 3) and mute lists (kind 10000) as an index
+// of its own, so that a re-published list writes only the follows that changed.
+//
+// In the tag+kind index a follow was keyed by the list's created_at and serial, so every
+// re-publication (new created_at) removed every entry of the old version and wrote every entry of
+// the new one: 2N B-tree writes for a list that usually differs by a follow or none. Here a follow
+// is keyed by who follows whom, which does not change when the list is replaced:
+//
+//   ev.pkid      pubkey (32)                          -> id (4)        dense ids, allocated once
+//   ev.idpk      id (4)                               -> pubkey (32)
+//   ev.graph     kind (2) + followee id (4) + follower id (4) -> ''    each person's follower set
+//   ev.graphcur  kind (2) + author id (4)             -> created_at (4) + serial (5)   each author's current list
+//
+// A replaced list writes the difference of the two member sets and one graphcur entry. Only the
+// current version of a list is in the graph: these kinds are replaceable, so the store holds at
+// most one version per (kind, author). Which tags go here: a `p` tag whose value is 64 lowercase
+// hex (a pubkey) in an event of a graph kind; every other tag of those events stays in the tag+kind
+// index. Follower counts (counters.ts) are noted for the changes only; NIP-45 registers likewise.
+//
+// Reading: `{"kinds":[3],"#p":[pk]}` is answered by one of two cursors (query.ts picks by cost):
+// GraphSetCursor reads the follower set and each follower's graphcur entry and sorts them by time;
+// GraphWalkCursor walks the kind's time index newest first and probes the set for each list.
+import { OFF_PUBKEY } from './codec.js';
+import { isCountedPair, type CounterBatch } from './counters.js';
+import { isHex64, kindPrefix, SERIAL_BYTES, SUFFIX_BYTES, tagKindPrefix, tagPrefix, timeRange, TYPE_HEX } from './keys.js';
+import { RangeCursor, type KeyCursor } from './scan.js';
+import type { BinDb, Dbs } from './schema.js';
+
+/** The list kinds whose `p` tags are the graph (docs/storage.md, "The follow graph"). */
+export const GRAPH_KINDS: readonly number[] = [3, 10000];
+const GRAPH_KIND_SET = new Set(GRAPH_KINDS);
+export const isGraphKind = (kind: number): boolean => GRAPH_KIND_SET.has(kind);
+/** Whether the tag (name, value) of an event of this kind is held by the graph, not the tag+kind index. */
+export const isGraphTag = (kind: number, name: string, value: string): boolean => name === 'p' && GRAPH_KIND_SET.has(kind) && isHex64(value);
+
+/** meta key of the next pubkey id */
+export const NEXT_PKID_KEY = 'nextPkId';
+/** meta key prefix of the number of current lists of a graph kind (the walk's cost estimate) */
+export const LISTS_KEY = (kind: number): string => `graphLists.${kind}`;
+
+export interface GraphDbs {
+  pkid: BinDb;
+  idpk: BinDb;
+  graph: BinDb;
+  graphcur: BinDb;
+}
+
+export function openGraphDbs(open: (name: string) => BinDb): GraphDbs {
+  return { pkid: open('pkid'), idpk: open('idpk'), graph: open('graph'), graphcur: open('graphcur') };
+}
+
+const u32 = (n: number): Buffer => {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+};
+
+/** kind (2) + id (4) */
+export function kindIdKey(kind: number, id: number): Buffer {
+  const b = Buffer.allocUnsafe(6);
+  b.writeUInt16BE(kind, 0);
+  b.writeUInt32BE(id, 2);
+  return b;
+}
+
+/** kind (2) + followee (4) + follower (4) */
+export function edgeKey(kind: number, followee: number, follower: number): Buffer {
+  const b = Buffer.allocUnsafe(10);
+  b.writeUInt16BE(kind, 0);
+  b.writeUInt32BE(followee, 2);
+  b.writeUInt32BE(follower, 6);
+  return b;
+}
+
+/** The follower set's key range of (kind, followee): [start, end). */
+export function setRange(kind: number, followee: number): { start: Buffer; end: Buffer } {
+  return { start: edgeKey(kind, followee, 0), end: followee === 0xffffffff ? kindIdKey(kind + 1, 0) : kindIdKey(kind, followee + 1) };
+}
+
+/** The distinct pubkeys of an event's graph tags, in tag order. */
+export function graphMembers(kind: number, tags: string[][]): string[] {
+  if (!isGraphKind(kind)) return [];
+  const out: string[] = [];
+  const seen = new Set<string>();
+  for (const t of tags) {
+    if (t.length < 2 || t[0] !== 'p' || !isHex64(t[1]!) || seen.has(t[1]!)) continue;
+    seen.add(t[1]!);
+    out.push(t[1]!);
+  }
+  return out;
+}
+
+/** The id of a pubkey (hex), or undefined when it has none. */
+export function pubkeyId(dbs: Dbs, pubkeyHex: string): number | undefined {
+  const v = dbs.graph.pkid.getBinaryFast(Buffer.from(pubkeyHex, 'hex'));
+  return v ? v.readUInt32BE(0) : undefined;
+}
+
+/** The pubkey (hex) of an id. */
+export function idPubkey(dbs: Dbs, id: number): string | undefined {
+  const v = dbs.graph.idpk.getBinaryFast(u32(id));
+  return v ? v.toString('hex') : undefined;
+}
+
+/** Journals a write: the previous value of `key` in `db` (undefined: it was absent). */
+export type Journal = (db: BinDb, key: Buffer, prev: Buffer | undefined) => void;
+
+/**
+ * The graph's part of one write transaction: member-set differences, id allocation, the per-kind
+ * list counts. `journal` takes each write back if its operation throws (txn.ts).
+ */
+export class GraphTxn {
+  private nextId = -1;
+  private startNextId = -1;
+  private readonly listDelta = new Map<number, number>();
+  /** id entries written since the last replace() began (it counts them in what it returns) */
+  private allocated = 0;
+
+  constructor(
+    private readonly dbs: Dbs,
+    private readonly journal: Journal,
+    /** null: follower counts are not noted (a migration that moves entries the counters already count) */
+    private readonly counters: CounterBatch | null,
+  ) {}
+
+  private allocId(): number {
+    if (this.nextId < 0) {
+      const v = this.dbs.meta.get(NEXT_PKID_KEY);
+      this.nextId = this.startNextId = typeof v === 'number' ? v : 1;
+    }
+    if (this.nextId > 0xfffffffe) throw new Error('pubkey ids exhausted');
+    return this.nextId++;
+  }
+
+  /** The id of a pubkey, allocated (and journaled) when it has none yet. */
+  idOf(pubkeyHex: string): number {
+    const pk = Buffer.from(pubkeyHex, 'hex');
+    const { pkid, idpk } = this.dbs.graph;
+    const v = pkid.getBinaryFast(pk);
+    if (v) return v.readUInt32BE(0);
+    const id = this.allocId();
+    this.allocated += 2;
+    const idk = u32(id);
+    pkid.putSync(pk, idk);
+    this.journal(pkid, pk, undefined);
+    idpk.putSync(idk, pk);
+    this.journal(idpk, idk, undefined);
+    return id;
+  }
+
+  /**
+   * Replaces an author's current list of a graph kind: `before` and `after` are the member sets of
+   * the old and new versions (empty: none), `current` the new version's created_at and serial
+   * (null: the list is gone). Writes only the members that changed; returns the entries written.
+   */
+  replace(kind: number, author: string, before: string[], after: string[], current: { createdAt: number; serial: number } | null): number {
+    const { graph, graphcur } = this.dbs.graph;
+    this.allocated = 0;
+    const authorId = this.idOf(author);
+    let n = 0;
+    const old = new Set(before);
+    const keep = new Set<string>();
+    const prefix = tagCountPrefix(kind);
+    const counted = this.counters !== null && isCountedPair('p', kind);
+    for (const m of after) {
+      if (old.has(m)) {
+        keep.add(m);
+        continue;
+      }
+      const k = edgeKey(kind, this.idOf(m), authorId);
+      if (graph.doesExist(k)) continue; // cannot happen with an exact graph; harmless
+      graph.putSync(k, EMPTY);
+      this.journal(graph, k, undefined);
+      if (counted) this.counters!.note(prefix(m), 'p', m, kind, author, 1);
+      n++;
+    }
+    for (const m of before) {
+      if (keep.has(m)) continue;
+      const id = pubkeyId(this.dbs, m);
+      if (id === undefined) continue;
+      const k = edgeKey(kind, id, authorId);
+      if (!graph.removeSync(k)) continue;
+      this.journal(graph, k, EMPTY);
+      if (counted) this.counters!.note(prefix(m), 'p', m, kind, author, -1);
+      n++;
+    }
+    const ck = kindIdKey(kind, authorId);
+    const prev = graphcur.getBinary(ck) ?? undefined;
+    if (current) {
+      const v = Buffer.allocUnsafe(4 + SERIAL_BYTES);
+      v.writeUInt32BE(current.createdAt, 0);
+      v.writeUIntBE(current.serial, 4, SERIAL_BYTES);
+      graphcur.putSync(ck, v);
+    } else if (prev) graphcur.removeSync(ck);
+    if (current || prev) {
+      this.journal(graphcur, ck, prev);
+      n++;
+    }
+    const delta = (current ? 1 : 0) - (prev ? 1 : 0);
+    if (delta !== 0) this.listDelta.set(kind, (this.listDelta.get(kind) ?? 0) + delta);
+    return n + this.allocated;
+  }
+
+  /** Persists the id counter and the list counts; once, at the end of the transaction. */
+  finish(): void {
+    if (this.nextId !== this.startNextId) this.dbs.meta.putSync(NEXT_PKID_KEY, this.nextId);
+    for (const [kind, d] of this.listDelta) {
+      const cur = this.dbs.meta.get(LISTS_KEY(kind));
+      this.dbs.meta.putSync(LISTS_KEY(kind), Math.max(0, (typeof cur === 'number' ? cur : 0) + d));
+    }
+    this.listDelta.clear();
+    this.startNextId = this.nextId;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The counter key (tag+kind prefix of ('p', value, kind)) of a graph tag, per kind. */
+function tagCountPrefix(kind: number): (value: string) => Buffer {
+  return (value) => tagKindPrefix(tagPrefix('p', value).prefix, kind);
+}
+
+/** Current lists of a graph kind (kept in meta). */
+export function listCount(dbs: Dbs, kind: number): number {
+  const v = dbs.meta.get(LISTS_KEY(kind));
+  return typeof v === 'number' ? v : 0;
+}
+
+/** Whether a tag prefix (keys.ts) is a hex `p` value: the graph holds it for the graph kinds. */
+export const isHexP = (tag: Uint8Array): boolean => tag[0] === 0x70 && tag[1] === TYPE_HEX;
+
+/** The pubkey (hex) of a hex tag prefix. */
+export const prefixPubkey = (tag: Uint8Array): string => Buffer.from(tag.subarray(2, 34)).toString('hex');
+
+/** Size of the follower set of (kind, followee), counted up to `cap` (cap + 1: more). */
+export function setSize(dbs: Dbs, kind: number, followee: number, cap: number): number {
+  const r = setRange(kind, followee);
+  let longer = false;
+  for (const _ of dbs.graph.graph.getKeys({ start: r.start, end: r.end, offset: cap, limit: 1 })) longer = true;
+  if (longer) return cap + 1;
+  return dbs.graph.graph.getKeysCount({ start: r.start, end: r.end });
+}
+
+/** One follower set to read for a filter: (kind, followee), with the scan's time bounds. */
+export interface GraphSource {
+  kind: number;
+  /** the followee's id */
+  followee: number;
+}
+
+/**
+ * The followers' current lists of (kind, followee) within since..until, newest first (created_at,
+ * then serial, descending: the order of the time indexes), read whole at the first head().
+ * Keys are created_at + serial (9 bytes), what the scan reads of a time-ordered key.
+ */
+export class GraphSetCursor implements KeyCursor {
+  ca = 0;
+  serial = 0;
+  private keys: Buffer | null = null;
+  private n = 0;
+  private i = 0;
+
+  constructor(
+    private readonly dbs: Dbs,
+    private readonly src: GraphSource,
+    private readonly since: number,
+    private readonly until: number,
+    private readonly charge: (entries: number) => void,
+  ) {}
+
+  private load(): void {
+    const { graph, graphcur } = this.dbs.graph;
+    const r = setRange(this.src.kind, this.src.followee);
+    const cas: number[] = [];
+    const serials: number[] = [];
+    const key = Buffer.allocUnsafe(6);
+    key.writeUInt16BE(this.src.kind, 0);
+    let read = 0;
+    for (const k of graph.getKeys({ start: r.start, end: r.end })) {
+      read++;
+      k.copy(key, 2, 6, 10);
+      const v = graphcur.getBinaryFast(key);
+      if (!v) continue; // cannot happen with an exact graph
+      const ca = v.readUInt32BE(0);
+      if (ca < this.since || ca > this.until) continue;
+      cas.push(ca);
+      serials.push(v.readUIntBE(4, SERIAL_BYTES));
+    }
+    this.charge(2 * read);
+    const order = Array.from(cas.keys()).sort((a, b) => cas[b]! - cas[a]! || serials[b]! - serials[a]!);
+    const keys = Buffer.allocUnsafe(order.length * SUFFIX_BYTES);
+    order.forEach((j, i) => {
+      keys.writeUInt32BE(cas[j]!, i * SUFFIX_BYTES);
+      keys.writeUIntBE(serials[j]!, i * SUFFIX_BYTES + 4, SERIAL_BYTES);
+    });
+    this.keys = keys;
+    this.n = order.length;
+    this.decode();
+  }
+
+  private decode(): void {
+    if (this.i >= this.n) return;
+    const o = this.i * SUFFIX_BYTES;
+    this.ca = this.keys!.readUInt32BE(o);
+    this.serial = this.keys!.readUIntBE(o + 4, SERIAL_BYTES);
+  }
+
+  head(): Buffer | undefined {
+    if (!this.keys) this.load();
+    if (this.i >= this.n) return undefined;
+    return this.keys!.subarray(this.i * SUFFIX_BYTES, (this.i + 1) * SUFFIX_BYTES);
+  }
+
+  advance(): void {
+    this.i++;
+    this.decode();
+  }
+}
+
+/**
+ * The lists of a graph kind newest first (its time index), keeping those whose author is in the
+ * follower set of (kind, followee): one probe of the set per list read. Cheaper than reading the
+ * set when the set is large and the limit small.
+ */
+export class GraphWalkCursor implements KeyCursor {
+  ca = 0;
+  serial = 0;
+  private readonly inner: RangeCursor;
+  private readonly probe = Buffer.allocUnsafe(10);
+  private readonly pubkey = Buffer.allocUnsafe(32);
+  private checked = -1;
+
+  constructor(
+    private readonly dbs: Dbs,
+    src: GraphSource,
+    since: number,
+    until: number,
+    chunk: number,
+    private readonly charge: (entries: number) => void,
+  ) {
+    this.inner = new RangeCursor(dbs.kind, timeRange(kindPrefix(src.kind), since, until), chunk);
+    this.probe.writeUInt16BE(src.kind, 0);
+    this.probe.writeUInt32BE(src.followee, 2);
+  }
+
+  private member(serial: number): boolean {
+    const ev = this.dbs.events.getBinaryFast(serialBuf(serial));
+    if (!ev || ev.length === 0) return false;
+    // copied out first: the next read reuses the buffer a fast read returned
+    ev.copy(this.pubkey, 0, OFF_PUBKEY, OFF_PUBKEY + 32);
+    const id = this.dbs.graph.pkid.getBinaryFast(this.pubkey);
+    if (!id || id.length < 4) return false;
+    this.probe.writeUInt32BE(id.readUInt32BE(0), 6);
+    return this.dbs.graph.graph.doesExist(this.probe);
+  }
+
+  head(): Buffer | undefined {
+    for (;;) {
+      const k = this.inner.head();
+      if (k === undefined) return undefined;
+      const serial = this.inner.serial;
+      if (serial === this.checked) return k;
+      this.charge(3);
+      if (this.member(serial)) {
+        this.checked = serial;
+        this.ca = this.inner.ca;
+        this.serial = serial;
+        return k;
+      }
+      this.inner.advance();
+    }
+  }
+
+  advance(): void {
+    this.inner.advance();
+  }
+}
+
+const serialScratch = Buffer.allocUnsafe(SERIAL_BYTES);
+function serialBuf(serial: number): Buffer {
+  serialScratch.writeUIntBE(serial, 0, SERIAL_BYTES);
+  return serialScratch;
+}
