@@ -22,7 +22,7 @@
 // GraphWalkCursor walks the kind's time index newest first and probes the set for each list.
 import { OFF_PUBKEY } from './codec.js';
 import { isCountedPair, type CounterBatch } from './counters.js';
-import { isHex64, kindPrefix, SERIAL_BYTES, SUFFIX_BYTES, tagKindPrefix, tagPrefix, timeRange, TYPE_HEX } from './keys.js';
+import { isHex64, kindPrefix, MAX_TAG_PREFIX, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, writeTagPrefix } from './keys.js';
 import { RangeCursor, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
 
@@ -43,6 +43,27 @@ export interface GraphDbs {
   idpk: BinDb;
   graph: BinDb;
   graphcur: BinDb;
+}
+
+/**
+ * Committed ids of pubkeys this process has read, per store (a follow list names the same popular
+ * pubkeys again and again: the lookup was a tenth of an import). Only ids read from the store go
+ * in, never one allocated by a transaction that may still be taken back; a committed id never changes.
+ */
+const idCaches = new WeakMap<GraphDbs, Map<string, number>>();
+/** Most pubkey ids remembered per store: ~100 bytes each. */
+const MAX_CACHED_IDS = 1_000_000;
+
+function idCache(g: GraphDbs): Map<string, number> {
+  let m = idCaches.get(g);
+  if (!m) idCaches.set(g, (m = new Map()));
+  return m;
+}
+
+function remember(g: GraphDbs, pubkeyHex: string, id: number): void {
+  const m = idCache(g);
+  if (m.size >= MAX_CACHED_IDS) m.clear();
+  m.set(pubkeyHex, id);
 }
 
 export function openGraphDbs(open: (name: string) => BinDb): GraphDbs {
@@ -92,8 +113,14 @@ export function graphMembers(kind: number, tags: string[][]): string[] {
 
 /** The id of a pubkey (hex), or undefined when it has none. */
 export function pubkeyId(dbs: Dbs, pubkeyHex: string): number | undefined {
-  const v = dbs.graph.pkid.getBinaryFast(Buffer.from(pubkeyHex, 'hex'));
-  return v ? v.readUInt32BE(0) : undefined;
+  const g = dbs.graph;
+  const known = idCache(g).get(pubkeyHex);
+  if (known !== undefined) return known;
+  const v = g.pkid.getBinaryFast(Buffer.from(pubkeyHex, 'hex'));
+  if (!v) return undefined;
+  const id = v.readUInt32BE(0);
+  remember(g, pubkeyHex, id);
+  return id;
 }
 
 /** The pubkey (hex) of an id. */
@@ -132,19 +159,29 @@ export class GraphTxn {
     return this.nextId++;
   }
 
+  /** ids this transaction allocated: not remembered in the id cache until they are committed */
+  private readonly fresh = new Map<string, number>();
+
   /** The id of a pubkey, allocated (and journaled) when it has none yet. */
   idOf(pubkeyHex: string): number {
+    const g = this.dbs.graph;
+    const known = idCache(g).get(pubkeyHex) ?? this.fresh.get(pubkeyHex);
+    if (known !== undefined) return known;
     const pk = Buffer.from(pubkeyHex, 'hex');
-    const { pkid, idpk } = this.dbs.graph;
-    const v = pkid.getBinaryFast(pk);
-    if (v) return v.readUInt32BE(0);
+    const v = g.pkid.getBinaryFast(pk);
+    if (v) {
+      const id = v.readUInt32BE(0);
+      remember(g, pubkeyHex, id);
+      return id;
+    }
     const id = this.allocId();
     this.allocated += 2;
+    this.fresh.set(pubkeyHex, id);
     const idk = u32(id);
-    pkid.putSync(pk, idk);
-    this.journal(pkid, pk, undefined);
-    idpk.putSync(idk, pk);
-    this.journal(idpk, idk, undefined);
+    g.pkid.putSync(pk, idk);
+    this.journal(g.pkid, pk, undefined);
+    g.idpk.putSync(idk, pk);
+    this.journal(g.idpk, idk, undefined);
     return id;
   }
 
@@ -160,28 +197,28 @@ export class GraphTxn {
     let n = 0;
     const old = new Set(before);
     const keep = new Set<string>();
-    const prefix = tagCountPrefix(kind);
+    const prefix = counterKey;
     const counted = this.counters !== null && isCountedPair('p', kind);
     for (const m of after) {
       if (old.has(m)) {
         keep.add(m);
         continue;
       }
+      // not there: the graph holds exactly the members of the current version (orbweaver verify checks it)
       const k = edgeKey(kind, this.idOf(m), authorId);
-      if (graph.doesExist(k)) continue; // cannot happen with an exact graph; harmless
       graph.putSync(k, EMPTY);
       this.journal(graph, k, undefined);
-      if (counted) this.counters!.note(prefix(m), 'p', m, kind, author, 1);
+      if (counted) this.counters!.note(prefix(m, kind), 'p', m, kind, author, 1);
       n++;
     }
     for (const m of before) {
       if (keep.has(m)) continue;
-      const id = pubkeyId(this.dbs, m);
+      const id = this.fresh.get(m) ?? pubkeyId(this.dbs, m);
       if (id === undefined) continue;
       const k = edgeKey(kind, id, authorId);
       if (!graph.removeSync(k)) continue;
       this.journal(graph, k, EMPTY);
-      if (counted) this.counters!.note(prefix(m), 'p', m, kind, author, -1);
+      if (counted) this.counters!.note(prefix(m, kind), 'p', m, kind, author, -1);
       n++;
     }
     const ck = kindIdKey(kind, authorId);
@@ -215,9 +252,15 @@ export class GraphTxn {
 
 const EMPTY = Buffer.alloc(0);
 
-/** The counter key (tag+kind prefix of ('p', value, kind)) of a graph tag, per kind. */
-function tagCountPrefix(kind: number): (value: string) => Buffer {
-  return (value) => tagKindPrefix(tagPrefix('p', value).prefix, kind);
+const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
+/**
+ * The counter key (tag+kind prefix of ('p', value, kind)) of a graph tag, in a scratch buffer valid
+ * until the next call (CounterBatch.note copies what it keeps).
+ */
+function counterKey(value: string, kind: number): Buffer {
+  const end = Math.abs(writeTagPrefix(counterScratch, 0, 'p', value));
+  counterScratch.writeUInt16BE(kind, end);
+  return counterScratch.subarray(0, end + 2);
 }
 
 /** Current lists of a graph kind (kept in meta). */
