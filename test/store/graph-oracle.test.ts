@@ -628,7 +628,7 @@ async function sameCount(store: EventStore, o: Oracle, label: string, t: Target,
   const want = o.count(ws);
   const ctx = `seed ${SEED}, ${label}: COUNT ${short(ws)} for followee ${t.name} ${t.value}`;
   assert.ok(!r.approximate, `${ctx}: approximate`);
-  assert.equal(r.count, want.length, `${ctx}: count`);
+  assert.equal(r.count, want.length, `${ctx}: store counted ${r.count}, oracle ${want.length}`);
   const f = ws[0]!;
   if (ws.length === 1 && f.kinds?.length === 1 && f.kinds[0] === 3 && f['#p']?.length === 1 && Object.keys(f).length === 2) {
     // one follow list per author: the count is the followers
