@@ -5,10 +5,12 @@
 //
 // A pass writes every scored pubkey with its generation in chunks (readers see old and new values
 // mixed for a moment: both are ranks), then removes entries of older generations (pubkeys no
-// longer in any list), then records its meta. Follow and mute lists are read here too, so the
-// trust service never sees the store's layout.
-import type { RootDatabase } from 'lmdb';
+// longer in any list), then records its meta. The follow and mute graphs are read here too
+// (graph.ts: edges as pairs of the store's pubkey ids, the pubkey of an id), so the trust service
+// never sees the store's layout.
+import type { Database, RootDatabase } from 'lmdb';
 import { headerLength, OFF_PUBKEY } from './codec.js';
+import { edgeKey, kindIdKey, NEXT_PKID_KEY } from './graph.js';
 import { kindPrefix, keySerial, serialKey, timeRange } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
@@ -73,12 +75,78 @@ export interface AuthorList {
   targets: string[];
 }
 
-/** The handle src/trust uses: read lists, write ranks, read ranks. */
+/** A batch of graph edges: follower[i] follows (or mutes) followee[i], as store pubkey ids. */
+export interface EdgeBatch {
+  followee: Uint32Array;
+  follower: Uint32Array;
+}
+
+/** A batch of pubkeys by store id: ids[i] is the pubkey keys[32·i, 32·i + 32). */
+export interface PubkeyBatch {
+  ids: Uint32Array;
+  keys: Buffer;
+}
+
+const u32Key = (n: number): Buffer => {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32BE(n, 0);
+  return b;
+};
+
+/**
+ * The key decoder of the graph handle edges() reads: each key read (kind 2 + followee 4 +
+ * follower 4) goes straight into the batch's two arrays and stands for its index there, so no
+ * Buffer is made per edge (lmdb-js makes one per key of a binary-keyed handle: measured, reading
+ * the edges took 2.5 times as long). Keys written (a range's start and end, or a key read, when
+ * lmdb-js repositions a cursor) are buffers or such indexes.
+ */
+class EdgeKeys {
+  followee = new Uint32Array(0);
+  follower = new Uint32Array(0);
+  n = 0;
+  private kind = 0;
+
+  /** A batch's arrays are its own (a caller may keep one; generators may interleave). */
+  begin(kind: number, batch: number): void {
+    this.kind = kind;
+    this.n = 0;
+    this.followee = new Uint32Array(batch);
+    this.follower = new Uint32Array(batch);
+  }
+
+  readonly encoder = {
+    readKey: (b: Uint8Array, start: number, end: number): number => {
+      const i = this.n;
+      if (end - start !== 10 || i >= this.followee.length) return -1;
+      this.followee[i] = ((b[start + 2]! << 24) | (b[start + 3]! << 16) | (b[start + 4]! << 8) | b[start + 5]!) >>> 0;
+      this.follower[i] = ((b[start + 6]! << 24) | (b[start + 7]! << 16) | (b[start + 8]! << 8) | b[start + 9]!) >>> 0;
+      this.n = i + 1;
+      return i;
+    },
+    writeKey: (key: Uint8Array | number, target: Uint8Array, start: number): number => {
+      const k = typeof key === 'number' ? edgeKey(this.kind, this.followee[key]!, this.follower[key]!) : key;
+      target.set(k, start);
+      return start + k.length;
+    },
+  };
+}
+
+/** The graph's database (schema.ts names it ev.graph, graph.ts keys it), opened again with EdgeKeys. */
+const GRAPH_DB_NAME = 'ev.graph';
+
+/** The handle src/trust uses: read the graph, write ranks, read ranks. */
 export class RankStore {
+  private readonly edgeKeys = new EdgeKeys();
+  /** ev.graph read through EdgeKeys (opened with the store: it exists by then; create: false) */
+  private readonly edgeDb: Database<unknown, number>;
+
   constructor(
     private readonly env: RootDatabase,
-    private readonly dbs: Pick<Dbs, 'kind' | 'events' | 'meta' | 'rank'>,
-  ) {}
+    private readonly dbs: Pick<Dbs, 'kind' | 'events' | 'meta' | 'rank' | 'graph'>,
+  ) {
+    const options = { name: GRAPH_DB_NAME, create: false, encoding: 'binary' as const, keyEncoder: this.edgeKeys.encoder };
+    this.edgeDb = env.openDB<unknown, number>(options);
+  }
 
   meta(): RankMeta | undefined {
     return this.dbs.meta.get(RANK_META_KEY) as RankMeta | undefined;
@@ -105,6 +173,8 @@ export class RankStore {
    * Current stored lists of one kind, at most `batch` lists or about `maxTargets` p tags at a time
    * (follow lists run to thousands of tags: the caller yields between batches, so a batch is
    * bounded by the work it holds, not only by its count). No read transaction is held between batches.
+   * The rank pass reads the graph instead (edges()); this reads the events themselves, what the
+   * graph is checked against (test/store/graph-oracle.test.ts).
    */
   async *lists(kind: number, batch = 500, maxTargets = 20_000): AsyncGenerator<AuthorList[]> {
     const r = timeRange(kindPrefix(kind), 0, 0xffffffff);
@@ -136,6 +206,95 @@ export class RankStore {
       if (used === keys.length && keys.length < batch) return;
       start = keys[used - 1]!;
       exclusive = true;
+    }
+  }
+
+  /**
+   * The edges of one graph kind (3 follows, 10000 mutes: graph.ts GRAPH_KINDS), followee-major (the
+   * graph's key order: by followee id, then follower id), at most `batch` at a time. Each edge is
+   * one member of an author's current list; a list naming a pubkey twice is one edge. Read with
+   * getKeys + limit, resuming after the last key: no read transaction is held between batches (the
+   * caller yields between them), so a pass over a store being written sees each edge at most once
+   * but not one snapshot, as lists() did.
+   */
+  async *edges(kind: number, batch = 65_536): AsyncGenerator<EdgeBatch> {
+    const end = kindIdKey(kind + 1, 0);
+    let start = kindIdKey(kind, 0);
+    let exclusive = false;
+    const d = this.edgeKeys;
+    for (;;) {
+      d.begin(kind, batch);
+      // EdgeKeys fills d's arrays as the keys are read: nothing to do with the keys themselves
+      for (const _i of this.edgeDb.getKeys({ start, end, exclusiveStart: exclusive, limit: batch })) continue;
+      const { followee, follower, n } = d;
+      if (n === 0) return;
+      yield { followee: followee.subarray(0, n), follower: follower.subarray(0, n) };
+      if (n < batch) return;
+      start = edgeKey(kind, followee[n - 1]!, follower[n - 1]!);
+      exclusive = true;
+    }
+  }
+
+  /**
+   * The authors (store ids) of the current lists of one graph kind, at most `batch` at a time, no
+   * read transaction held between batches. Includes lists with no member: their authors are
+   * pubkeys of the graph too.
+   */
+  async *listAuthors(kind: number, batch = 65_536): AsyncGenerator<Uint32Array> {
+    const end = kindIdKey(kind + 1, 0);
+    let start = kindIdKey(kind, 0);
+    let exclusive = false;
+    for (;;) {
+      const out = new Uint32Array(batch);
+      let n = 0;
+      for (const k of this.dbs.graph.graphcur.getKeys({ start, end, exclusiveStart: exclusive, limit: batch })) {
+        if (k.length < 6) continue;
+        out[n++] = k.readUInt32BE(2);
+      }
+      if (n === 0) return;
+      yield out.subarray(0, n);
+      if (n < batch) return;
+      start = kindIdKey(kind, out[n - 1]!);
+      exclusive = true;
+    }
+  }
+
+  /** One past the highest store pubkey id given so far (ids are dense from 1; graph.ts NEXT_PKID_KEY). */
+  pubkeyIdLimit(): number {
+    const v = this.dbs.meta.get(NEXT_PKID_KEY);
+    return typeof v === 'number' ? v : 1;
+  }
+
+  /** The pubkey (32 bytes) of a store pubkey id, or undefined when it has none. */
+  pubkeyOfId(id: number): Buffer | undefined {
+    const v = this.dbs.graph.idpk.getBinary(u32Key(id));
+    return v && v.length === 32 ? Buffer.from(v) : undefined;
+  }
+
+  /**
+   * The pubkeys of store ids from..until-1 that have one, in id order, at most `batch` at a time
+   * (one sequential read of ev.idpk; no read transaction held between batches).
+   */
+  async *pubkeysOfIds(from: number, until: number, batch = 65_536): AsyncGenerator<PubkeyBatch> {
+    let next = from;
+    while (next < until) {
+      const ids = new Uint32Array(batch);
+      const keys = Buffer.allocUnsafe(batch * 32);
+      let n = 0;
+      let read = 0;
+      let last = -1;
+      for (const { key, value } of this.dbs.graph.idpk.getRange({ start: u32Key(next), end: u32Key(until), limit: batch })) {
+        read++;
+        if (key.length !== 4) continue;
+        last = key.readUInt32BE(0);
+        if (value.length !== 32) continue;
+        ids[n] = last;
+        value.copy(keys, n * 32);
+        n++;
+      }
+      if (n > 0) yield { ids: ids.subarray(0, n), keys: keys.subarray(0, n * 32) };
+      if (read < batch || last < 0) return;
+      next = last + 1;
     }
   }
 

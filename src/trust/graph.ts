@@ -1,7 +1,9 @@
 // The follow and mute graphs as compressed sparse rows over pubkey ids: each list is one row
 // (its author and a run of target ids in a chunked Uint32Array), so 100 M edges take 400 MB of
 // typed arrays and no JavaScript object per edge. Rows come in whatever order the store gives
-// them; a pubkey has at most one row per graph (kinds 3 and 10000 are replaceable).
+// them; a pubkey has at most one row per graph (kinds 3 and 10000 are replaceable). Rows are
+// either added whole (add) or laid out from their lengths and filled in any order (layout, set,
+// tidy): the store's graph comes followee-major, the rows are author-major.
 
 /** Target ids are kept in chunks of this many, so growing never copies what is there. */
 const CHUNK_BITS = 22;
@@ -18,6 +20,24 @@ export class U32List {
       this.data = bigger;
     }
     this.data[this.length++] = v;
+  }
+}
+
+/** A growable Uint32Array in chunks: growing never copies (4 bytes an element, a chunk at most spare). */
+export class U32Chunks {
+  /** element i is chunks[i >>> BITS][i & MASK] */
+  readonly chunks: Uint32Array[] = [];
+  length = 0;
+  static readonly BITS = 20;
+  static readonly MASK = (1 << U32Chunks.BITS) - 1;
+  push(v: number): void {
+    const c = this.length >>> U32Chunks.BITS;
+    if (c === this.chunks.length) this.chunks.push(new Uint32Array(1 << U32Chunks.BITS));
+    this.chunks[c]![this.length & U32Chunks.MASK] = v;
+    this.length++;
+  }
+  at(i: number): number {
+    return this.chunks[i >>> U32Chunks.BITS]![i & U32Chunks.MASK]!;
   }
 }
 
@@ -48,6 +68,83 @@ export class Rows {
     }
     this.src.push(src);
     this.start.push(this.edges);
+  }
+
+  /**
+   * Lays out one row per author whose length is not 0, in author order, to be filled with set()
+   * and then tidy(). Returns the first slot of each author's row (advance it per target set).
+   * Only on an empty Rows.
+   */
+  layout(lengths: Uint32Array): Uint32Array {
+    if (this.src.length !== 0) throw new Error('Rows.layout: rows already added');
+    const first = new Uint32Array(lengths.length);
+    let e = 0;
+    for (let a = 0; a < lengths.length; a++) {
+      const len = lengths[a]!;
+      if (len === 0) continue;
+      first[a] = e;
+      e += len;
+      this.src.push(a);
+      this.start.push(e);
+    }
+    while (this.chunks.length * CHUNK < e) this.chunks.push(new Uint32Array(CHUNK));
+    this.edges = e;
+    return first;
+  }
+
+  /** Puts target t at slot e of the layout. */
+  set(e: number, t: number): void {
+    this.chunks[e >>> CHUNK_BITS]![e & (CHUNK - 1)] = t;
+  }
+
+  /**
+   * After layout() and set(): each row sorted, duplicates and self-follows dropped (what add()
+   * does), the rows packed again. A row left with no targets stays, empty.
+   */
+  tidy(): void {
+    const s = this.start.data;
+    const src = this.src.data;
+    let scratch = new Uint32Array(0);
+    let w = 0;
+    let from = s[0]!;
+    for (let r = 0; r < this.src.length; r++) {
+      const to = s[r + 1]!;
+      const author = src[r]!;
+      // sorted already when the ids were given in the graph's order (the usual case): checked first
+      let sorted = true;
+      for (let e = from + 1; e < to; e++) {
+        if (this.at(e) < this.at(e - 1)) {
+          sorted = false;
+          break;
+        }
+      }
+      if (!sorted) {
+        const c0 = from >>> CHUNK_BITS;
+        if (c0 === (to - 1) >>> CHUNK_BITS) this.chunks[c0]!.subarray(from & (CHUNK - 1), ((to - 1) & (CHUNK - 1)) + 1).sort();
+        else {
+          if (scratch.length < to - from) scratch = new Uint32Array(to - from);
+          for (let e = from; e < to; e++) scratch[e - from] = this.at(e);
+          scratch.subarray(0, to - from).sort();
+          for (let e = from; e < to; e++) this.set(e, scratch[e - from]!);
+        }
+      }
+      s[r] = w;
+      let prev = -1;
+      for (let e = from; e < to; e++) {
+        const t = this.at(e);
+        if (t === prev || t === author) continue;
+        prev = t;
+        this.set(w++, t); // w <= e: packing never overwrites what is still to be read
+      }
+      from = to;
+    }
+    s[this.src.length] = w;
+    this.edges = w;
+    this.chunks.length = Math.ceil(w / CHUNK);
+  }
+
+  private at(e: number): number {
+    return this.chunks[e >>> CHUNK_BITS]![e & (CHUNK - 1)]!;
   }
 
   get rows(): number {

@@ -1,9 +1,11 @@
-// One full ranking pass: read the stored follow and mute lists into typed-array rows, iterate,
+// One full ranking pass: read the store's follow and mute graph into typed-array rows, iterate,
 // write every scored pubkey's rank with a new generation, prune older ones, record the meta.
 // Memory is the rows (4 bytes per edge) plus ~100 bytes per pubkey; nothing per edge is an object.
+// While the rows are built, a kind's edges as read (4 bytes each) sit beside them: 8 bytes an edge
+// at the peak.
 import { setImmediate as tick } from 'node:timers/promises';
 import type { RankMeta, RankRecord, RankStore } from '../store/ranks.js';
-import { Rows } from './graph.js';
+import { Rows, U32Chunks, U32List } from './graph.js';
 import { pageRank, type RankParams } from './pagerank.js';
 import { PubkeyIds } from './pubkeys.js';
 import { rankScale } from './scale.js';
@@ -27,21 +29,135 @@ export interface PassResult {
   mutes: Uint32Array;
 }
 
-async function readRows(ranks: RankStore, kind: number, ids: PubkeyIds, rows: Rows): Promise<void> {
-  let scratch = new Uint32Array(1024);
-  for await (const batch of ranks.lists(kind)) {
-    for (const l of batch) {
-      const src = ids.idOf(l.author, true);
-      if (scratch.length < l.targets.length) scratch = new Uint32Array(l.targets.length * 2);
-      let k = 0;
-      for (const t of l.targets) {
-        const id = ids.idOfHex(t, true);
-        if (id >= 0) scratch[k++] = id;
+/** A graph kind's edges as read: runs of one followee (store ids), 4 bytes an edge. */
+interface ReadKind {
+  /** the followee of each run, and one past its last edge */
+  runFollowee: U32List;
+  runEnd: U32List;
+  /** the follower of each edge */
+  follower: U32Chunks;
+}
+
+/** Not (yet) given a pass id: a store id that is not in the graph, and one that is. */
+const ABSENT = 0xffffffff;
+const SEEN = 0xfffffffe;
+/** Edges handled between two yields when the rows are built. */
+const SLICE = 2_000_000;
+
+/** Store pubkey id -> pass id (or ABSENT, SEEN), growing when the store gives ids during the pass. */
+class IdMap {
+  map: Uint32Array;
+  max = 0;
+  constructor(limit: number) {
+    this.map = new Uint32Array(Math.max(1, limit)).fill(ABSENT);
+  }
+  see(id: number): void {
+    if (id >= this.map.length) {
+      const bigger = new Uint32Array(Math.max(id + 1, this.map.length * 2)).fill(ABSENT);
+      bigger.set(this.map);
+      this.map = bigger;
+    }
+    this.map[id] = SEEN;
+    if (id > this.max) this.max = id;
+  }
+}
+
+async function readKind(ranks: RankStore, kind: number, m: IdMap): Promise<ReadKind> {
+  const read: ReadKind = { runFollowee: new U32List(), runEnd: new U32List(), follower: new U32Chunks() };
+  let cur = -1;
+  for await (const b of ranks.edges(kind)) {
+    for (let i = 0; i < b.followee.length; i++) {
+      const fe = b.followee[i]!;
+      const fr = b.follower[i]!;
+      if (fe === fr) continue; // following oneself
+      if (fe !== cur) {
+        if (cur >= 0) read.runEnd.push(read.follower.length);
+        read.runFollowee.push(fe);
+        cur = fe;
+        if (m.map[fe] !== SEEN) m.see(fe); // past the end: undefined
       }
-      rows.add(src, scratch.subarray(0, k));
+      read.follower.push(fr);
+      if (m.map[fr] !== SEEN) m.see(fr);
     }
     await tick();
   }
+  if (cur >= 0) read.runEnd.push(read.follower.length);
+  // the authors of lists with no member (or only themselves) are pubkeys of the graph too
+  for await (const b of ranks.listAuthors(kind)) {
+    for (const a of b) if (m.map[a] !== SEEN) m.see(a);
+    await tick();
+  }
+  return read;
+}
+
+/**
+ * The rows of one kind, in pass ids: each follower's targets (a counting sort by follower).
+ * `read` is used up: its followers become pass ids.
+ */
+async function rowsOf(read: ReadKind, pass: Uint32Array, n: number): Promise<Rows> {
+  const rows = new Rows();
+  const lengths = new Uint32Array(n);
+  const runFollowee = read.runFollowee.data;
+  const runEnd = read.runEnd.data;
+  const chunks = read.follower.chunks;
+  const bits = U32Chunks.BITS;
+  const mask = U32Chunks.MASK;
+  let done = 0;
+  // count each follower's edges (its id becomes its pass id), then place them in the slots
+  // rows.layout() gives each row
+  for (let fill = 0; fill < 2; fill++) {
+    const next = fill === 1 ? rows.layout(lengths) : null;
+    let e = 0;
+    for (let r = 0; r < read.runFollowee.length; r++) {
+      const end = runEnd[r]!;
+      const t = pass[runFollowee[r]!]!;
+      done += end - e;
+      if (t >= SEEN) e = end; // a store id without a pubkey: not in an intact store
+      if (next) {
+        for (; e < end; e++) {
+          const a = chunks[e >>> bits]![e & mask]!;
+          if (a < SEEN) rows.set(next[a]!++, t);
+        }
+      } else {
+        for (; e < end; e++) {
+          const c = chunks[e >>> bits]!;
+          const a = pass[c[e & mask]!]!;
+          c[e & mask] = a;
+          if (a < SEEN) lengths[a]!++;
+        }
+      }
+      if (done >= SLICE) {
+        done = 0;
+        await tick();
+      }
+    }
+  }
+  rows.tidy();
+  return rows;
+}
+
+/**
+ * The follow and mute rows from the store's graph (store/graph.ts), with pass ids given in store
+ * id order to every pubkey of the graph: list authors and members. No list is parsed: the graph
+ * holds the members of each author's current list (a `p` tag with a 64-lowercase-hex value,
+ * duplicates once), read as followee-major edges, regrouped by follower here. Targets come in
+ * followee order, so with ids given in store id order each row is sorted as it is placed.
+ */
+export async function readGraph(ranks: RankStore, ids: PubkeyIds): Promise<{ follows: Rows; mutes: Rows }> {
+  const m = new IdMap(ranks.pubkeyIdLimit());
+  const read = [await readKind(ranks, FOLLOWS, m), await readKind(ranks, MUTES, m)];
+  const pass = m.map;
+  for await (const b of ranks.pubkeysOfIds(1, m.max + 1)) {
+    for (let j = 0; j < b.ids.length; j++) {
+      const sid = b.ids[j]!;
+      if (pass[sid] === SEEN) pass[sid] = ids.idOf(b.keys.subarray(j * 32, j * 32 + 32), true);
+    }
+    await tick();
+  }
+  // shift(): a kind's edges as read are let go once its rows are built
+  const follows = await rowsOf(read.shift()!, pass, ids.size);
+  const mutes = await rowsOf(read.shift()!, pass, ids.size);
+  return { follows, mutes };
 }
 
 /** Ids ordered by the first two bytes of their pubkey (counting sort: O(n), no comparisons). */
@@ -63,11 +179,9 @@ function keyOrder(ids: PubkeyIds, n: number): Uint32Array {
 export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassResult> {
   const started = Date.now();
   const ids = new PubkeyIds();
+  const { follows, mutes } = await readGraph(ranks, ids);
+  // after the graph's pubkeys: a root in no list gets an id of its own
   const rootIds = o.roots.map((r) => ids.idOfHex(r, true)).filter((id) => id >= 0);
-  const follows = new Rows();
-  const mutes = new Rows();
-  await readRows(ranks, FOLLOWS, ids, follows);
-  await readRows(ranks, MUTES, ids, mutes);
   const n = ids.size;
   const r = await pageRank(n, follows, mutes, rootIds, o, () => tick());
   const scale = rankScale(r.score, n);
