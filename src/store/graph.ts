@@ -84,6 +84,9 @@ export function kindIdKey(kind: number, id: number): Buffer {
   return b;
 }
 
+/** edge keys are built here for puts and removes (lmdb-js copies a key before it returns) */
+const edgeScratch = Buffer.allocUnsafe(10);
+
 /** kind (2) + followee (4) + follower (4) */
 export function edgeKey(kind: number, followee: number, follower: number): Buffer {
   const b = Buffer.allocUnsafe(10);
@@ -148,6 +151,8 @@ export class GraphTxn {
     private readonly journal: Journal,
     /** null: follower counts are not noted (a migration that moves entries the counters already count) */
     private readonly counters: CounterBatch | null,
+    /** journals a function that takes back a group of writes (absent: nothing is taken back) */
+    private readonly undo: (fn: () => void) => void = () => {},
   ) {}
 
   private allocId(): number {
@@ -191,36 +196,46 @@ export class GraphTxn {
    * (null: the list is gone). Writes only the members that changed; returns the entries written.
    */
   replace(kind: number, author: string, before: string[], after: string[], current: { createdAt: number; serial: number } | null): number {
-    const { graph, graphcur } = this.dbs.graph;
+    const { graph } = this.dbs.graph;
     this.allocated = 0;
     const authorId = this.idOf(author);
-    let n = 0;
-    const old = new Set(before);
-    const keep = new Set<string>();
-    const prefix = counterKey;
     const counted = this.counters !== null && isCountedPair('p', kind);
+    // the edges as followee ids, each list's undo one closure (not one per edge: a list has hundreds)
+    const added: number[] = [];
+    const removed: number[] = [];
+    const old = before.length > 0 ? new Set(before) : null;
+    const keep = old ? new Set<string>() : null;
+    // journaled first and filled as the edges are written, so an operation that throws half way is taken back whole
+    this.undo(() => {
+      for (const id of added) graph.removeSync(edgeKey(kind, id, authorId));
+      for (const id of removed) graph.putSync(edgeKey(kind, id, authorId), EMPTY);
+    });
+    const key = edgeScratch;
+    key.writeUInt16BE(kind, 0);
+    key.writeUInt32BE(authorId, 6);
     for (const m of after) {
-      if (old.has(m)) {
-        keep.add(m);
+      if (old?.has(m)) {
+        keep!.add(m);
         continue;
       }
       // not there: the graph holds exactly the members of the current version (orbweaver verify checks it)
-      const k = edgeKey(kind, this.idOf(m), authorId);
-      graph.putSync(k, EMPTY);
-      this.journal(graph, k, undefined);
-      if (counted) this.counters!.note(prefix(m, kind), 'p', m, kind, author, 1);
-      n++;
+      const id = this.idOf(m);
+      key.writeUInt32BE(id, 2);
+      graph.putSync(key, EMPTY);
+      added.push(id);
+      if (counted) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
     }
     for (const m of before) {
-      if (keep.has(m)) continue;
+      if (keep!.has(m)) continue;
       const id = this.fresh.get(m) ?? pubkeyId(this.dbs, m);
       if (id === undefined) continue;
-      const k = edgeKey(kind, id, authorId);
-      if (!graph.removeSync(k)) continue;
-      this.journal(graph, k, EMPTY);
-      if (counted) this.counters!.note(prefix(m, kind), 'p', m, kind, author, -1);
-      n++;
+      key.writeUInt32BE(id, 2);
+      if (!graph.removeSync(key)) continue;
+      removed.push(id);
+      if (counted) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, -1);
     }
+    let n = added.length + removed.length;
+    const { graphcur } = this.dbs.graph;
     const ck = kindIdKey(kind, authorId);
     const prev = graphcur.getBinary(ck) ?? undefined;
     if (current) {

@@ -109,7 +109,7 @@ export class WriteTxn {
     let next = typeof fromMeta === 'number' ? fromMeta : 1;
     for (const k of dbs.events.getKeys({ reverse: true, limit: 1 })) next = Math.max(next, readSerial(k) + 1);
     this.next = this.startNext = next;
-    this.graph = new GraphTxn(dbs, (db, key, prev) => this.restoreLater(db, key, prev), this.counters);
+    this.graph = new GraphTxn(dbs, (db, key, prev) => this.restoreLater(db, key, prev), this.counters, (fn) => this.undoWith(fn));
   }
 
   /**
