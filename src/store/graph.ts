@@ -101,17 +101,52 @@ export function setRange(kind: number, followee: number): { start: Buffer; end: 
   return { start: edgeKey(kind, followee, 0), end: followee === 0xffffffff ? kindIdKey(kind + 1, 0) : kindIdKey(kind, followee + 1) };
 }
 
-/** The distinct pubkeys of an event's graph tags, in tag order. */
-export function graphMembers(kind: number, tags: string[][]): string[] {
-  if (!isGraphKind(kind)) return [];
-  const out: string[] = [];
+/** A list of a graph kind as the graph sees it. */
+export interface GraphList {
+  /** the distinct pubkeys of its graph tags, in tag order */
+  members: string[];
+  /** every tag is a graph tag: the list has no entry in the tag+kind index (indexer.ts skips its tags) */
+  only: boolean;
+}
+
+/** The graph's view of a list of a graph kind (one pass over its tags). */
+export function graphList(kind: number, tags: string[][]): GraphList {
+  const members: string[] = [];
+  let only = true;
+  if (!isGraphKind(kind)) return { members, only: false };
   const seen = new Set<string>();
   for (const t of tags) {
-    if (t.length < 2 || t[0] !== 'p' || !isHex64(t[1]!) || seen.has(t[1]!)) continue;
+    if (t.length < 2 || t[0] !== 'p' || !isHex64(t[1]!)) {
+      only = false;
+      continue;
+    }
+    if (seen.has(t[1]!)) continue;
     seen.add(t[1]!);
-    out.push(t[1]!);
+    members.push(t[1]!);
   }
-  return out;
+  return { members, only };
+}
+
+/** The distinct pubkeys of an event's graph tags, in tag order. */
+export const graphMembers = (kind: number, tags: string[][]): string[] => graphList(kind, tags).members;
+
+/** GraphList.only without the members (no set of the values is built). */
+export function graphOnly(kind: number, tags: string[][]): boolean {
+  if (!isGraphKind(kind)) return false;
+  for (const t of tags) if (t.length < 2 || t[0] !== 'p' || !isHex64(t[1]!)) return false;
+  return true;
+}
+
+/**
+ * The `"tags":[...]` part of an event's JSON as the store keeps it (canonical: content follows
+ * tags, and no string in a tag can hold an unescaped quote), or null. Two events whose parts are
+ * equal have equal tags: a list re-published unchanged is recognised without parsing the old one.
+ */
+export function tagsJson(json: string): string | null {
+  const i = json.indexOf('"tags":');
+  if (i < 0) return null;
+  const j = json.indexOf(',"content":', i);
+  return j < 0 ? null : json.slice(i, j);
 }
 
 /** The id of a pubkey (hex), or undefined when it has none. */
@@ -192,7 +227,7 @@ export class GraphTxn {
 
   /**
    * Replaces an author's current list of a graph kind: `before` and `after` are the member sets of
-   * the old and new versions (empty: none), `current` the new version's created_at and serial
+   * the old and new versions (empty: none; the same array: unchanged), `current` the new version's created_at and serial
    * (null: the list is gone). Writes only the members that changed; returns the entries written.
    */
   replace(kind: number, author: string, before: string[], after: string[], current: { createdAt: number; serial: number } | null): number {
@@ -213,7 +248,8 @@ export class GraphTxn {
     const key = edgeScratch;
     key.writeUInt16BE(kind, 0);
     key.writeUInt32BE(authorId, 6);
-    for (const m of after) {
+    // the same array: an unchanged re-publication (txn.ts), nothing to write but the current list
+    if (before !== after) for (const m of after) {
       if (old?.has(m)) {
         keep!.add(m);
         continue;
@@ -225,7 +261,7 @@ export class GraphTxn {
       added.push(id);
       if (counted) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
     }
-    for (const m of before) {
+    if (before !== after) for (const m of before) {
       if (keep!.has(m)) continue;
       const id = this.fresh.get(m) ?? pubkeyId(this.dbs, m);
       if (id === undefined) continue;

@@ -10,7 +10,11 @@ import type { BinDb, Dbs } from './schema.js';
 import { visitSearchEntries } from './search/entries.js';
 
 /** content: for the search index (search/entries.ts); events without it are not searchable */
-type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & { content?: string };
+type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & {
+  content?: string;
+  /** every tag is one the follow graph holds (graph.ts GraphList.only): no tag+kind entry to visit */
+  graphOnly?: boolean;
+};
 /** value: empty for every index but the search documents */
 type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 /** gets a counted entry's tag+kind prefix (in the scratch buffer: valid until it returns), and the tag's name and value */
@@ -57,6 +61,7 @@ function skipTag(tags: string[][], i: number, seen: Map<string, Set<string>> | n
  * `withGraphTags`: the graph's tags too (the schema 2 migration, which predates the graph).
  */
 export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Visit, counted?: Counted, withGraphTags = false): number {
+  if (ev.graphOnly && !withGraphTags) return 0;
   const tags = ev.tags;
   const seen = tags.length > 16 ? new Map<string, Set<string>>() : null;
   const graph = !withGraphTags && isGraphKind(ev.kind);

@@ -10,7 +10,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
 import { CounterBatch, refreshHll } from './counters.js';
-import { GraphTxn, graphMembers, isGraphKind } from './graph.js';
+import { GraphTxn, graphList, graphOnly, isGraphKind, tagsJson } from './graph.js';
 import { putEntries, putVisit, removeEntries, removeVisit, visitEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
@@ -169,6 +169,11 @@ export class WriteTxn {
     }
 
     const removed: string[] = [];
+    const isList = isGraphKind(ev.kind);
+    /** every tag is one the graph holds: no tag+kind entry (graph.ts GraphList.only) */
+    const only = isList && graphOnly(ev.kind, ev.tags);
+    /** the list re-publishes the tags of the version it replaces */
+    let same = false;
     /** the graph members of the version this event replaces (graph.ts: only the difference is written) */
     let before: string[] = [];
     const addrK = addrKeyOf(ev);
@@ -183,7 +188,9 @@ export class WriteTxn {
       if (old) {
         // An expired version that was not swept yet no longer counts.
         if (!isExpired(old.header.expiration, this.now) && !incomingWins(old.header, ev)) return replaced();
-        before = this.deleteStored(readSerial(cur!), old.value, true);
+        // a list re-published with the same tags (the network's habit): the old one is not parsed, nothing is diffed
+        same = isList && tagsJson(json) === tagsJson(jsonOf(old.value));
+        before = this.deleteStored(readSerial(cur!), old.value, true, same ? { only, tags: ev.tags } : undefined);
         removed.push(old.header.id);
       }
     }
@@ -194,15 +201,16 @@ export class WriteTxn {
     this.restoreLater(dbs.events, sk, undefined);
     dbs.id.putSync(idK, sk);
     this.restoreLater(dbs.id, idK, undefined);
+    const indexed = only ? { ...ev, graphOnly: true } : ev;
     // journaled first: removing entries that were never written is harmless, so a put that threw half way is undone whole
-    this.undoWith(() => visitEntries(dbs, ev, serial, expiration, removeVisit));
-    this.entries += 2 + putEntries(dbs, ev, serial, expiration, this.counters);
+    this.undoWith(() => visitEntries(dbs, indexed, serial, expiration, removeVisit));
+    this.entries += 2 + putEntries(dbs, indexed, serial, expiration, this.counters);
     if (addrK) {
       dbs.addr.putSync(addrK, sk);
       this.restoreLater(dbs.addr, addrK, prevAddr);
       this.entries++;
     }
-    if (isGraphKind(ev.kind)) this.entries += this.graph.replace(ev.kind, ev.pubkey, before, graphMembers(ev.kind, ev.tags), { createdAt: ev.created_at, serial });
+    if (isList) this.entries += this.graph.replace(ev.kind, ev.pubkey, before, same ? before : graphList(ev.kind, ev.tags).members, { createdAt: ev.created_at, serial });
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
     return stored(removed, serial);
@@ -246,14 +254,19 @@ export class WriteTxn {
   /**
    * Removes a stored event and every index entry pointing at it. A list of a graph kind leaves the
    * graph too, unless `replacing`: then its members are returned, and the caller writes the
-   * difference to the new version's.
+   * difference to the new version's. `same`: the replacing list has the same tags (they and its
+   * `only` stand for the old one's, which is then not parsed unless the search index needs its
+   * content, and no members are returned: there is no difference to write).
    */
-  private deleteStored(serial: number, value: Buffer, replacing = false): string[] {
+  private deleteStored(serial: number, value: Buffer, replacing = false, same?: { only: boolean; tags: string[][] }): string[] {
     const { dbs } = this;
     const h = decodeHeader(value);
     // The tags come from the stored JSON; the indexed fields from the header they were indexed with.
-    const { tags, content } = JSON.parse(jsonOf(value)) as { tags: string[][]; content: string };
-    const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content };
+    const { tags, content } = same && !dbs.search?.kinds.has(h.kind)
+      ? { tags: same.tags, content: undefined }
+      : (JSON.parse(jsonOf(value)) as { tags: string[][]; content: string });
+    const list = same || !isGraphKind(h.kind) ? null : graphList(h.kind, tags);
+    const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content, graphOnly: same?.only ?? list?.only ?? false };
     this.undoWith(() => visitEntries(dbs, ev, serial, h.expiration, putVisit));
     this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters);
     const sk = serialKey(serial);
@@ -270,10 +283,9 @@ export class WriteTxn {
     }
     dbs.events.removeSync(sk);
     this.restoreLater(dbs.events, sk, value);
-    if (!isGraphKind(h.kind)) return [];
-    const members = graphMembers(h.kind, tags);
-    if (replacing) return members;
-    this.entries += this.graph.replace(h.kind, h.pubkey, members, [], null);
+    if (!list) return []; // not a list, or the same tags as the replacing one
+    if (replacing) return list.members;
+    this.entries += this.graph.replace(h.kind, h.pubkey, list.members, [], null);
     return [];
   }
 
