@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// orbweaver <relay|spider|worker|sync|import|export|stats|directory|config> — the only entry point.
+// orbweaver <relay|spider|worker|sync|import|export|stats|verify|directory|config> — the only entry point.
 import { ConfigError, loadConfig, envTable, configSchema, type Config } from './config.js';
 import { loggerFor } from './relay/logger.js';
 import { VERSION } from './relay/version.js';
@@ -25,6 +25,8 @@ commands:
   import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
   export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
   stats            store size, index sizes, events per kind, top authors (--json, --top N)
+  verify           check every derived index against the stored events (--json); --repair rebuilds
+                   them from the events (both with the relay stopped)
   directory        every relay the spider knows: hop, state, last crawl, events, quirks, errors (--json)
   config --env     list every setting with its ORBWEAVER_* variable, default and description
 
@@ -164,7 +166,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const COMMANDS = ['relay', 'spider', 'worker', 'sync', 'import', 'export', 'stats', 'directory', 'config'];
+const COMMANDS = ['relay', 'spider', 'worker', 'sync', 'import', 'export', 'stats', 'verify', 'directory', 'config'];
 
 async function runCommand(parsed: Parsed, config: Config): Promise<number> {
   const { UsageError, rejectUnknown } = await import('./commands/common.js');
@@ -184,6 +186,10 @@ async function runCommand(parsed: Parsed, config: Config): Promise<number> {
     case 'stats': {
       const { statsCommand } = await import('./commands/stats.js');
       return statsCommand(config, parsed.rest);
+    }
+    case 'verify': {
+      const { verifyCommand } = await import('./commands/verify.js');
+      return verifyCommand(config, parsed.rest);
     }
     case 'sync': {
       const { syncCommand } = await import('./commands/sync.js');
