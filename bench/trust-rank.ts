@@ -3,7 +3,8 @@
 // share of them muting a few. Measures what a ranking pass holds and does after reading lists:
 // mapping 64-hex targets to ids (the same PubkeyIds lookups the pass makes per p tag), building
 // the rows, the PageRank iterations (rooted on R roots), and the peak resident memory
-// (VmHWM). Reading and JSON-parsing the lists from LMDB comes on top (docs/trust.md).
+// (VmHWM). Reading the follow graph's edges from LMDB comes on top (docs/trust.md); since the graph
+// (store schema 3) the pass no longer parses lists, and maps each store pubkey id once.
 //
 //   node --max-old-space-size=1024 dist/bench/trust-rank.js [--nodes 1000000] [--edges 50000000] [--roots 100]
 import { randomBytes } from 'node:crypto';
