@@ -326,12 +326,31 @@ export const isHexP = (tag: Uint8Array): boolean => tag[0] === 0x70 && tag[1] ==
 /** The pubkey (hex) of a hex tag prefix. */
 export const prefixPubkey = (tag: Uint8Array): string => Buffer.from(tag.subarray(2, 34)).toString('hex');
 
-/** Size of the follower set of (kind, followee), counted up to `cap` (cap + 1: more). */
+/**
+ * Size of the follower set of (kind, followee), counted up to `cap` (cap + 1: more). The skip must
+ * stay small: lmdb-js's `offset` walks on past the range's end key (query.ts countRange), so a skip
+ * of millions over a small set walked the rest of the graph (~0.5 s per follower REQ).
+ */
 export function setSize(dbs: Dbs, kind: number, followee: number, cap: number): number {
   const r = setRange(kind, followee);
   let longer = false;
   for (const _ of dbs.graph.graph.getKeys({ start: r.start, end: r.end, offset: cap, limit: 1 })) longer = true;
   if (longer) return cap + 1;
+  return dbs.graph.graph.getKeysCount({ start: r.start, end: r.end });
+}
+
+/**
+ * The follower count of (kind, followee) for planning: the NIP-45 counter where the kind is counted
+ * (one read, whatever the size), else the set counted natively to its end (~50 ns a follower).
+ */
+export function followerCount(dbs: Dbs, kind: number, followee: number): number {
+  if (isCountedPair('p', kind)) {
+    const pk = idPubkey(dbs, followee);
+    const v = pk === undefined ? undefined : dbs.tagcount.getBinaryFast(counterKey(pk, kind));
+    // flags (1) | count (4): counters.ts
+    if (v && v.length >= 5) return v.readUInt32BE(1);
+  }
+  const r = setRange(kind, followee);
   return dbs.graph.graph.getKeysCount({ start: r.start, end: r.end });
 }
 

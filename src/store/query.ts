@@ -11,7 +11,7 @@ import { addrKey, expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, NEXT
 import { CompiledFilter } from './match.js';
 import { planCost, planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
 import { MergeScan, type KeyCursor } from './scan.js';
-import { GraphSetCursor, GraphWalkCursor, isGraphKind, listCount, pubkeyId, setSize, type GraphSource } from './graph.js';
+import { followerCount, GraphSetCursor, GraphWalkCursor, isGraphKind, listCount, pubkeyId, type GraphSource } from './graph.js';
 import type { BinDb, Dbs } from './schema.js';
 import { SearchScan } from './search/scan.js';
 import type { CountResult, ScanSignal, SeenSerials } from './types.js';
@@ -411,8 +411,6 @@ export class FilterScan implements Scan {
 
 const byId = (a: Item, b: Item): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-/** Largest follower set counted exactly to choose between reading it and walking the kind. */
-const SET_COUNT_CAP = 1 << 22;
 /** B-tree reads per follower when the set is read (its entry, the follower's current list). */
 const SET_READS = 2;
 /** B-tree reads per list when the kind is walked (the event's header, the author's id, the probe). */
@@ -428,7 +426,7 @@ function graphCursors(env: ScanEnv, sources: GraphSource[], { since, until }: { 
   const charge = (n: number): void => env.signal?.charge?.(n);
   return sources.map((src) => {
     if (wanted === Infinity) return new GraphSetCursor(env.dbs, src, since, until, charge);
-    const size = setSize(env.dbs, src.kind, src.followee, SET_COUNT_CAP);
+    const size = followerCount(env.dbs, src.kind, src.followee);
     const lists = listCount(env.dbs, src.kind);
     const walk = WALK_READS * Math.min(lists, ((wanted + 1) * lists) / Math.max(1, size));
     return walk < SET_READS * size
