@@ -16,7 +16,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter, WireFilter } from '../../src/nostr/filter.js';
 import { openStore } from '../../src/store/index.js';
 import type { EventStore, QueryOptions, WriteResult, WriteStatus } from '../../src/store/types.js';
-import { ev, ids, newestFirst, oracleRegisters, put, Q, tmpDir } from './helpers.js';
+import { ev, ids, newestFirst, oracleRegisters, put, Q, rng, tmpDir } from './helpers.js';
 
 const SEED = Number(process.env.GRAPH_SEED ?? 7_340_111);
 const AUTHORS = 120;
@@ -34,18 +34,6 @@ const BIG: Partial<QueryOptions> = { maxLimit: 100_000, defaultLimit: 100_000 };
 const STORE_OPTS = { mapSize: 256 * 1024 ** 2 };
 const SIG = 'ab'.repeat(64);
 
-// ---- a deterministic PRNG (mulberry32, as random.test.ts) ----
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---- NIP-01, naively ----
 

@@ -6,19 +6,8 @@ import { matchFilter as oracleMatch, type Filter as NtFilter } from 'nostr-tools
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter } from '../../src/nostr/filter.js';
 import { expirationOf } from '../../src/nostr/kinds.js';
-import { newestFirst, put, withStore } from './helpers.js';
+import { newestFirst, put, rng, withStore } from './helpers.js';
 
-// A small deterministic PRNG so a failure can be replayed from its seed.
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const NOW = Math.floor(Date.now() / 1000);
 const QUERY_NOW = NOW + 1500;
