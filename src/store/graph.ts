@@ -22,7 +22,7 @@
 // GraphWalkCursor walks the kind's time index newest first and probes the set for each list.
 import { OFF_PUBKEY } from './codec.js';
 import { isCountedPair, type CounterBatch } from './counters.js';
-import { isHex64, kindPrefix, MAX_TAG_PREFIX, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, writeTagPrefix } from './keys.js';
+import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, SERIAL_BYTES, serialKeyRef, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import { RangeCursor, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
 
@@ -30,8 +30,8 @@ import type { BinDb, Dbs } from './schema.js';
 export const GRAPH_KINDS: readonly number[] = [3, 10000];
 const GRAPH_KIND_SET = new Set(GRAPH_KINDS);
 export const isGraphKind = (kind: number): boolean => GRAPH_KIND_SET.has(kind);
-/** Whether the tag (name, value) of an event of this kind is held by the graph, not the tag+kind index. */
-export const isGraphTag = (kind: number, name: string, value: string): boolean => name === 'p' && GRAPH_KIND_SET.has(kind) && isHex64(value);
+/** Whether a tag of an event of a graph kind is held by the graph, not the tag+kind index: a `p` naming a pubkey. */
+export const isGraphTag = (t: string[]): boolean => t.length >= 2 && t[0] === 'p' && isHex64(t[1]!);
 
 /** meta key of the next pubkey id */
 export const NEXT_PKID_KEY = 'nextPkId';
@@ -69,12 +69,6 @@ function remember(g: GraphDbs, pubkeyHex: string, id: number): void {
 export function openGraphDbs(open: (name: string) => BinDb): GraphDbs {
   return { pkid: open('pkid'), idpk: open('idpk'), graph: open('graph'), graphcur: open('graphcur') };
 }
-
-const u32 = (n: number): Buffer => {
-  const b = Buffer.allocUnsafe(4);
-  b.writeUInt32BE(n, 0);
-  return b;
-};
 
 /** kind (2) + id (4) */
 export function kindIdKey(kind: number, id: number): Buffer {
@@ -116,7 +110,7 @@ export function graphList(kind: number, tags: string[][]): GraphList {
   if (!isGraphKind(kind)) return { members, only: false };
   const seen = new Set<string>();
   for (const t of tags) {
-    if (t.length < 2 || t[0] !== 'p' || !isHex64(t[1]!)) {
+    if (!isGraphTag(t)) {
       only = false;
       continue;
     }
@@ -133,7 +127,7 @@ export const graphMembers = (kind: number, tags: string[][]): string[] => graphL
 /** GraphList.only without the members (no set of the values is built). */
 export function graphOnly(kind: number, tags: string[][]): boolean {
   if (!isGraphKind(kind)) return false;
-  for (const t of tags) if (t.length < 2 || t[0] !== 'p' || !isHex64(t[1]!)) return false;
+  for (const t of tags) if (!isGraphTag(t)) return false;
   return true;
 }
 
@@ -301,8 +295,6 @@ export class GraphTxn {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
-
 const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
 /**
  * The counter key (tag+kind prefix of ('p', value, kind)) of a graph tag, in a scratch buffer valid
@@ -457,7 +449,7 @@ export class GraphWalkCursor implements KeyCursor {
   }
 
   private member(serial: number): boolean {
-    const ev = this.dbs.events.getBinaryFast(serialBuf(serial));
+    const ev = this.dbs.events.getBinaryFast(serialKeyRef(serial));
     if (!ev || ev.length === 0) return false;
     // copied out first: the next read reuses the buffer a fast read returned
     ev.copy(this.pubkey, 0, OFF_PUBKEY, OFF_PUBKEY + 32);
@@ -489,8 +481,3 @@ export class GraphWalkCursor implements KeyCursor {
   }
 }
 
-const serialScratch = Buffer.allocUnsafe(SERIAL_BYTES);
-function serialBuf(serial: number): Buffer {
-  serialScratch.writeUIntBE(serial, 0, SERIAL_BYTES);
-  return serialScratch;
-}

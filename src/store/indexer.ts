@@ -4,8 +4,8 @@
 // allocates nothing per entry.
 import type { NostrEvent } from '../nostr/event.js';
 import { CounterBatch, isCountedPair } from './counters.js';
-import { isGraphKind } from './graph.js';
-import { EMPTY, expiryKey, isHex64, MAX_TAG_PREFIX, PK_PREFIX_BYTES, SERIAL_BYTES, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
+import { isGraphKind, isGraphTag } from './graph.js';
+import { EMPTY, expiryKey, MAX_TAG_PREFIX, PK_PREFIX_BYTES, SERIAL_BYTES, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 import { visitSearchEntries } from './search/entries.js';
 
@@ -68,7 +68,7 @@ export function visitTagEntries(dbs: Dbs, ev: Indexed, serial: number, visit: Vi
   let n = 0;
   for (let i = 0; i < tags.length; i++) {
     const t = tags[i]!;
-    if (graph && t[0] === 'p' && t.length >= 2 && isHex64(t[1]!)) continue;
+    if (graph && isGraphTag(t)) continue;
     if (skipTag(tags, i, seen)) continue;
     const end = Math.abs(writeTagPrefix(scratch, 0, t[0]!, t[1]!));
     scratch.writeUInt16BE(ev.kind, end);

@@ -11,7 +11,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import { headerLength, OFF_PUBKEY } from './codec.js';
 import { edgeKey, kindIdKey, NEXT_PKID_KEY } from './graph.js';
-import { kindPrefix, keySerial, serialKey, timeRange } from './keys.js';
+import { kindPrefix, keySerial, serialKey, timeRange, u32 } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
 export const RANK_META_KEY = 'trustRank';
@@ -86,12 +86,6 @@ export interface PubkeyBatch {
   ids: Uint32Array;
   keys: Buffer;
 }
-
-const u32Key = (n: number): Buffer => {
-  const b = Buffer.allocUnsafe(4);
-  b.writeUInt32BE(n, 0);
-  return b;
-};
 
 /**
  * The key decoder of the graph handle edges() reads: each key read (kind 2 + followee 4 +
@@ -267,7 +261,7 @@ export class RankStore {
 
   /** The pubkey (32 bytes) of a store pubkey id, or undefined when it has none. */
   pubkeyOfId(id: number): Buffer | undefined {
-    const v = this.dbs.graph.idpk.getBinary(u32Key(id));
+    const v = this.dbs.graph.idpk.getBinary(u32(id));
     return v && v.length === 32 ? Buffer.from(v) : undefined;
   }
 
@@ -283,7 +277,7 @@ export class RankStore {
       let n = 0;
       let read = 0;
       let last = -1;
-      for (const { key, value } of this.dbs.graph.idpk.getRange({ start: u32Key(next), end: u32Key(until), limit: batch })) {
+      for (const { key, value } of this.dbs.graph.idpk.getRange({ start: u32(next), end: u32(until), limit: batch })) {
         read++;
         if (key.length !== 4) continue;
         last = key.readUInt32BE(0);

@@ -32,7 +32,7 @@ import { decodeHeader, idHexOf, jsonOf, type Header } from './codec.js';
 import { CounterBatch, decodeCounter, isCountedPair } from './counters.js';
 import { GRAPH_KINDS, graphMembers, GraphTxn, idPubkey, isGraphKind, kindIdKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from './graph.js';
 import { putEntries, visitEntries } from './indexer.js';
-import { addrKey, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from './keys.js';
+import { addrKey, EMPTY, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from './keys.js';
 import { SCHEMA_VERSION, VERSION_KEY } from './migrations.js';
 import { incomingWins } from './rules.js';
 import type { BinDb, Dbs } from './schema.js';
@@ -198,7 +198,6 @@ async function scan(db: BinDb, values: boolean, fn: (key: Buffer, value: Buffer)
     await tick();
   }
 }
-const EMPTY = Buffer.alloc(0);
 
 const entryCount = (db: BinDb): number => (db.getStats() as { entryCount: number }).entryCount;
 
