@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import { storeSearchOptions } from '../config/search.js';
 import { storeMapOptions } from '../config/relay.js';
 import { openStore } from '../store/index.js';
+import type { SpoolSizes } from '../store/spool.js';
 import { loadVerifier } from '../nostr/verify.js';
 import { createIngest } from '../ingest/ingest.js';
 import { inlineVerifier, poolVerifier, type AsyncVerifier } from '../ingest/verify-pool.js';
@@ -30,11 +31,13 @@ export interface PipelineOptions {
    * config.store.maxBatchTime (`orbweaver import` takes larger ones and no time bound: no connection waits on its thread)
    */
   batch?: { maxBatch: number; maxBatchEntries: number; maxBatchMs: number };
+  /** what the writer holds back and merges many to a transaction (`orbweaver import`: store/spool.ts) */
+  spool?: SpoolSizes;
 }
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, maxBatchMs: opts.batch?.maxBatchMs ?? config.store.maxBatchTime, search: storeSearchOptions(config), logger });
+  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, maxBatchMs: opts.batch?.maxBatchMs ?? config.store.maxBatchTime, spool: opts.spool, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

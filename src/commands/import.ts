@@ -91,6 +91,15 @@ function takeSizes(args: string[]): { batch: number; window: number } {
   return { batch, window };
 }
 
+/**
+ * What the import holds back before a merge (store/spool.ts): follow edges of new lists (8 bytes
+ * each, and their ids) and time and tag index keys (~10-45 bytes each), ~200 MB of arrays at most.
+ * A merge of millions writes dozens of entries into each page it dirties, where the import's own
+ * transactions wrote about one (../shared/perf/lmdb-page-cost: ~40 µs a key at 64,000 keys per
+ * transaction, 6-10 µs at millions).
+ */
+const SPOOL = { edges: 4_000_000, indexBytes: 96 * 1024 * 1024 };
+
 /** The old space an import of this window gets, MB: at least IMPORT_HEAP_MB, more for a larger window. */
 const IMPORT_HEAP_MB = 512;
 /** live heap per event in flight, MB: ~16 KB measured (a window of 15,000 directory events kept ~250 MB alive), with room */
@@ -133,7 +142,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   // take 44 s instead of 55 s, the 600,000 372 s instead of 404 s. (Before the store mapped
   // without read-ahead, the commits kept the other core busy and the thread made a deep import
   // slower: docs/storage.md, "One writer, one meaning".) ORBWEAVER_VERIFY_THREADS=0 checks inline.
-  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 } });
+  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 }, spool: SPOOL });
   const { ingest } = pipeline;
 
   const s: ImportSummary = { oldSpaceMb: oldSpaceMb(), lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };

@@ -23,6 +23,7 @@
 import { OFF_PUBKEY } from './codec.js';
 import { isCountedPair, type CounterBatch } from './counters.js';
 import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, SERIAL_BYTES, serialKeyRef, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
+import type { EdgeSpool } from './graph-spool.js';
 import { RangeCursor, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
 
@@ -182,6 +183,8 @@ export class GraphTxn {
     private readonly counters: CounterBatch | null,
     /** journals a function that takes back a group of writes (absent: nothing is taken back) */
     private readonly undo: (fn: () => void) => void = () => {},
+    /** the import's held-back edges (graph-spool.ts); null: every edge is written at once */
+    private readonly spool: EdgeSpool | null = null,
   ) {}
 
   private allocId(): number {
@@ -229,6 +232,7 @@ export class GraphTxn {
     this.allocated = 0;
     const authorId = this.idOf(author);
     const counted = this.counters !== null && isCountedPair('p', kind);
+    let n = 0;
     // the edges as followee ids, each list's undo one closure (not one per edge: a list has hundreds)
     const added: number[] = [];
     const removed: number[] = [];
@@ -242,6 +246,30 @@ export class GraphTxn {
     const key = edgeScratch;
     key.writeUInt16BE(kind, 0);
     key.writeUInt32BE(authorId, 6);
+    const spool = this.spool;
+    if (spool && before !== after) {
+      if (spool.holds(kind, authorId)) {
+        // the list changes or goes: its held-back edges go into the graph first, then the difference as usual
+        const taken = spool.take(kind, authorId);
+        this.undo(taken.undo);
+        this.undo(() => {
+          for (const id of taken.followees) graph.removeSync(edgeKey(kind, id, authorId));
+        });
+        for (const id of taken.followees) {
+          key.writeUInt32BE(id, 2);
+          graph.putSync(key, EMPTY);
+        }
+        n += taken.followees.length;
+      } else if (before.length === 0 && current) {
+        // a new list (no edges of this author in the graph): held back, merged in key order later
+        for (const m of after) {
+          added.push(this.idOf(m));
+          if (counted) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
+        }
+        if (added.length > 0) this.undo(spool.add(kind, authorId, added.splice(0), current.serial));
+        return this.current(kind, authorId, current) + this.allocated;
+      }
+    }
     // the same array: an unchanged re-publication (txn.ts), nothing to write but the current list
     if (before !== after) for (const m of after) {
       if (old?.has(m)) {
@@ -264,7 +292,12 @@ export class GraphTxn {
       removed.push(id);
       if (counted) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, -1);
     }
-    let n = added.length + removed.length;
+    return n + added.length + removed.length + this.current(kind, authorId, current) + this.allocated;
+  }
+
+  /** Writes (or removes, `current` null) the author's current-list entry and counts the list; returns the entries written. */
+  private current(kind: number, authorId: number, current: { createdAt: number; serial: number } | null): number {
+    let n = 0;
     const { graphcur } = this.dbs.graph;
     const ck = kindIdKey(kind, authorId);
     const prev = graphcur.getBinary(ck) ?? undefined;
@@ -280,7 +313,7 @@ export class GraphTxn {
     }
     const delta = (current ? 1 : 0) - (prev ? 1 : 0);
     if (delta !== 0) this.listDelta.set(kind, (this.listDelta.get(kind) ?? 0) + delta);
-    return n + this.allocated;
+    return n;
   }
 
   /** Persists the id counter and the list counts; once, at the end of the transaction. */

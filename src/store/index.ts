@@ -16,6 +16,7 @@ import { framesToJson, type EventFrames, type Framing } from './frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { BatchWriter } from './writer.js';
 import { RankStore } from './ranks.js';
+import { recoverSpool, type SpoolSizes } from './spool.js';
 
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
@@ -34,6 +35,8 @@ export interface OpenStoreOptions {
   maxBatchEntries?: number;
   /** milliseconds one write transaction may spend applying operations (writer.ts maxBatchMs; absent: no bound) */
   maxBatchMs?: number;
+  /** what the writer holds back and merges many to a transaction (spool.ts; `orbweaver import`); absent: nothing */
+  spool?: SpoolSizes;
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
@@ -102,6 +105,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
     if (!opts.readOnly) {
       migrate(env, dbs);
+      recoverSpool(env, dbs, opts.logger);
       ensureSearchIndex(env, dbs, opts.logger);
     }
     return new LmdbEventStore(env, dbs, {
@@ -109,6 +113,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
       maxBatchEntries: opts.maxBatchEntries,
       maxBatchMs: opts.maxBatchMs,
+      spool: opts.spool,
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
     });
@@ -126,9 +131,9 @@ class LmdbEventStore implements EventStore {
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; maxBatchMs?: number; queryYieldEvery: number; logger?: OpenStoreOptions['logger'] },
+    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; maxBatchMs?: number; spool?: SpoolSizes; queryYieldEvery: number; logger?: OpenStoreOptions['logger'] },
   ) {
-    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, logger: opts.logger });
+    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool: opts.spool, logger: opts.logger });
     this.ranks = new RankStore(env, dbs);
   }
 

@@ -16,7 +16,7 @@ type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & {
   graphOnly?: boolean;
 };
 /** value: empty for every index but the search documents */
-type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
+export type Visit = (db: BinDb, key: Buffer, value?: Buffer) => void;
 /** gets a counted entry's tag+kind prefix (in the scratch buffer: valid until it returns), and the tag's name and value */
 type Counted = (prefix: Buffer, name: string, value: string) => void;
 
@@ -109,12 +109,12 @@ export const removeVisit: Visit = (db, key) => void db.removeSync(key);
 export const noteCounted = (counters: CounterBatch, ev: Pick<Indexed, 'kind' | 'pubkey'>, delta: 1 | -1): Counted =>
   (prefix, name, value) => counters.note(prefix, name, value, ev.kind, ev.pubkey, delta);
 
-/** Writes the event's entries and notes its counted tags (+1) in `counters`; returns how many. */
-export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, putVisit, noteCounted(counters, ev, 1));
-/** Removes the event's entries and notes its counted tags (-1) in `counters`; returns how many. */
-export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch): number =>
-  visitEntries(dbs, ev, serial, expiration, removeVisit, noteCounted(counters, ev, -1));
+/** Writes the event's entries (through `visit`: an import's spool holds some back) and notes its counted tags (+1) in `counters`; returns how many. */
+export const putEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch, visit: Visit = putVisit): number =>
+  visitEntries(dbs, ev, serial, expiration, visit, noteCounted(counters, ev, 1));
+/** Removes the event's entries (through `visit`) and notes its counted tags (-1) in `counters`; returns how many. */
+export const removeEntries = (dbs: Dbs, ev: Indexed, serial: number, expiration: number | null, counters: CounterBatch, visit: Visit = removeVisit): number =>
+  visitEntries(dbs, ev, serial, expiration, visit, noteCounted(counters, ev, -1));
 
 /** The entries as fresh buffers (tests, stats tools). */
 export function indexEntries(dbs: Dbs, ev: Indexed, serial: number, expiration: number | null): Array<[BinDb, Buffer]> {

@@ -11,6 +11,7 @@ import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceabl
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
 import { CounterBatch, refreshHll } from './counters.js';
 import { GraphTxn, graphList, graphOnly, isGraphKind, tagsJson } from './graph.js';
+import type { ImportSpool } from './spool.js';
 import { putEntries, putVisit, removeEntries, removeVisit, visitEntries } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
@@ -59,11 +60,13 @@ export class WriteTxn {
   run<T>(op: () => T): T {
     const start = this.journal.length;
     this.counters.mark();
+    const held = this.spool?.markOp();
     try {
       return op();
     } catch (err) {
       this.counters.rollback();
       this.undoFrom(start);
+      if (held) this.spool!.restoreOp(held);
       throw err;
     }
   }
@@ -102,6 +105,8 @@ export class WriteTxn {
   constructor(
     private readonly dbs: Dbs,
     private readonly now: number,
+    /** what an import holds back (spool.ts); null: every entry is written with its event */
+    private readonly spool: ImportSpool | null = null,
   ) {
     // Serials only grow (a deleted event's serial is never reused: a scan that read an index
     // key just before the delete must not find another event under that serial).
@@ -109,7 +114,7 @@ export class WriteTxn {
     let next = typeof fromMeta === 'number' ? fromMeta : 1;
     for (const k of dbs.events.getKeys({ reverse: true, limit: 1 })) next = Math.max(next, readSerial(k) + 1);
     this.next = this.startNext = next;
-    this.graph = new GraphTxn(dbs, (db, key, prev) => this.restoreLater(db, key, prev), this.counters, (fn) => this.undoWith(fn));
+    this.graph = new GraphTxn(dbs, (db, key, prev) => this.restoreLater(db, key, prev), this.counters, (fn) => this.undoWith(fn), spool?.edges ?? null);
   }
 
   /**
@@ -131,6 +136,8 @@ export class WriteTxn {
       if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
       this.counters.apply(this.dbs.tagcount, this.counterUndo);
       this.graph.finish();
+      // last, so nothing after it can throw: the first serial whose entries are held back, while any are
+      this.spool?.writeMark(this.dbs);
     } catch (err) {
       this.undoAll();
       throw err;
@@ -204,7 +211,7 @@ export class WriteTxn {
     const indexed = only ? { ...ev, graphOnly: true } : ev;
     // journaled first: removing entries that were never written is harmless, so a put that threw half way is undone whole
     this.undoWith(() => visitEntries(dbs, indexed, serial, expiration, removeVisit));
-    this.entries += 2 + putEntries(dbs, indexed, serial, expiration, this.counters);
+    this.entries += 2 + putEntries(dbs, indexed, serial, expiration, this.counters, this.spool?.index.putVisit(serial));
     if (addrK) {
       dbs.addr.putSync(addrK, sk);
       this.restoreLater(dbs.addr, addrK, prevAddr);
@@ -268,7 +275,7 @@ export class WriteTxn {
     const list = same || !isGraphKind(h.kind) ? null : graphList(h.kind, tags);
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content, graphOnly: same?.only ?? list?.only ?? false };
     this.undoWith(() => visitEntries(dbs, ev, serial, h.expiration, putVisit));
-    this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters);
+    this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters, this.spool?.index.removeVisit(serial) ?? undefined);
     const sk = serialKey(serial);
     const idK = idKey(h.id);
     dbs.id.removeSync(idK);

@@ -38,6 +38,7 @@ import { incomingWins } from './rules.js';
 import type { BinDb, Dbs } from './schema.js';
 import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from './search/rebuild.js';
 import { postingSerial } from './search/schema.js';
+import { SPOOL_FROM_KEY } from './spool.js';
 
 /** The store's schema is not this orbweaver's: it is migrated when opened for writing (the relay, --repair). */
 export class StoreVersionError extends Error {}
@@ -423,6 +424,9 @@ export async function verifyStore(env: RootDatabase, allDbs: Dbs, opts: VerifyOp
   }
   if (allDbs.meta.get(REPAIR_META_KEY) !== undefined) {
     meta.push({ key: REPAIR_META_KEY, found: allDbs.meta.get(REPAIR_META_KEY), expected: undefined, detail: 'a repair was interrupted: the indexes are partial; run verify --repair again' });
+  }
+  if (allDbs.meta.get(SPOOL_FROM_KEY) !== undefined) {
+    meta.push({ key: SPOOL_FROM_KEY, found: allDbs.meta.get(SPOOL_FROM_KEY), expected: undefined, detail: 'an import stopped before its last merge (store/spool.ts): the graph and the time and tag indexes lack the entries of events stored since that serial; opening the store for writing (starting the relay, an import, verify --repair) writes them' });
   }
   const docs = dbs.search?.docs;
   const headerDbs: Dbs = { ...dbs, search: undefined };

@@ -11,6 +11,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
 import type { Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
+import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
 
 type Op =
@@ -37,7 +38,12 @@ export interface WriterOptions {
    * serves nobody meanwhile; in a deep store a full transaction of follow lists took ~0.5 s.
    */
   maxBatchMs?: number;
-  logger?: { warn(o: object, msg?: string): void };
+  /**
+   * what is held back and merged many to a transaction (spool.ts; `orbweaver import`); absent:
+   * every entry is written with its event
+   */
+  spool?: SpoolSizes;
+  logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
 }
 
 /**
@@ -61,12 +67,15 @@ export class BatchWriter {
   private running = false;
   private closed = false;
   private pumpDone: Promise<void> = Promise.resolve();
+  private readonly spool: ImportSpool | null;
 
   constructor(
     private readonly env: RootDatabase,
     private readonly dbs: Dbs,
     private readonly opts: WriterOptions,
-  ) {}
+  ) {
+    this.spool = opts.spool ? new ImportSpool(dbs, opts.spool) : null;
+  }
 
   write(ev: NostrEvent, json: string): Promise<WriteResult> {
     return this.enqueue({ type: 'event', ev, json }) as Promise<WriteResult>;
@@ -96,6 +105,27 @@ export class BatchWriter {
   async close(): Promise<void> {
     this.closed = true;
     await this.pumpDone;
+    if (this.spool && !this.spool.empty) await this.mergeSpool();
+  }
+
+  /**
+   * Writes what the spool holds in one transaction and forgets it. If that fails it stays held (the
+   * next merge tries again) and the store keeps its spool mark, so a process that dies before a
+   * merge succeeds leaves it to the next open (spool.ts).
+   */
+  private async mergeSpool(): Promise<void> {
+    const spool = this.spool!;
+    const t0 = performance.now();
+    let n = { edges: 0, entries: 0 };
+    try {
+      await this.env.transaction(() => {
+        n = spool.drain(this.dbs);
+      });
+      spool.clear();
+      this.opts.logger?.info?.({ ...n, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
+    } catch (err) {
+      this.opts.logger?.warn({ err }, 'merging the held-back index entries failed; they stay held');
+    }
   }
 
   private enqueue(op: Op): Promise<OpResult> {
@@ -117,6 +147,8 @@ export class BatchWriter {
           if (r instanceof Error) batch[i]!.reject(r);
           else batch[i]!.resolve(r!);
         }
+        // the rest at close(); a process that dies first leaves them to the next open (graph-spool.ts)
+        if (this.spool?.full) await this.mergeSpool();
       }
     } finally {
       this.running = false;
@@ -146,7 +178,8 @@ export class BatchWriter {
     };
     try {
       const results = await this.env.transaction(() => {
-        const txn = new WriteTxn(this.dbs, now);
+        this.spool?.begin();
+        const txn = new WriteTxn(this.dbs, now, this.spool);
         const out: Array<OpResult | Error> = [];
         const deadline = maxMs > 0 ? performance.now() + maxMs : Infinity;
         while (out.length < candidates.length && (out.length === 0 || (txn.written < maxEntries && performance.now() < deadline))) {
@@ -161,8 +194,10 @@ export class BatchWriter {
         txn.finish();
         return out;
       });
+      this.spool?.commit();
       return { batch: settle(), results };
     } catch (err) {
+      this.spool?.rollback();
       // used is 0 when the transaction did not open: the head op fails, so the loop progresses.
       const batch = settle();
       if (batch.length === 1) return { batch, results: [asError(err)] };
@@ -175,13 +210,17 @@ export class BatchWriter {
 
   private async commitOne(p: Pending, now: number): Promise<OpResult | Error> {
     try {
-      return await this.env.transaction(() => {
-        const txn = new WriteTxn(this.dbs, now);
+      const r = await this.env.transaction(() => {
+        this.spool?.begin();
+        const txn = new WriteTxn(this.dbs, now, this.spool);
         const r = txn.run(() => this.apply(txn, p.op));
         txn.finish();
         return r;
       });
+      this.spool?.commit();
+      return r;
     } catch (err) {
+      this.spool?.rollback();
       return asError(err);
     }
   }

@@ -1,0 +1,171 @@
+// The import's bulk merge: index entries held back and written many to a transaction.
+//
+// In a large store nearly every index entry a transaction writes lands on a B-tree page of its
+// own, and each dirtied page is copied and written back: at the import's transaction size (tens of
+// thousands of entries) ~40 µs an entry on this machine class, ~6-10 µs at millions
+// (../shared/perf/lmdb-page-cost). So `orbweaver import` holds back what the storage rules never
+// read — the follow graph's edges of new lists (graph-spool.ts) and the time and tag indexes
+// (index-spool.ts) — and the writer merges them in one transaction whenever the spool is full and
+// when the import ends (writer.ts).
+//
+// What the rules read is written with its event as before: the event, its id and address, the
+// current-list entry, pubkey ids, deletion marks, expiry and search entries, and the counters, so
+// COUNT and every write decision stay exact at each commit. The meta key SPOOL_FROM_KEY holds the
+// first serial held since the last merge: if the process dies before the next merge, the store's
+// next open for writing derives the held entries again from the events stored since
+// (recoverSpool), before anything reads them. Nothing else is missing, and nothing is stale.
+import type { RootDatabase } from 'lmdb';
+import { decodeHeader, jsonOf } from './codec.js';
+import { graphMembers, graphOnly, pubkeyId } from './graph.js';
+import { EdgeSpool } from './graph-spool.js';
+import { visitEntries } from './indexer.js';
+import { IndexSpool, type IndexSpoolMark } from './index-spool.js';
+import { readSerial, SERIAL_BYTES, serialKey } from './keys.js';
+import type { Dbs } from './schema.js';
+
+/** meta key: the first serial whose entries may still be held by an import's spool (absent: every index is complete) */
+export const SPOOL_FROM_KEY = 'spoolFrom';
+
+export interface SpoolSizes {
+  /** follow edges held before a merge */
+  edges: number;
+  /** bytes of time and tag index keys held before a merge */
+  indexBytes: number;
+}
+
+export class ImportSpool {
+  readonly edges: EdgeSpool;
+  readonly index: IndexSpool;
+
+  constructor(dbs: Dbs, sizes: SpoolSizes) {
+    this.edges = new EdgeSpool(sizes.edges);
+    this.index = new IndexSpool(dbs, sizes.indexBytes);
+  }
+
+  get full(): boolean {
+    return this.edges.full || this.index.full;
+  }
+
+  get empty(): boolean {
+    return this.edges.size === 0 && this.index.size === 0;
+  }
+
+  /** The first serial held since the spool was last empty (0: empty). */
+  get from(): number {
+    const a = this.edges.from;
+    const b = this.index.from;
+    return a === 0 ? b : b === 0 ? a : Math.min(a, b);
+  }
+
+  /** A write transaction begins: what rollback() takes back starts here. */
+  begin(): void {
+    this.edges.begin();
+    this.index.begin();
+  }
+
+  commit(): void {
+    this.edges.commit();
+    this.index.commit();
+  }
+
+  rollback(): void {
+    this.edges.rollback();
+    this.index.rollback();
+  }
+
+  /** Where an operation starts (the edges journal their own undo: graph.ts). */
+  markOp(): IndexSpoolMark {
+    return this.index.mark();
+  }
+
+  restoreOp(m: IndexSpoolMark): void {
+    this.index.restore(m);
+  }
+
+  /** Writes everything held, inside the caller's write transaction; clear() once it has committed. */
+  drain(dbs: Dbs): { edges: number; entries: number } {
+    const edges = this.edges.drain(dbs);
+    const entries = this.index.drain();
+    dbs.meta.removeSync(SPOOL_FROM_KEY);
+    return { edges, entries };
+  }
+
+  clear(): void {
+    this.edges.clear();
+    this.index.clear();
+  }
+
+  /** Keeps SPOOL_FROM_KEY in step with what is held; the last write of a transaction (txn.ts finish). */
+  writeMark(dbs: Dbs): void {
+    const have = dbs.meta.get(SPOOL_FROM_KEY);
+    const from = this.from;
+    if (from !== 0 && have !== from) dbs.meta.putSync(SPOOL_FROM_KEY, from);
+    else if (from === 0 && have !== undefined) dbs.meta.removeSync(SPOOL_FROM_KEY);
+  }
+}
+
+/** Entries (or edges) put back per transaction by recoverSpool. */
+const RECOVER_CHUNK = 4_000_000;
+
+/**
+ * After a process died holding entries (SPOOL_FROM_KEY present): derives the held indexes again
+ * from every event stored since — the time and tag entries of each, the follow edges of each
+ * current list — and writes them in large transactions, then removes the key. Runs at open, before
+ * anything reads the store; returns the events it read.
+ */
+export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: object, msg?: string): void }): number {
+  const from = dbs.meta.get(SPOOL_FROM_KEY);
+  if (typeof from !== 'number') return 0;
+  const t0 = Date.now();
+  logger?.info?.({ fromSerial: from }, 'an import stopped before its last merge: writing the entries it held back');
+  const spool = new ImportSpool(dbs, { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK });
+  let events = 0;
+  let written = 0;
+  const flush = (last: boolean) => {
+    env.transactionSync(() => {
+      const n = spool.drain(dbs);
+      written += n.edges + n.entries;
+      if (!last) dbs.meta.putSync(SPOOL_FROM_KEY, from);
+    });
+    spool.clear();
+  };
+  // the events first (their serials), so no read transaction stays open across the writes
+  const serials: number[] = [];
+  for (const key of dbs.events.getKeys({ start: serialKey(from) })) serials.push(readSerial(key));
+  // the time and tag entries of every event, through the same visit the writer uses (search and expiry were written with the event)
+  const indexOnly: Dbs = { ...dbs, search: undefined };
+  for (const serial of serials) {
+    const value = dbs.events.getBinary(serialKey(serial));
+    if (!value) continue;
+    const h = decodeHeader(value);
+    const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
+    const ev = { pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, graphOnly: graphOnly(h.kind, tags) };
+    visitEntries(indexOnly, ev, serial, null, (db, key) => {
+      if (spool.index.holds(db)) spool.index.add(db, key, serial);
+    });
+    events++;
+    if (spool.full) flush(false);
+  }
+  // the edges of every current list stored since (kind, author, serial: read first, as above)
+  const lists: number[] = [];
+  for (const { key, value } of dbs.graph.graphcur.getRange({})) {
+    const serial = value.readUIntBE(4, SERIAL_BYTES);
+    if (serial >= from) lists.push(key.readUInt16BE(0), key.readUInt32BE(2), serial);
+  }
+  for (let i = 0; i < lists.length; i += 3) {
+    const [kind, author, serial] = [lists[i]!, lists[i + 1]!, lists[i + 2]!];
+    const ev = dbs.events.getBinary(serialKey(serial));
+    if (!ev) continue;
+    const { tags } = JSON.parse(jsonOf(ev)) as { tags: string[][] };
+    const ids: number[] = [];
+    for (const m of graphMembers(kind, tags)) {
+      const id = pubkeyId(dbs, m);
+      if (id !== undefined) ids.push(id);
+    }
+    spool.edges.add(kind, author, ids, serial);
+    if (spool.full) flush(false);
+  }
+  flush(true);
+  logger?.info?.({ events, written, seconds: (Date.now() - t0) / 1000 }, 'the entries an import held back are written');
+  return events;
+}

@@ -1,0 +1,117 @@
+// The import's spools on their own (src/store/graph-spool.ts, index-spool.ts): what a transaction that
+// does not commit takes back, what an operation that throws takes back, and that a merge writes
+// exactly the edges held, in key order, without the ones taken out.
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { test } from 'node:test';
+import { EdgeSpool } from '../../src/store/graph-spool.js';
+import { IndexSpool } from '../../src/store/index-spool.js';
+import { openStore } from '../../src/store/index.js';
+import { storeDbs } from '../../src/store/verify.js';
+import { tmpDir } from './helpers.js';
+
+/** The edges a merge of the spool writes, as "kind:followee>follower", in the order written. */
+async function drained(spool: EdgeSpool): Promise<string[]> {
+  const dir = tmpDir();
+  const store = await openStore({ dir, mapSize: 64 * 1024 ** 2 });
+  try {
+    const dbs = storeDbs(store);
+    const written: string[] = [];
+    const graph = dbs.graph.graph;
+    const spy = { ...dbs, graph: { ...dbs.graph, graph: { putSync: (k: Buffer) => void written.push(`${k.readUInt16BE(0)}:${k.readUInt32BE(2)}>${k.readUInt32BE(6)}`) } } } as unknown as typeof dbs;
+    store.env.transactionSync(() => assert.equal(spool.drain(spy), written.length));
+    assert.equal(graph.getKeysCount(), 0);
+    return written;
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('the spool: a transaction that does not commit leaves it as it was; a merge writes what is held, sorted', async () => {
+  const spool = new EdgeSpool(10);
+  spool.begin();
+  spool.add(3, 7, [5, 2, 9], 100);
+  spool.add(10000, 7, [1], 101);
+  spool.commit();
+  assert.equal(spool.from, 100);
+  assert.equal(spool.size, 4);
+
+  // a transaction that spools more and takes 7's follow list out, then fails
+  spool.begin();
+  spool.add(3, 8, [2, 4], 102);
+  const taken = spool.take(3, 7);
+  assert.deepEqual(taken.followees, [5, 2, 9]);
+  assert.equal(spool.holds(3, 7), false);
+  spool.rollback();
+  assert.equal(spool.holds(3, 7), true);
+  assert.equal(spool.holds(3, 8), false);
+  assert.equal(spool.size, 4);
+  assert.deepEqual(await drained(spool), ['3:2>7', '3:5>7', '3:9>7', '10000:1>7']);
+
+  // an operation that throws is taken back alone: its undo functions run, last first
+  spool.begin();
+  const undoAdd = spool.add(3, 8, [3], 103);
+  const t = spool.take(3, 7);
+  t.undo();
+  undoAdd();
+  spool.commit();
+  assert.equal(spool.holds(3, 7), true);
+  assert.equal(spool.holds(3, 8), false);
+  assert.deepEqual(await drained(spool), ['3:2>7', '3:5>7', '3:9>7', '10000:1>7']);
+
+  // taken out and committed: its edges are not merged (the taker wrote them); the spool stays full until cleared
+  spool.begin();
+  spool.take(3, 7);
+  spool.add(3, 9, [6, 1], 104);
+  spool.commit();
+  assert.deepEqual(await drained(spool), ['3:1>9', '3:6>9', '10000:1>7']);
+  assert.equal(spool.size, 6);
+  spool.clear();
+  assert.equal(spool.size, 0);
+  assert.equal(spool.from, 0);
+  assert.deepEqual(await drained(spool), []);
+});
+
+test('the time and tag entries held back: a transaction that does not commit leaves the spool as it was; dead events are not merged', async () => {
+  const dir = tmpDir();
+  const store = await openStore({ dir, mapSize: 64 * 1024 ** 2 });
+  try {
+    const dbs = storeDbs(store);
+    const spool = new IndexSpool(dbs, 1 << 20);
+    const key = (ca: number, serial: number) => {
+      const k = Buffer.alloc(9);
+      k.writeUInt32BE(ca, 0);
+      k.writeUIntBE(serial, 4, 5);
+      return k;
+    };
+    spool.begin();
+    spool.putVisit(10)(dbs.created, key(1000, 10));
+    spool.putVisit(10)(dbs.expiry, key(2000, 10)); // not a held index: written at once
+    spool.commit();
+    assert.equal(spool.size, 1);
+    assert.equal(dbs.expiry.getKeysCount(), 1);
+    assert.equal(spool.from, 10);
+
+    spool.begin();
+    spool.putVisit(11)(dbs.created, key(1001, 11));
+    assert.ok(spool.removeVisit(10), 'serial 10 is held');
+    assert.equal(spool.removeVisit(9), null, 'serial 9 is older than the spool: its entries are in the indexes');
+    spool.rollback();
+    assert.equal(spool.size, 1);
+
+    spool.begin();
+    const op = spool.mark();
+    spool.putVisit(12)(dbs.created, key(1002, 12));
+    spool.removeVisit(10);
+    spool.restore(op); // an operation that threw
+    spool.putVisit(13)(dbs.created, key(1003, 13));
+    spool.removeVisit(13);
+    spool.commit();
+    store.env.transactionSync(() => assert.equal(spool.drain(), 1));
+    assert.deepEqual([...dbs.created.getKeys({})].map((k) => k.readUIntBE(4, 5)), [10]);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
