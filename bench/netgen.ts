@@ -13,7 +13,10 @@
 // publish a sequence of 5 lists: unchanged, unchanged, unchanged, one follow swapped (one removed,
 // one Zipf-drawn new one appended), unchanged. --republish-out writes them to their own file (load
 // the base, then time these). Their randomness comes from a prng of their own, so the base set is
-// the same with or without them.
+// the same with or without them. Each author's re-publications are dated at random gaps after its
+// last list, spread over the rest of the year up to a minute ago: seconds apart like a person's
+// clients re-sending, not one second shared by a whole round (which piled 30,000 lists onto one
+// created_at, a shape no network has, and one that NIP-01's tie rule makes every relay read whole).
 //
 //   node dist/bench/netgen.js --authors 6000 --replacements 0 --out /tmp/dir.jsonl
 //   node dist/bench/netgen.js --authors 200000 --out /tmp/dir600k.jsonl --republish 150000 --republish-out /tmp/repub150k.jsonl
@@ -41,12 +44,14 @@ export interface NetgenParams {
   republish?: number;
   /** file for the re-published lists (default: after the base set in `out`) */
   republishOut?: string;
+  /** write only the re-published lists: the base is drawn as usual (the same base), but neither signed nor written */
+  republishOnly?: boolean;
 }
 
 /** One author's re-publications: unchanged except the one at index REPUBLISH_SWAP (one follow swapped). */
 const REPUBLISH_SEQUENCE = 5;
 const REPUBLISH_SWAP = 3;
-/** Re-publications are dated in the last minute before now, one second per round of sequences. */
+/** Most re-publications per author (each at least a second after the previous one, all before now). */
 const REPUBLISH_SECONDS = 60;
 
 /** Authors that re-publish (i % 4 == 0). */
@@ -78,6 +83,12 @@ function lineWriter(path: string) {
   };
 }
 
+/** A lineWriter that keeps nothing (--republish-only's base). */
+function nullWriter(): ReturnType<typeof lineWriter> {
+  let n = 0;
+  return { get count() { return n; }, async push() { n++; }, async close() {} };
+}
+
 /** Writes the data set to `out` (and the re-publications to `p.republishOut` if given); returns the number of events. */
 export async function generate(p: NetgenParams, out: string): Promise<number> {
   const signer = await getSigner();
@@ -95,22 +106,26 @@ export async function generate(p: NetgenParams, out: string): Promise<number> {
   const base = now - 60 - p.replacements - 365 * 86400;
   const follows: Uint32Array[] = new Array(p.authors);
   const lastAt = new Uint32Array(p.authors);
-  const w = lineWriter(out);
+  // --republish-only: the base's randomness is drawn as always, so the re-publications are the
+  // same as in a full run; only its signing (most of the time) and writing are skipped
+  let signing = !p.republishOnly;
+  const signed = (ev: Parameters<typeof signer.sign>[0], i: number): string => (signing ? JSON.stringify(signer.sign(ev, sks[i]!, pks[i]!)) : '');
+  const w = p.republishOnly ? nullWriter() : lineWriter(out);
   const push = (s: string) => w.push(s);
   const profile = (i: number, at: number) => {
     const name = `user${i}`;
     const about = Array.from({ length: 5 + Math.floor(rnd() * 20) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
-    return JSON.stringify(signer.sign({ kind: 0, created_at: at, tags: [], content: JSON.stringify({ name, about, picture: `https://img.example.com/${pks[i]!.slice(0, 16)}.jpg`, nip05: `${name}@example.com` }) }, sks[i]!, pks[i]!));
+    return signed({ kind: 0, created_at: at, tags: [], content: JSON.stringify({ name, about, picture: `https://img.example.com/${pks[i]!.slice(0, 16)}.jpg`, nip05: `${name}@example.com` }) }, i);
   };
   const followList = (i: number, at: number) =>
-    JSON.stringify(signer.sign({ kind: 3, created_at: at, tags: Array.from(follows[i]!, (a) => ['p', pks[a]!]), content: '' }, sks[i]!, pks[i]!));
+    signed({ kind: 3, created_at: at, tags: Array.from(follows[i]!, (a) => ['p', pks[a]!]), content: '' }, i);
   for (let i = 0; i < p.authors; i++) {
     const at = base + Math.floor(rnd() * 365 * 86400);
     await push(profile(i, at));
     const urls = new Set<string>();
     const nr = 3 + Math.floor(rnd() * 4);
     while (urls.size < nr) urls.add(`wss://relay-${relayRank()}.example.net`);
-    await push(JSON.stringify(signer.sign({ kind: 10002, created_at: at, tags: [...urls].map((u, k) => (k === 0 ? ['r', u] : ['r', u, k === 1 ? 'read' : 'write'])), content: '' }, sks[i]!, pks[i]!)));
+    await push(signed({ kind: 10002, created_at: at, tags: [...urls].map((u, k) => (k === 0 ? ['r', u] : ['r', u, k === 1 ? 'read' : 'write'])), content: '' }, i));
     const want = Math.min(p.authors - 1, MAX_FOLLOWS, Math.max(1, Math.round(lengths())));
     const set = new Set<number>();
     for (let g = 0; set.size < want && g < want * 20; g++) { const a = perm[followed()]!; if (a !== i) set.add(a); }
@@ -140,25 +155,29 @@ export async function generate(p: NetgenParams, out: string): Promise<number> {
   if (republish > maxRepublish(p.authors)) throw new Error(`republish ${republish} > ${maxRepublish(p.authors)}: would be dated in the future`);
   const rw = p.republishOut ? lineWriter(p.republishOut) : w;
   if (p.republishOut) await w.close();
+  signing = true;
   const rr = prng(Number.parseInt(createHash('sha256').update(`netgen-republish|${p.seed}`).digest('hex').slice(0, 8), 16));
   const followed2 = zipf(p.authors, 1, rr);
   const order = Array.from({ length: republishers(p.authors) }, (_, k) => 4 * k);
   for (let i = order.length - 1; i > 0; i--) { const j = Math.floor(rr() * (i + 1)); [order[i], order[j]] = [order[j]!, order[i]!]; }
   // Sequence s is author order[s % A], cycle floor(s / A). A cycle is written round by round
   // (every sequence's first list, then every second list, ...), so an author's lists lie a cycle's
-  // sequences apart in the file and arrive in order over WebSocket. Round j of all is dated
-  // now - 60 + j: newer than the base (which ends at now - 61), strictly growing per author.
+  // sequences apart in the file and arrive in order over WebSocket. Each list is dated a random gap
+  // after the author's previous one, the gap at most a sixtieth of what is left before now - 61 (the
+  // end of the base), so that its at most 60 lists stay before now and strictly growing.
   const sequences = Math.ceil(republish / REPUBLISH_SEQUENCE);
   const A = order.length;
-  let round = 0;
+  const end = now - REPUBLISH_SECONDS - 1;
+  const gap = new Uint32Array(p.authors);
   let swaps = 0;
-  for (let c0 = 0; c0 < sequences; c0 += A, round += REPUBLISH_SEQUENCE) {
+  for (let c0 = 0; c0 < sequences; c0 += A) {
     const c1 = Math.min(sequences, c0 + A);
     for (let k = 0; k < REPUBLISH_SEQUENCE; k++) {
-      const at = now - REPUBLISH_SECONDS + round + k;
       for (let s = c0; s < c1; s++) {
         if (s * REPUBLISH_SEQUENCE + k >= republish) continue; // the last sequence may be short
         const i = order[s - c0]!;
+        if (gap[i] === 0) gap[i] = Math.max(1, Math.floor((end - lastAt[i]!) / REPUBLISH_SECONDS));
+        const at = lastAt[i]! + 1 + Math.floor(rr() * gap[i]!);
         if (k === REPUBLISH_SWAP && swapOne(i, follows, perm, followed2, rr, p.authors)) swaps++;
         lastAt[i] = at;
         await rw.push(followList(i, at));
@@ -211,6 +230,7 @@ const OPTIONS: OptSpec[] = [
   { name: 'follow-mean', type: 'int', default: 100, help: 'mean follows per kind 3 (log-normal, Zipf-drawn, at most 800)' },
   { name: 'republish', type: 'int', default: 0, help: 're-published follow lists after the base set: authors i%4==0 (shuffled) each publish 5 (unchanged x3, one follow swapped, unchanged); at most 15 x authors' },
   { name: 'republish-out', type: 'string', help: 'write the --republish lists to this file (the base set stays alone in --out)' },
+  { name: 'republish-only', type: 'bool', default: false, help: 'with --republish-out: write only the re-publications (the base is drawn the same, not signed or written; --out is not needed)' },
   { name: 'seed', type: 'string', default: '1', help: 'data set seed' },
   { name: 'file', type: 'string', help: 'publish this JSON-lines file (default: the --out file)' },
   { name: 'url', type: 'string', help: 'relay WebSocket URL to publish to, e.g. ws://127.0.0.1:7447' },
@@ -235,9 +255,10 @@ function problemWith(o: Opts): string | null {
   for (const [name, min] of Object.entries(MINIMUM)) if (num(o, name) < min) return `--${name} must be at least ${min} (got ${num(o, name)})`;
   const republish = num(o, 'republish');
   const authors = num(o, 'authors');
-  if (republish > maxRepublish(authors)) return `--republish ${republish}: at most ${maxRepublish(authors)} for ${authors} authors (every fourth author re-publishes at most 60 lists, one a second in the minute before now; more would be dated in the future)`;
+  if (republish > maxRepublish(authors)) return `--republish ${republish}: at most ${maxRepublish(authors)} for ${authors} authors (every fourth author re-publishes at most 60 lists, each at least a second after its last one and all before now)`;
   const repubOut = str(o, 'republish-out');
-  if (repubOut && !out) return '--republish-out needs --out (the base set)';
+  if (o['republish-only'] && !repubOut) return '--republish-only needs --republish-out FILE (and --republish N)';
+  if (repubOut && !out && !o['republish-only']) return '--republish-out needs --out (the base set), or --republish-only';
   if (repubOut && republish === 0) return '--republish-out needs --republish N';
   if (repubOut && resolve(repubOut) === resolve(out)) return '--republish-out must differ from --out (without it the re-publications follow the base in --out)';
   if (url && !/^wss?:\/\//.test(url)) return `--url ${url}: expected ws://HOST:PORT or wss://...`;
@@ -259,12 +280,13 @@ async function main(argv: string[]): Promise<number> {
   }
   const out = str(o, 'out');
   const file = str(o, 'file') || out;
-  if (out) {
+  const republishOnly = o['republish-only'] === true;
+  if (out || republishOnly) {
     const t0 = performance.now();
     const repubOut = str(o, 'republish-out');
-    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed'), republish: num(o, 'republish'), republishOut: repubOut || undefined }, out);
-    const also = repubOut ? ` and ${(statSync(repubOut).size / 1e6).toFixed(1)} MB of ${num(o, 'republish')} re-published lists in ${repubOut}` : '';
-    log(`${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out}${also} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed'), republish: num(o, 'republish'), republishOut: repubOut || undefined, republishOnly }, out);
+    const also = repubOut ? `${(statSync(repubOut).size / 1e6).toFixed(1)} MB of ${num(o, 'republish')} re-published lists in ${repubOut}` : '';
+    log(republishOnly ? `${also} (${((performance.now() - t0) / 1000).toFixed(1)} s)` : `${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out}${also ? ` and ${also}` : ''} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
   if (str(o, 'url') && file) {
     await publishFile(file, str(o, 'url'), num(o, 'connections'), num(o, 'inflight'));

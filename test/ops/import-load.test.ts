@@ -88,3 +88,30 @@ test('netgen answers --help, an unknown option, a bad number and a missing file 
     assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
   }
 });
+
+test('netgen --republish: each author re-publishes newer lists, all before now, at seconds of their own (no round shares one created_at)', () => {
+  const dir = tempDir('orbweaver-netgen-');
+  try {
+    const base = join(dir, 'base.jsonl');
+    const rep = join(dir, 'rep.jsonl');
+    const gen = run('dist/bench/netgen.js', ['--authors', '400', '--replacements', '0', '--out', base, '--republish', '1000', '--republish-out', rep]);
+    assert.equal(gen.status, 0, gen.stderr);
+    const lines = (f: string) => readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: number; pubkey: string; created_at: number; tags: string[][] });
+    const last = new Map<string, number>();
+    for (const e of lines(base)) if (e.kind === 3) last.set(e.pubkey, e.created_at);
+    const repub = lines(rep);
+    assert.equal(repub.length, 1000);
+    const now = Math.floor(Date.now() / 1000);
+    for (const e of repub) {
+      assert.equal(e.kind, 3);
+      assert.ok(e.created_at > last.get(e.pubkey)!, 'newer than the author\'s previous list');
+      assert.ok(e.created_at < now, 'dated before now');
+      last.set(e.pubkey, e.created_at);
+    }
+    const seconds = new Set(repub.map((e) => e.created_at)).size;
+    assert.ok(seconds > 0.95 * repub.length, `${seconds} distinct created_at among ${repub.length} lists`);
+    assert.equal(new Set(repub.map((e) => e.pubkey)).size, 100, 'every fourth author re-publishes');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
