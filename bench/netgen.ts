@@ -251,7 +251,7 @@ function problemWith(o: Opts): string | null {
   const out = str(o, 'out');
   const file = str(o, 'file') || out;
   const url = str(o, 'url');
-  if (!out && !(url && file)) return 'nothing to do: give --out FILE to generate, or --file FILE with --url to publish';
+  if (!out && !o['republish-only'] && !(url && file)) return 'nothing to do: give --out FILE to generate, or --file FILE with --url to publish';
   for (const [name, min] of Object.entries(MINIMUM)) if (num(o, name) < min) return `--${name} must be at least ${min} (got ${num(o, name)})`;
   const republish = num(o, 'republish');
   const authors = num(o, 'authors');
@@ -260,9 +260,9 @@ function problemWith(o: Opts): string | null {
   if (o['republish-only'] && !repubOut) return '--republish-only needs --republish-out FILE (and --republish N)';
   if (repubOut && !out && !o['republish-only']) return '--republish-out needs --out (the base set), or --republish-only';
   if (repubOut && republish === 0) return '--republish-out needs --republish N';
-  if (repubOut && resolve(repubOut) === resolve(out)) return '--republish-out must differ from --out (without it the re-publications follow the base in --out)';
+  if (repubOut && out && resolve(repubOut) === resolve(out)) return '--republish-out must differ from --out (without it the re-publications follow the base in --out)';
   if (url && !/^wss?:\/\//.test(url)) return `--url ${url}: expected ws://HOST:PORT or wss://...`;
-  if (!out && !existsSync(file)) return `--file ${file}: no such file (generate one with --out)`;
+  if (!out && file && !existsSync(file)) return `--file ${file}: no such file (generate one with --out)`;
   return null;
 }
 

@@ -213,6 +213,22 @@ export class CounterBatch {
   }
 }
 
+/**
+ * Adds authors to the counter of `key` at once, +1 each to the count and each to the registers: an
+ * import's merge (spool.ts), where a transaction that wrote a popular person's follower counter once
+ * per transaction now writes it once per merge.
+ */
+export function addToCounter(db: BinDb, key: Buffer, pubkeys: readonly string[]): void {
+  if (pubkeys.length === 0) return;
+  const cur = db.getBinary(key);
+  const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
+  const offset = counterOffset(key);
+  for (const pk of pubkeys) hllAddHex(c.registers, pk, offset);
+  c.count += pubkeys.length;
+  c.version = (c.version + 1) >>> 0;
+  db.putSync(key, encodeCounter(c));
+}
+
 /** Writes recomputed registers of a stale counter, unless it changed since they were computed. */
 export function refreshHll(db: BinDb, key: Buffer, version: number, registers: Uint8Array): boolean {
   const cur = db.getBinary(key);

@@ -11,6 +11,8 @@
 // takes its held edges out and writes them to the graph first (take), then the difference as
 // usual. So between merges the graph holds a subset of the true edges, and the missing ones are
 // the members of current lists stored since the spool was last empty.
+import { addToCounter, isCountedPair } from './counters.js';
+import { counterKey, idPubkey } from './graph.js';
 import { EMPTY } from './keys.js';
 import type { Dbs } from './schema.js';
 
@@ -18,6 +20,8 @@ import type { Dbs } from './schema.js';
 interface Run {
   kind: number;
   author: number;
+  /** the author's pubkey (hex): the follower counters' registers take it at the merge */
+  pubkey: string;
   start: number;
   /** followee ids */
   ids: number[];
@@ -101,9 +105,9 @@ export class EdgeSpool {
   }
 
   /** Holds the edges of a new list (its author has none in the graph or here). Returns what takes them back. */
-  add(kind: number, author: number, followees: number[], serial: number): () => void {
+  add(kind: number, author: number, pubkey: string, followees: number[], serial: number): () => void {
     const e = this.edges(kind);
-    const run: Run = { kind, author, start: e.len, ids: followees };
+    const run: Run = { kind, author, pubkey, start: e.len, ids: followees };
     const before = { size: this.size, from: this.from };
     for (const f of followees) e.push(f, author);
     this.size += followees.length;
@@ -143,35 +147,89 @@ export class EdgeSpool {
     this.runs.set(runKey(run.kind, run.author), run);
   }
 
+  /** the merge under way: each kind's edges sorted (a copy: the spool stays as it is until clear()), and how far it got */
+  private merging: { kinds: Array<{ kind: number; words: Uint32Array; len: number }>; k: number; i: number } | null = null;
+
   /**
-   * Writes every held edge into the graph in key order, inside the caller's write transaction;
-   * returns the edges written. The spool itself is left as it is (the transaction may still not
-   * commit): clear() once it has.
+   * Writes held edges into the graph in key order, at most `limit`, inside the caller's write
+   * transaction, continuing where the last call stopped; `done` once every edge is written. The
+   * spool itself is left as it is (a transaction may still not commit): clear() once every part
+   * has committed, restartDrain() if one did not.
    */
-  drain(dbs: Dbs): number {
+  drain(dbs: Dbs, limit = Infinity): { written: number; done: boolean } {
+    if (!this.merging) {
+      const kinds: Array<{ kind: number; words: Uint32Array; len: number }> = [];
+      for (const [kind, e] of [...this.kinds].sort((a, b) => a[0] - b[0])) {
+        if (e.len === 0) continue;
+        const sorted = new BigUint64Array(e.len);
+        new Uint32Array(sorted.buffer).set(e.words.subarray(0, 2 * e.len));
+        sorted.sort();
+        kinds.push({ kind, words: new Uint32Array(sorted.buffer), len: e.len });
+      }
+      this.merging = { kinds, k: 0, i: 0 };
+    }
+    const m = this.merging;
     const key = Buffer.allocUnsafe(10);
+    const graph = dbs.graph.graph;
     let written = 0;
-    for (const [kind, e] of this.kinds) {
-      if (e.len === 0) continue;
-      const sorted = new BigUint64Array(e.len);
-      new Uint32Array(sorted.buffer).set(e.words.subarray(0, 2 * e.len));
-      sorted.sort();
-      const w = new Uint32Array(sorted.buffer);
+    while (m.k < m.kinds.length && written < limit) {
+      const { kind, words: w, len } = m.kinds[m.k]!;
       key.writeUInt16BE(kind, 0);
-      for (let i = 0; i < e.len; i++) {
-        const followee = w[2 * i + 1]!;
-        if (followee === DEAD) break; // taken-out edges sort last
-        key.writeUInt32BE(followee, 2);
-        key.writeUInt32BE(w[2 * i]!, 6);
-        dbs.graph.graph.putSync(key, EMPTY);
+      // the edges are counted here, a followee's new followers at once (graph.ts noted none of them)
+      const counted = isCountedPair('p', kind);
+      let followee = -1;
+      const followers: string[] = [];
+      const count = () => {
+        if (followers.length === 0) return;
+        const pk = idPubkey(dbs, followee);
+        if (pk !== undefined) addToCounter(dbs.tagcount, counterKey(pk, kind), followers);
+        followers.length = 0;
+      };
+      for (; m.i < len && written < limit; m.i++) {
+        const f = w[2 * m.i + 1]!;
+        if (f === DEAD) {
+          m.i = len; // taken-out edges sort last
+          break;
+        }
+        if (f !== followee) {
+          count();
+          followee = f;
+        }
+        key.writeUInt32BE(f, 2);
+        key.writeUInt32BE(w[2 * m.i]!, 6);
+        // an edge already there (a part of an earlier try of this merge committed) is not counted again
+        if (counted && this.mayExist && graph.doesExist(key)) continue;
+        graph.putSync(key, EMPTY);
+        if (counted) followers.push(this.runs.get(runKey(kind, w[2 * m.i]!))!.pubkey);
         written++;
       }
+      count();
+      if (m.i >= len) {
+        m.k++;
+        m.i = 0;
+      }
     }
-    return written;
+    return { written, done: m.k >= m.kinds.length };
+  }
+
+  /**
+   * Whether a held edge may already be in the graph: only after a part of a merge did not commit
+   * (restartDrain), or when the spool was filled again from the events after a kill (spool.ts
+   * recoverSpool). Then each edge is looked up, so that none is counted twice; otherwise a held
+   * edge's author had none in the graph.
+   */
+  mayExist = false;
+
+  /** A part of the merge did not commit: the next drain() starts over (writing an edge twice is harmless, counting it twice is not). */
+  restartDrain(): void {
+    this.merging = null;
+    this.mayExist = true;
   }
 
   /** Empties the spool (its edges are in the graph: drain() committed). */
   clear(): void {
+    this.merging = null;
+    this.mayExist = false;
     for (const e of this.kinds.values()) e.len = 0;
     this.runs.clear();
     this.size = 0;

@@ -199,10 +199,13 @@ export class GraphTxn {
   /** ids this transaction allocated: not remembered in the id cache until they are committed */
   private readonly fresh = new Map<string, number>();
 
+  /** the store's committed ids (idCaches), looked up once per transaction rather than once per follow */
+  private cache: Map<string, number> | null = null;
+
   /** The id of a pubkey, allocated (and journaled) when it has none yet. */
   idOf(pubkeyHex: string): number {
     const g = this.dbs.graph;
-    const known = idCache(g).get(pubkeyHex) ?? this.fresh.get(pubkeyHex);
+    const known = (this.cache ??= idCache(g)).get(pubkeyHex) ?? this.fresh.get(pubkeyHex);
     if (known !== undefined) return known;
     const pk = Buffer.from(pubkeyHex, 'hex');
     const v = g.pkid.getBinaryFast(pk);
@@ -258,15 +261,16 @@ export class GraphTxn {
         for (const id of taken.followees) {
           key.writeUInt32BE(id, 2);
           graph.putSync(key, EMPTY);
+          // held edges were not counted yet: written now, they are
+          const m = counted ? idPubkey(this.dbs, id) : undefined;
+          if (m !== undefined) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
         }
         n += taken.followees.length;
       } else if (before.length === 0 && current) {
-        // a new list (no edges of this author in the graph): held back, merged in key order later
-        for (const m of after) {
-          added.push(this.idOf(m));
-          if (counted) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
-        }
-        if (added.length > 0) this.undo(spool.add(kind, authorId, added.splice(0), current.serial));
+        // a new list (no edges of this author in the graph): held back, merged in key order later,
+        // and counted then (spool.ts: its follower counters once per merge, not once per transaction)
+        for (const m of after) added.push(this.idOf(m));
+        if (added.length > 0) this.undo(spool.add(kind, authorId, author, added.splice(0), current.serial));
         return this.current(kind, authorId, current) + this.allocated;
       }
     }
@@ -333,7 +337,7 @@ const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
  * The counter key (tag+kind prefix of ('p', value, kind)) of a graph tag, in a scratch buffer valid
  * until the next call (CounterBatch.note copies what it keeps).
  */
-function counterKey(value: string, kind: number): Buffer {
+export function counterKey(value: string, kind: number): Buffer {
   const end = Math.abs(writeTagPrefix(counterScratch, 0, 'p', value));
   counterScratch.writeUInt16BE(kind, end);
   return counterScratch.subarray(0, end + 2);

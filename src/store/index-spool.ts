@@ -146,25 +146,42 @@ export class IndexSpool {
     this.txnMark = null;
   }
 
+  /** the merge under way: the index it is at (in arena order) and the next key */
+  private merging: { d: number; i: number } | null = null;
+
   /**
-   * Writes every held entry of a live event into its index, index by index, inside the caller's
-   * write transaction; returns the entries written. The spool is left as it is: clear() once the
-   * transaction has committed.
+   * Writes held entries of live events into their indexes, index by index, at most `limit` (dead
+   * ones skipped uncounted), inside the caller's write transaction, continuing where the last call
+   * stopped; `done` once every one is written. The spool is left as it is: clear() once every part
+   * has committed, restartDrain() if one did not.
    */
-  drain(): number {
+  drain(limit = Infinity): { written: number; done: boolean } {
+    const m = (this.merging ??= { d: 0, i: 0 });
+    const arenas = [...this.arenas];
     let written = 0;
-    for (const [db, a] of this.arenas) {
-      for (let i = 0; i < a.n; i++) {
-        const end = i + 1 < a.n ? a.starts[i + 1]! : a.len;
+    while (m.d < arenas.length && written < limit) {
+      const [db, a] = arenas[m.d]!;
+      for (; m.i < a.n && written < limit; m.i++) {
+        const end = m.i + 1 < a.n ? a.starts[m.i + 1]! : a.len;
         if (this.dead.size > 0 && this.dead.has(readSerial(a.buf, end - SERIAL_BYTES))) continue;
-        db.putSync(a.buf.subarray(a.starts[i]!, end), EMPTY);
+        db.putSync(a.buf.subarray(a.starts[m.i]!, end), EMPTY);
         written++;
       }
+      if (m.i >= a.n) {
+        m.d++;
+        m.i = 0;
+      }
     }
-    return written;
+    return { written, done: m.d >= arenas.length };
+  }
+
+  /** A part of the merge did not commit: the next drain() starts over. */
+  restartDrain(): void {
+    this.merging = null;
   }
 
   clear(): void {
+    this.merging = null;
     for (const a of this.arenas.values()) a.truncate(0);
     this.dead.clear();
     this.deadLog = [];

@@ -15,7 +15,7 @@
 // next open for writing derives the held entries again from the events stored since
 // (recoverSpool), before anything reads them. Nothing else is missing, and nothing is stale.
 import type { RootDatabase } from 'lmdb';
-import { decodeHeader, jsonOf } from './codec.js';
+import { decodeHeader, jsonOf, pubkeyHexOf } from './codec.js';
 import { graphMembers, graphOnly, pubkeyId } from './graph.js';
 import { EdgeSpool } from './graph-spool.js';
 import { visitEntries } from './indexer.js';
@@ -82,12 +82,21 @@ export class ImportSpool {
     this.index.restore(m);
   }
 
-  /** Writes everything held, inside the caller's write transaction; clear() once it has committed. */
-  drain(dbs: Dbs): { edges: number; entries: number } {
-    const edges = this.edges.drain(dbs);
-    const entries = this.index.drain();
-    dbs.meta.removeSync(SPOOL_FROM_KEY);
-    return { edges, entries };
+  /**
+   * Writes at most `limit` of what is held, inside the caller's write transaction, continuing where
+   * the last call stopped; the last part also removes SPOOL_FROM_KEY. clear() once every part has
+   * committed, restartDrain() if one did not.
+   */
+  drain(dbs: Dbs, limit = Infinity): { edges: number; entries: number; done: boolean } {
+    const e = this.edges.drain(dbs, limit);
+    const i = e.done ? this.index.drain(limit - e.written) : { written: 0, done: false };
+    if (i.done) dbs.meta.removeSync(SPOOL_FROM_KEY);
+    return { edges: e.written, entries: i.written, done: i.done };
+  }
+
+  restartDrain(): void {
+    this.edges.restartDrain();
+    this.index.restartDrain();
   }
 
   clear(): void {
@@ -119,6 +128,9 @@ export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: ob
   const t0 = Date.now();
   logger?.info?.({ fromSerial: from }, 'an import stopped before its last merge: writing the entries it held back');
   const spool = new ImportSpool(dbs, { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK });
+  // some of these edges were written and counted with their events (a list replaced within the import)
+  const mayExist = () => void (spool.edges.mayExist = true);
+  mayExist();
   let events = 0;
   let written = 0;
   const flush = (last: boolean) => {
@@ -128,6 +140,7 @@ export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: ob
       if (!last) dbs.meta.putSync(SPOOL_FROM_KEY, from);
     });
     spool.clear();
+    mayExist();
   };
   // the events first (their serials), so no read transaction stays open across the writes
   const serials: number[] = [];
@@ -162,7 +175,7 @@ export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: ob
       const id = pubkeyId(dbs, m);
       if (id !== undefined) ids.push(id);
     }
-    spool.edges.add(kind, author, ids, serial);
+    spool.edges.add(kind, author, pubkeyHexOf(ev), ids, serial);
     if (spool.full) flush(false);
   }
   flush(true);

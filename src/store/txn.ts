@@ -177,8 +177,11 @@ export class WriteTxn {
 
     const removed: string[] = [];
     const isList = isGraphKind(ev.kind);
-    /** every tag is one the graph holds: no tag+kind entry (graph.ts GraphList.only) */
-    const only = isList && graphOnly(ev.kind, ev.tags);
+    /**
+     * the graph's view of the list (graph.ts), read once: for a re-publication with the same tags
+     * only whether every tag is the graph's (no members: nothing is diffed)
+     */
+    let list: { members: string[] | null; only: boolean } = { members: null, only: false };
     /** the list re-publishes the tags of the version it replaces */
     let same = false;
     /** the graph members of the version this event replaces (graph.ts: only the difference is written) */
@@ -197,11 +200,14 @@ export class WriteTxn {
         if (!isExpired(old.header.expiration, this.now) && !incomingWins(old.header, ev)) return replaced();
         // a list re-published with the same tags (the network's habit): the old one is not parsed, nothing is diffed
         same = isList && tagsJson(json) === tagsJson(jsonOf(old.value));
-        before = this.deleteStored(readSerial(cur!), old.value, true, same ? { only, tags: ev.tags } : undefined);
+        if (same) list = { members: null, only: graphOnly(ev.kind, ev.tags) };
+        before = this.deleteStored(readSerial(cur!), old.value, true, same ? { only: list.only, tags: ev.tags } : undefined);
         removed.push(old.header.id);
       }
     }
 
+    if (isList && !same) list = graphList(ev.kind, ev.tags);
+    const only = list.only;
     const serial = this.allocSerial();
     const sk = serialKey(serial);
     dbs.events.putSync(sk, encodeValue(ev, json, expiration));
@@ -217,7 +223,7 @@ export class WriteTxn {
       this.restoreLater(dbs.addr, addrK, prevAddr);
       this.entries++;
     }
-    if (isList) this.entries += this.graph.replace(ev.kind, ev.pubkey, before, same ? before : graphList(ev.kind, ev.tags).members, { createdAt: ev.created_at, serial });
+    if (isList) this.entries += this.graph.replace(ev.kind, ev.pubkey, before, same ? before : list.members!, { createdAt: ev.created_at, serial });
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
     return stored(removed, serial);

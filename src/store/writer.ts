@@ -60,6 +60,14 @@ export interface WriterOptions {
  */
 export const MAX_BATCH_ENTRIES = 64_000;
 
+/**
+ * Entries one transaction of a spool's merge writes. The edges go in key order, so a part dirties
+ * only the graph's pages of its key range, and the next part can take the pages the last one freed:
+ * one transaction for the whole merge (4,000,000 edges) dirtied the whole graph at once, and the
+ * file kept a graph's size of free pages at the end (836 MB of 3,977 at 600,000 events).
+ */
+const MERGE_PART = 262_144;
+
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 export class BatchWriter {
@@ -116,14 +124,20 @@ export class BatchWriter {
   private async mergeSpool(): Promise<void> {
     const spool = this.spool!;
     const t0 = performance.now();
-    let n = { edges: 0, entries: 0 };
+    const n = { edges: 0, entries: 0, transactions: 0 };
     try {
-      await this.env.transaction(() => {
-        n = spool.drain(this.dbs);
-      });
+      for (let done = false; !done; n.transactions++) {
+        await this.env.transaction(() => {
+          const r = spool.drain(this.dbs, MERGE_PART);
+          n.edges += r.edges;
+          n.entries += r.entries;
+          done = r.done;
+        });
+      }
       spool.clear();
       this.opts.logger?.info?.({ ...n, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
     } catch (err) {
+      spool.restartDrain();
       this.opts.logger?.warn({ err }, 'merging the held-back index entries failed; they stay held');
     }
   }

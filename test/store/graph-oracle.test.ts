@@ -16,7 +16,8 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter, WireFilter } from '../../src/nostr/filter.js';
 import { openStore } from '../../src/store/index.js';
 import { decodeHeader, jsonOf } from '../../src/store/codec.js';
-import { edgeKey, graphMembers, graphOnly, pubkeyId } from '../../src/store/graph.js';
+import { counterKey, edgeKey, graphMembers, graphOnly, idPubkey, pubkeyId } from '../../src/store/graph.js';
+import { CounterBatch, isCountedPair } from '../../src/store/counters.js';
 import { visitEntries } from '../../src/store/indexer.js';
 import { SPOOL_FROM_KEY } from '../../src/store/spool.js';
 import { readSerial, serialKey } from '../../src/store/keys.js';
@@ -821,9 +822,9 @@ async function verifyClean(store: EventStore, label: string): Promise<void> {
 
 /**
  * A process that died holding entries back: the time and tag entries of the events stored since
- * the median serial, and the edges of the current lists among them, are taken out of the indexes
- * and SPOOL_FROM_KEY is set, as a kill before the import's merge leaves the store
- * (store/spool.ts). Returns the events whose entries were taken out.
+ * the median serial, and the edges of the current lists among them (uncounted: held edges are
+ * counted at the merge), are taken out of the indexes and SPOOL_FROM_KEY is set, as a kill before
+ * the import's merge leaves the store (store/spool.ts). Returns the events whose entries were taken out.
  */
 async function dieHoldingEntries(dir: string): Promise<number> {
   const store = await openStore({ dir, ...STORE_OPTS });
@@ -831,6 +832,7 @@ async function dieHoldingEntries(dir: string): Promise<number> {
   const serials = [...dbs.events.getKeys({})].map((k) => readSerial(k));
   const from = serials[Math.floor(serials.length / 2)]!;
   const held = new Set([dbs.created, dbs.kind, dbs.pubkey, dbs.pubkind, dbs.tagkind]);
+  const uncount = new CounterBatch();
   store.env.transactionSync(() => {
     for (const serial of serials.filter((s) => s >= from)) {
       const value = dbs.events.getBinary(serialKey(serial))!;
@@ -843,8 +845,13 @@ async function dieHoldingEntries(dir: string): Promise<number> {
       if (serial < from) continue;
       const kind = key.readUInt16BE(0);
       const { tags } = JSON.parse(jsonOf(dbs.events.getBinary(serialKey(serial))!)) as { tags: string[][] };
-      for (const m of graphMembers(kind, tags)) dbs.graph.graph.removeSync(edgeKey(kind, pubkeyId(dbs, m)!, key.readUInt32BE(2)));
+      const author = idPubkey(dbs, key.readUInt32BE(2))!;
+      for (const m of graphMembers(kind, tags)) {
+        if (!dbs.graph.graph.removeSync(edgeKey(kind, pubkeyId(dbs, m)!, key.readUInt32BE(2)))) continue;
+        if (isCountedPair('p', kind)) uncount.note(counterKey(m, kind), 'p', m, kind, author, -1);
+      }
     }
+    uncount.apply(dbs.tagcount);
     dbs.meta.putSync(SPOOL_FROM_KEY, from);
   });
   await store.close();

@@ -10,16 +10,28 @@ import { openStore } from '../../src/store/index.js';
 import { storeDbs } from '../../src/store/verify.js';
 import { tmpDir } from './helpers.js';
 
-/** The edges a merge of the spool writes, as "kind:followee>follower", in the order written. */
-async function drained(spool: EdgeSpool): Promise<string[]> {
+/**
+ * The edges a merge of the spool writes, as "kind:followee>follower", in the order written, in
+ * parts of `part` edges (one transaction each); the spool is left ready for another merge.
+ */
+async function drained(spool: EdgeSpool, part = Infinity): Promise<string[]> {
   const dir = tmpDir();
   const store = await openStore({ dir, mapSize: 64 * 1024 ** 2 });
   try {
     const dbs = storeDbs(store);
     const written: string[] = [];
     const graph = dbs.graph.graph;
-    const spy = { ...dbs, graph: { ...dbs.graph, graph: { putSync: (k: Buffer) => void written.push(`${k.readUInt16BE(0)}:${k.readUInt32BE(2)}>${k.readUInt32BE(6)}`) } } } as unknown as typeof dbs;
-    store.env.transactionSync(() => assert.equal(spool.drain(spy), written.length));
+    const spy = { ...dbs, graph: { ...dbs.graph, graph: { doesExist: () => false, putSync: (k: Buffer) => void written.push(`${k.readUInt16BE(0)}:${k.readUInt32BE(2)}>${k.readUInt32BE(6)}`) } } } as unknown as typeof dbs;
+    for (let done = false; !done;) {
+      const before = written.length;
+      store.env.transactionSync(() => {
+        const r = spool.drain(spy, part);
+        assert.equal(r.written, written.length - before);
+        assert.ok(r.written <= part);
+        done = r.done;
+      });
+    }
+    spool.restartDrain();
     assert.equal(graph.getKeysCount(), 0);
     return written;
   } finally {
@@ -31,15 +43,15 @@ async function drained(spool: EdgeSpool): Promise<string[]> {
 test('the spool: a transaction that does not commit leaves it as it was; a merge writes what is held, sorted', async () => {
   const spool = new EdgeSpool(10);
   spool.begin();
-  spool.add(3, 7, [5, 2, 9], 100);
-  spool.add(10000, 7, [1], 101);
+  spool.add(3, 7, 'a'.repeat(64), [5, 2, 9], 100);
+  spool.add(10000, 7, 'a'.repeat(64), [1], 101);
   spool.commit();
   assert.equal(spool.from, 100);
   assert.equal(spool.size, 4);
 
   // a transaction that spools more and takes 7's follow list out, then fails
   spool.begin();
-  spool.add(3, 8, [2, 4], 102);
+  spool.add(3, 8, 'a'.repeat(64), [2, 4], 102);
   const taken = spool.take(3, 7);
   assert.deepEqual(taken.followees, [5, 2, 9]);
   assert.equal(spool.holds(3, 7), false);
@@ -51,7 +63,7 @@ test('the spool: a transaction that does not commit leaves it as it was; a merge
 
   // an operation that throws is taken back alone: its undo functions run, last first
   spool.begin();
-  const undoAdd = spool.add(3, 8, [3], 103);
+  const undoAdd = spool.add(3, 8, 'a'.repeat(64), [3], 103);
   const t = spool.take(3, 7);
   t.undo();
   undoAdd();
@@ -63,9 +75,11 @@ test('the spool: a transaction that does not commit leaves it as it was; a merge
   // taken out and committed: its edges are not merged (the taker wrote them); the spool stays full until cleared
   spool.begin();
   spool.take(3, 7);
-  spool.add(3, 9, [6, 1], 104);
+  spool.add(3, 9, 'a'.repeat(64), [6, 1], 104);
   spool.commit();
   assert.deepEqual(await drained(spool), ['3:1>9', '3:6>9', '10000:1>7']);
+  assert.deepEqual(await drained(spool, 2), ['3:1>9', '3:6>9', '10000:1>7'], 'in parts of two edges');
+  assert.deepEqual(await drained(spool, 1), ['3:1>9', '3:6>9', '10000:1>7'], 'in parts of one edge');
   assert.equal(spool.size, 6);
   spool.clear();
   assert.equal(spool.size, 0);
@@ -108,7 +122,7 @@ test('the time and tag entries held back: a transaction that does not commit lea
     spool.putVisit(13)(dbs.created, key(1003, 13));
     spool.removeVisit(13);
     spool.commit();
-    store.env.transactionSync(() => assert.equal(spool.drain(), 1));
+    store.env.transactionSync(() => assert.equal(spool.drain().written, 1));
     assert.deepEqual([...dbs.created.getKeys({})].map((k) => k.readUIntBE(4, 5)), [10]);
   } finally {
     await store.close();
