@@ -233,9 +233,10 @@ const BOUNDED_RANGES = 16;
  * tag+kind index (one per value and kind) hold only matches, so its work is its answer's size (the
  * followers of a pubkey, the reactions to a note). A run of equal created_at at the limit is read
  * whole; the scan budget bounds that as for any scan. A follower set of the graph (`#p` with kind 3
- * or 10000) reads more than it returns, but no more than the cheaper of the set and the walk
- * (query.ts graphCursors): at most about sqrt(6 x limit x lists of the kind), ~95,000 reads at
- * 3,000,000 follow lists and a limit of 500, each charged to the same budget.
+ * or 10000) is not: it reads more than it returns (the walk reads each list's author and probes the
+ * set, the set reads each follower's current list), so it is work for a query thread. Measured on
+ * the directory benchmark's followers shape at 600,000 events (bench/RESULTS.md, "The bulk merge"):
+ * inline, the main thread was the relay's only busy thread (99%) at 50 answers/s.
  */
 export function answerBoundedReads(filters: Filter[], defaultLimit: number, maxLimit: number): number | null {
   let n = 0;
@@ -244,6 +245,7 @@ export function answerBoundedReads(filters: Filter[], defaultLimit: number, maxL
     if (!onlyOneTag(f) || !f.kinds || f.search !== undefined) return null;
     const [name, values] = f.tags![0]!;
     if (values.length * f.kinds.length > BOUNDED_RANGES) return null;
+    if (name === 'p' && f.kinds.some(isGraphKind)) return null;
     for (const v of values) if (!tagPrefix(name, v).exact) return null;
     n += Math.min(f.limit ?? defaultLimit, maxLimit);
   }
