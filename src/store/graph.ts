@@ -10,6 +10,7 @@
 //   ev.idpk      id (4)                               -> pubkey (32)
 //   ev.graph     kind (2) + followee id (4) + follower id (4) -> ''    each person's follower set
 //   ev.graphcur  kind (2) + author id (4)             -> created_at (4) + serial (5)   each author's current list
+//   ev.graphser  serial (5)                           -> author id (4)  the author of each current list
 //
 // A replaced list writes the difference of the two member sets and one graphcur entry. Only the
 // current version of a list is in the graph: these kinds are replaceable, so the store holds at
@@ -20,9 +21,8 @@
 // Reading: `{"kinds":[3],"#p":[pk]}` is answered by one of two cursors (query.ts picks by cost):
 // GraphSetCursor reads the follower set and each follower's graphcur entry and sorts them by time;
 // GraphWalkCursor walks the kind's time index newest first and probes the set for each list.
-import { OFF_PUBKEY } from './codec.js';
 import { isCountedPair, type CounterBatch } from './counters.js';
-import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, SERIAL_BYTES, serialKeyRef, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
+import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, serialKey, serialKeyRef, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
 import { RangeCursor, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
@@ -44,6 +44,11 @@ export interface GraphDbs {
   idpk: BinDb;
   graph: BinDb;
   graphcur: BinDb;
+  /**
+   * serial -> author id of every current list (graphcur read backwards): the walk learns a list's
+   * author from it instead of reading the list, ~7 KB of follows, which the scan then reads again
+   */
+  graphser: BinDb;
 }
 
 /**
@@ -68,7 +73,7 @@ function remember(g: GraphDbs, pubkeyHex: string, id: number): void {
 }
 
 export function openGraphDbs(open: (name: string) => BinDb): GraphDbs {
-  return { pkid: open('pkid'), idpk: open('idpk'), graph: open('graph'), graphcur: open('graphcur') };
+  return { pkid: open('pkid'), idpk: open('idpk'), graph: open('graph'), graphcur: open('graphcur'), graphser: open('graphser') };
 }
 
 /** kind (2) + id (4) */
@@ -299,17 +304,30 @@ export class GraphTxn {
     return n + added.length + removed.length + this.current(kind, authorId, current) + this.allocated;
   }
 
-  /** Writes (or removes, `current` null) the author's current-list entry and counts the list; returns the entries written. */
+  /** Writes (or removes, `current` null) the author's current-list entries and counts the list; returns the entries written. */
   private current(kind: number, authorId: number, current: { createdAt: number; serial: number } | null): number {
     let n = 0;
-    const { graphcur } = this.dbs.graph;
+    const { graphcur, graphser } = this.dbs.graph;
     const ck = kindIdKey(kind, authorId);
     const prev = graphcur.getBinary(ck) ?? undefined;
+    if (prev && prev.length >= 4 + SERIAL_BYTES) {
+      const sk = serialKey(readSerial(prev, 4));
+      const had = graphser.getBinary(sk) ?? undefined;
+      if (had) {
+        graphser.removeSync(sk);
+        this.journal(graphser, sk, had);
+        n++;
+      }
+    }
     if (current) {
       const v = Buffer.allocUnsafe(4 + SERIAL_BYTES);
       v.writeUInt32BE(current.createdAt, 0);
       v.writeUIntBE(current.serial, 4, SERIAL_BYTES);
       graphcur.putSync(ck, v);
+      const sk = serialKey(current.serial);
+      graphser.putSync(sk, u32(authorId));
+      this.journal(graphser, sk, undefined);
+      n++;
     } else if (prev) graphcur.removeSync(ck);
     if (current || prev) {
       this.journal(graphcur, ck, prev);
@@ -469,7 +487,6 @@ export class GraphWalkCursor implements KeyCursor {
   serial = 0;
   private readonly inner: RangeCursor;
   private readonly probe = Buffer.allocUnsafe(10);
-  private readonly pubkey = Buffer.allocUnsafe(32);
   private checked = -1;
 
   constructor(
@@ -486,13 +503,10 @@ export class GraphWalkCursor implements KeyCursor {
   }
 
   private member(serial: number): boolean {
-    const ev = this.dbs.events.getBinaryFast(serialKeyRef(serial));
-    if (!ev || ev.length === 0) return false;
-    // copied out first: the next read reuses the buffer a fast read returned
-    ev.copy(this.pubkey, 0, OFF_PUBKEY, OFF_PUBKEY + 32);
-    const id = this.dbs.graph.pkid.getBinaryFast(this.pubkey);
-    if (!id || id.length < 4) return false;
-    this.probe.writeUInt32BE(id.readUInt32BE(0), 6);
+    // the list's author from graphser (a current list: only current lists are stored), not from the list itself
+    const author = this.dbs.graph.graphser.getBinaryFast(serialKeyRef(serial));
+    if (!author || author.length < 4) return false;
+    this.probe.writeUInt32BE(author.readUInt32BE(0), 6);
     return this.dbs.graph.graph.doesExist(this.probe);
   }
 

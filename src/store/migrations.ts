@@ -5,11 +5,11 @@ import type { RootDatabase } from 'lmdb';
 import { createdAtOf, jsonOf, kindOf, pubkeyHexOf } from './codec.js';
 import { CounterBatch } from './counters.js';
 import { noteCounted, visitTagEntries } from './indexer.js';
-import { EMPTY, kindPrefix, readSerial, SERIAL_BYTES, tagKindPrefix, tagPrefix } from './keys.js';
+import { EMPTY, kindPrefix, readSerial, SERIAL_BYTES, serialKey, tagKindPrefix, tagPrefix } from './keys.js';
 import { GRAPH_KINDS, graphMembers, GraphTxn } from './graph.js';
 import type { Dbs } from './schema.js';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 export const VERSION_KEY = 'schemaVersion';
 
 /** Migration to version N (index N): runs inside the write transaction, synchronously. */
@@ -62,10 +62,21 @@ function followGraph(dbs: Dbs): void {
 }
 
 /**
+ * Version 4: ev.graphser, the author of each current list by its serial (graph.ts), read backwards
+ * from graphcur: one entry per current follow and mute list.
+ */
+function graphSerials(dbs: Dbs): void {
+  for (const { key, value } of dbs.graph.graphcur.getRange({})) {
+    if (key.length !== 6 || value.length < 4 + SERIAL_BYTES) continue;
+    dbs.graph.graphser.putSync(serialKey(readSerial(value, 4)), key.subarray(2, 6));
+  }
+}
+
+/**
  * migrations[n] upgrades a database at version n-1 to version n. Version 1 is the first layout:
  * nothing to convert. Add a version by appending a function here and bumping SCHEMA_VERSION.
  */
-export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}, tagKindIndex, followGraph];
+export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}, tagKindIndex, followGraph, graphSerials];
 
 export interface MigrationReport {
   from: number;

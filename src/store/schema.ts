@@ -46,7 +46,7 @@ export interface Dbs {
 /** The indexes stats() reports, by name. */
 export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
 /** The graph's databases stats() reports, by name (graph.ts). */
-export const GRAPH_NAMES = ['pkid', 'idpk', 'graph', 'graphcur'] as const;
+export const GRAPH_NAMES = ['pkid', 'idpk', 'graph', 'graphcur', 'graphser'] as const;
 
 export function openDbs(env: RootDatabase): Dbs {
   const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' });

@@ -89,25 +89,25 @@ test('schema: a new database is at the current version; newer versions are refus
     const s = await openStore({ dir });
     const meta = s.env.openDB<unknown, string>({ name: 'ev.meta' });
     assert.equal(meta.get(VERSION_KEY), SCHEMA_VERSION);
-    assert.equal(SCHEMA_VERSION, 3);
+    assert.equal(SCHEMA_VERSION, 4);
     await s.close();
 
-    // the runner with a hypothetical version 4
+    // the runner with a hypothetical version 5
     const env = open({ path: dir, maxDbs: 64 });
     const dbs = openDbs(env);
     const seen: number[] = [];
-    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2), () => seen.push(3), () => seen.push(4)], 4);
-    assert.deepEqual(report, { from: 3, to: 4 });
-    assert.deepEqual(seen, [4], 'only the missing migration runs');
-    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => {}, () => {}, () => seen.push(4)], 4), { from: 4, to: 4 });
-    assert.deepEqual(seen, [4]);
+    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2), () => seen.push(3), () => seen.push(4), () => seen.push(5)], 5);
+    assert.deepEqual(report, { from: 4, to: 5 });
+    assert.deepEqual(seen, [5], 'only the missing migration runs');
+    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => {}, () => {}, () => {}, () => seen.push(5)], 5), { from: 5, to: 5 });
+    assert.deepEqual(seen, [5]);
     // a failing migration leaves the version untouched
-    assert.throws(() => migrate(env, dbs, [null, null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 5), /boom/);
-    assert.equal(dbs.meta.get(VERSION_KEY), 4);
+    assert.throws(() => migrate(env, dbs, [null, null, null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 6), /boom/);
+    assert.equal(dbs.meta.get(VERSION_KEY), 5);
     assert.equal(dbs.meta.get('junk'), undefined, 'aborted with the transaction');
     await env.close();
 
-    await assert.rejects(openStore({ dir }), /schema version 4 is newer/);
+    await assert.rejects(openStore({ dir }), /schema version 5 is newer/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
