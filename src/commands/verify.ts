@@ -82,7 +82,7 @@ export async function verifyCommand(config: Config, argv: string[]): Promise<num
   }
   // --repair opens the store for writing (which migrates an older schema and rebuilds a search
   // index built for other kinds first), verify reads only
-  const store = await openStore({ ...storeMapOptions(config), search: storeSearchOptions(config), logger: commandLogger(config), readOnly: !repair });
+  const store = await openStore({ ...storeMapOptions(config), search: storeSearchOptions(config), logger: commandLogger(config), readOnly: !repair, repairing: repair });
   let report: VerifyReport;
   let repaired: RepairReport | undefined;
   try {

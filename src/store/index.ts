@@ -9,7 +9,8 @@ import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } 
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
 import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
-import { GRAPH_NAMES, INDEX_NAMES, openDbs, type Dbs } from './schema.js';
+import { GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './schema.js';
+import { PartialStoreError } from './errors.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from './frames.js';
@@ -20,6 +21,7 @@ import { recoverSpool, type SpoolSizes } from './spool.js';
 
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
+export { PartialStoreError } from './errors.js';
 export type { EventFrames, Framing } from './frames.js';
 export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 export { RankStore, type RankMeta, type RankRecord, type AuthorList } from './ranks.js';
@@ -49,6 +51,8 @@ export interface OpenStoreOptions {
    * main thread owns both for this environment and a second writer's state would race with it.
    */
   readOnly?: boolean;
+  /** `verify --repair` opens it: a store whose last repair was interrupted is not refused */
+  repairing?: boolean;
 }
 
 const DEFAULTS = { mapSize: 64 * 1024 ** 3, maxBatch: 1000, queryYieldEvery: 2000 };
@@ -104,6 +108,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   try {
     const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
     if (!opts.readOnly) {
+      const repair = dbs.meta.get(REPAIR_META_KEY);
+      if (repair !== undefined && !opts.repairing) {
+        throw new PartialStoreError(`the store in ${opts.dir} is half rebuilt: orbweaver verify --repair started at ${String(repair)} and did not finish, so its indexes are partial; run orbweaver verify --repair --data ${opts.dir} again before anything writes to it`);
+      }
       migrate(env, dbs);
       recoverSpool(env, dbs, opts.logger);
       ensureSearchIndex(env, dbs, opts.logger);

@@ -39,12 +39,13 @@ import type { BinDb, Dbs } from './schema.js';
 import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from './search/rebuild.js';
 import { postingSerial } from './search/schema.js';
 import { SPOOL_FROM_KEY } from './spool.js';
+import { REPAIR_META_KEY } from './schema.js';
 
 /** The store's schema is not this orbweaver's: it is migrated when opened for writing (the relay, --repair). */
 export class StoreVersionError extends Error {}
 
 /** meta key set while a repair runs: the indexes are partial until it is gone */
-export const REPAIR_META_KEY = 'repairInProgress';
+export { REPAIR_META_KEY };
 
 /** One difference, as listed (the key in hex, and what is wrong with it). */
 export interface Sample {

@@ -1,7 +1,8 @@
 // orbweaver verify as an operator runs it: after an import the store verifies clean (exit 0); an
 // option it does not take is refused with the one it meant (exit 2); a data directory a relay runs
 // on is refused, with and without --repair (exit 2); a planted difference is reported (exit 1) and
-// --repair rebuilds the indexes, after which verify is clean again.
+// --repair rebuilds the indexes, after which verify is clean again; a repair that did not finish
+// keeps the relay and every writer off the store until a repair does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/relay-process.js';
 import { Author, now } from '../helpers/client.js';
 import { openStore } from '../../src/store/index.js';
-import { storeDbs } from '../../src/store/verify.js';
+import { REPAIR_META_KEY, storeDbs } from '../../src/store/verify.js';
 import { idKey } from '../../src/store/keys.js';
 
 test('verify: clean after an import, unknown options and a running relay refused, a difference found and repaired', async () => {
@@ -80,6 +81,25 @@ test('verify: clean after an import, unknown options and a running relay refused
     const again = runCli(['verify', '--data', data, '--json']);
     assert.equal(again.status, 0, again.stdout);
     assert.equal(JSON.parse(again.stdout).clean, true);
+
+    // a repair killed half way leaves its mark: nothing opens the store for writing until a repair finishes
+    const half = await openStore({ dir: data });
+    half.env.transactionSync(() => storeDbs(half).meta.putSync(REPAIR_META_KEY, '2026-11-27T10:00:00.000Z'));
+    await half.close();
+    const relay = runCli(['relay', '--port', '0', '--data', data]);
+    assert.equal(relay.status, 1, relay.stderr);
+    assert.match(relay.stderr, new RegExp(`the store in ${data} is half rebuilt: orbweaver verify --repair started at 2026-11-27T10:00:00.000Z and did not finish.*run orbweaver verify --repair --data ${data} again`));
+    const more = runCli(['import', '--data', data, file]);
+    assert.equal(more.status, 2, more.stderr);
+    assert.match(more.stderr, /half rebuilt/);
+    assert.doesNotMatch(more.stderr, /\n +at /, 'no stack trace');
+    const still = runCli(['verify', '--data', data]);
+    assert.equal(still.status, 1, still.stdout);
+    assert.match(still.stdout, /repairInProgress/);
+    const finish = runCli(['verify', '--data', data, '--repair']);
+    assert.equal(finish.status, 0, finish.stdout + finish.stderr);
+    const after = runCli(['import', '--data', data, file]);
+    assert.equal(after.status, 0, after.stderr);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
