@@ -53,17 +53,29 @@ export class EdgeSpool {
   private readonly kinds = new Map<number, KindEdges>();
   /** runKey -> the author's run */
   private readonly runs = new Map<number, Run>();
-  /** edges held (taken-out ones included until the next merge) */
-  size = 0;
   /** the first serial spooled since the spool was last empty (0: empty) */
   from = 0;
   /** the spool's state when the write transaction began, to go back to if it does not commit */
-  private mark: { lens: Map<number, number>; size: number; from: number; added: Run[]; taken: Run[] } | null = null;
+  private mark: { lens: Map<number, number>; from: number; added: Run[]; taken: Run[] } | null = null;
+  /** a part of a merge did not commit (restartDrain): some held edges may be in the graph already */
+  private restarted = false;
 
   constructor(
     /** edges held before the writer merges them */
     readonly max: number,
+    /**
+     * filled again from the stored events after a kill (spool.ts recoverSpool): some of its edges
+     * were written and counted with their events (a list replaced within the import)
+     */
+    private readonly refilled = false,
   ) {}
+
+  /** edges held (taken-out ones included until the next merge) */
+  get size(): number {
+    let n = 0;
+    for (const e of this.kinds.values()) n += e.len;
+    return n;
+  }
 
   private edges(kind: number): KindEdges {
     let e = this.kinds.get(kind);
@@ -84,7 +96,7 @@ export class EdgeSpool {
   begin(): void {
     const lens = new Map<number, number>();
     for (const [k, e] of this.kinds) lens.set(k, e.len);
-    this.mark = { lens, size: this.size, from: this.from, added: [], taken: [] };
+    this.mark = { lens, from: this.from, added: [], taken: [] };
   }
 
   /** The transaction committed. */
@@ -99,7 +111,6 @@ export class EdgeSpool {
     for (const run of m.added) if (this.runs.get(runKey(run.kind, run.author)) === run) this.runs.delete(runKey(run.kind, run.author));
     for (const [k, e] of this.kinds) e.len = m.lens.get(k) ?? 0;
     for (const run of m.taken) this.restore(run);
-    this.size = m.size;
     this.from = m.from;
     this.mark = null;
   }
@@ -108,9 +119,8 @@ export class EdgeSpool {
   add(kind: number, author: number, pubkey: string, followees: number[], serial: number): () => void {
     const e = this.edges(kind);
     const run: Run = { kind, author, pubkey, start: e.len, ids: followees };
-    const before = { size: this.size, from: this.from };
+    const from = this.from;
     for (const f of followees) e.push(f, author);
-    this.size += followees.length;
     if (this.from === 0) this.from = serial;
     this.runs.set(runKey(kind, author), run);
     this.mark?.added.push(run);
@@ -118,8 +128,7 @@ export class EdgeSpool {
     return () => {
       e.len = run.start;
       this.runs.delete(runKey(kind, author));
-      this.size = before.size;
-      this.from = before.from;
+      this.from = from;
     };
   }
 
@@ -169,6 +178,8 @@ export class EdgeSpool {
       this.merging = { kinds, k: 0, i: 0 };
     }
     const m = this.merging;
+    // otherwise a held edge's author had none in the graph
+    const mayExist = this.refilled || this.restarted;
     const key = Buffer.allocUnsafe(10);
     const graph = dbs.graph.graph;
     let written = 0;
@@ -197,8 +208,8 @@ export class EdgeSpool {
         }
         key.writeUInt32BE(f, 2);
         key.writeUInt32BE(w[2 * m.i]!, 6);
-        // an edge already there (a part of an earlier try of this merge committed) is not counted again
-        if (counted && this.mayExist && graph.doesExist(key)) continue;
+        // an edge that may be there already (mayExist) is looked up, so that it is not counted twice
+        if (counted && mayExist && graph.doesExist(key)) continue;
         graph.putSync(key, EMPTY);
         if (counted) followers.push(this.runs.get(runKey(kind, w[2 * m.i]!))!.pubkey);
         written++;
@@ -212,27 +223,18 @@ export class EdgeSpool {
     return { written, done: m.k >= m.kinds.length };
   }
 
-  /**
-   * Whether a held edge may already be in the graph: only after a part of a merge did not commit
-   * (restartDrain), or when the spool was filled again from the events after a kill (spool.ts
-   * recoverSpool). Then each edge is looked up, so that none is counted twice; otherwise a held
-   * edge's author had none in the graph.
-   */
-  mayExist = false;
-
   /** A part of the merge did not commit: the next drain() starts over (writing an edge twice is harmless, counting it twice is not). */
   restartDrain(): void {
     this.merging = null;
-    this.mayExist = true;
+    this.restarted = true;
   }
 
   /** Empties the spool (its edges are in the graph: drain() committed). */
   clear(): void {
     this.merging = null;
-    this.mayExist = false;
+    this.restarted = false;
     for (const e of this.kinds.values()) e.len = 0;
     this.runs.clear();
-    this.size = 0;
     this.from = 0;
     this.mark = null;
   }

@@ -266,10 +266,10 @@ export class GraphTxn {
         for (const id of taken.followees) {
           key.writeUInt32BE(id, 2);
           graph.putSync(key, EMPTY);
-          // held edges were not counted yet: written now, they are
-          const m = counted ? idPubkey(this.dbs, id) : undefined;
-          if (m !== undefined) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
         }
+        // held edges were not counted yet: written now, they are. The held list is the version this
+        // one replaces, so its members are `before` (the followees above are their ids, in order)
+        if (counted) for (const m of before) this.counters!.note(counterKey(m, kind), 'p', m, kind, author, 1);
         n += taken.followees.length;
       } else if (before.length === 0 && current) {
         // a new list (no edges of this author in the graph): held back, merged in key order later,

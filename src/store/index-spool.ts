@@ -104,10 +104,10 @@ export class IndexSpool {
   /**
    * A visit that removes the event's entries, for an event being removed (indexer.ts
    * removeEntries): if they are held, the event is marked dead instead and only the others are
-   * removed; null when they are in the indexes (the usual removal).
+   * removed; undefined when they are in the indexes (the usual removal).
    */
-  removeVisit(serial: number): Visit | null {
-    if (!this.holdsSerial(serial)) return null;
+  removeVisit(serial: number): Visit | undefined {
+    if (!this.holdsSerial(serial)) return undefined;
     this.kill(serial);
     return (db, key) => void (this.arenas.has(db) || db.removeSync(key));
   }

@@ -15,12 +15,12 @@
 // next open for writing derives the held entries again from the events stored since
 // (recoverSpool), before anything reads them. Nothing else is missing, and nothing is stale.
 import type { RootDatabase } from 'lmdb';
-import { decodeHeader, jsonOf, pubkeyHexOf } from './codec.js';
-import { graphMembers, graphOnly, pubkeyId } from './graph.js';
+import { decodeHeader, jsonOf } from './codec.js';
+import { graphList, pubkeyId } from './graph.js';
 import { EdgeSpool } from './graph-spool.js';
 import { visitEntries } from './indexer.js';
 import { IndexSpool, type IndexSpoolMark } from './index-spool.js';
-import { readSerial, SERIAL_BYTES, serialKey } from './keys.js';
+import { readSerial, serialKey } from './keys.js';
 import type { Dbs } from './schema.js';
 
 /** meta key: the first serial whose entries may still be held by an import's spool (absent: every index is complete) */
@@ -37,8 +37,9 @@ export class ImportSpool {
   readonly edges: EdgeSpool;
   readonly index: IndexSpool;
 
-  constructor(dbs: Dbs, sizes: SpoolSizes) {
-    this.edges = new EdgeSpool(sizes.edges);
+  /** `refilled`: filled again from the stored events after a kill (recoverSpool), not by an import */
+  constructor(dbs: Dbs, sizes: SpoolSizes, refilled = false) {
+    this.edges = new EdgeSpool(sizes.edges, refilled);
     this.index = new IndexSpool(dbs, sizes.indexBytes);
   }
 
@@ -127,10 +128,7 @@ export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: ob
   if (typeof from !== 'number') return 0;
   const t0 = Date.now();
   logger?.info?.({ fromSerial: from }, 'an import stopped before its last merge: writing the entries it held back');
-  const spool = new ImportSpool(dbs, { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK });
-  // some of these edges were written and counted with their events (a list replaced within the import)
-  const mayExist = () => void (spool.edges.mayExist = true);
-  mayExist();
+  const spool = new ImportSpool(dbs, { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK }, true);
   let events = 0;
   let written = 0;
   const flush = (last: boolean) => {
@@ -140,42 +138,34 @@ export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: ob
       if (!last) dbs.meta.putSync(SPOOL_FROM_KEY, from);
     });
     spool.clear();
-    mayExist();
   };
   // the events first (their serials), so no read transaction stays open across the writes
   const serials: number[] = [];
   for (const key of dbs.events.getKeys({ start: serialKey(from) })) serials.push(readSerial(key));
-  // the time and tag entries of every event, through the same visit the writer uses (search and expiry were written with the event)
+  // each event's time and tag entries, through the same visit the writer uses (search and expiry
+  // were written with the event), and a list's edges: the graph kinds are replaceable, so a stored
+  // list is its author's current one
   const indexOnly: Dbs = { ...dbs, search: undefined };
   for (const serial of serials) {
     const value = dbs.events.getBinary(serialKey(serial));
     if (!value) continue;
     const h = decodeHeader(value);
     const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
-    const ev = { pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, graphOnly: graphOnly(h.kind, tags) };
+    const list = graphList(h.kind, tags);
+    const ev = { pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, graphOnly: list.only };
     visitEntries(indexOnly, ev, serial, null, (db, key) => {
       if (spool.index.holds(db)) spool.index.add(db, key, serial);
     });
-    events++;
-    if (spool.full) flush(false);
-  }
-  // the edges of every current list stored since (kind, author, serial: read first, as above)
-  const lists: number[] = [];
-  for (const { key, value } of dbs.graph.graphcur.getRange({})) {
-    const serial = value.readUIntBE(4, SERIAL_BYTES);
-    if (serial >= from) lists.push(key.readUInt16BE(0), key.readUInt32BE(2), serial);
-  }
-  for (let i = 0; i < lists.length; i += 3) {
-    const [kind, author, serial] = [lists[i]!, lists[i + 1]!, lists[i + 2]!];
-    const ev = dbs.events.getBinary(serialKey(serial));
-    if (!ev) continue;
-    const { tags } = JSON.parse(jsonOf(ev)) as { tags: string[][] };
-    const ids: number[] = [];
-    for (const m of graphMembers(kind, tags)) {
-      const id = pubkeyId(dbs, m);
-      if (id !== undefined) ids.push(id);
+    const author = list.members.length > 0 ? pubkeyId(dbs, h.pubkey) : undefined;
+    if (author !== undefined) {
+      const ids: number[] = [];
+      for (const m of list.members) {
+        const id = pubkeyId(dbs, m);
+        if (id !== undefined) ids.push(id);
+      }
+      spool.edges.add(h.kind, author, h.pubkey, ids, serial);
     }
-    spool.edges.add(kind, author, pubkeyHexOf(ev), ids, serial);
+    events++;
     if (spool.full) flush(false);
   }
   flush(true);

@@ -281,7 +281,7 @@ export class WriteTxn {
     const list = same || !isGraphKind(h.kind) ? null : graphList(h.kind, tags);
     const ev = { id: h.id, pubkey: h.pubkey, created_at: h.created_at, kind: h.kind, tags, content, graphOnly: same?.only ?? list?.only ?? false };
     this.undoWith(() => visitEntries(dbs, ev, serial, h.expiration, putVisit));
-    this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters, this.spool?.index.removeVisit(serial) ?? undefined);
+    this.entries += 2 + removeEntries(dbs, ev, serial, h.expiration, this.counters, this.spool?.index.removeVisit(serial));
     const sk = serialKey(serial);
     const idK = idKey(h.id);
     dbs.id.removeSync(idK);

@@ -117,9 +117,9 @@ export class BatchWriter {
   }
 
   /**
-   * Writes what the spool holds in one transaction and forgets it. If that fails it stays held (the
-   * next merge tries again) and the store keeps its spool mark, so a process that dies before a
-   * merge succeeds leaves it to the next open (spool.ts).
+   * Writes what the spool holds, in transactions of MERGE_PART entries, and forgets it. If one fails
+   * it stays held (the next merge starts over) and the store keeps its spool mark until the last
+   * part, so a process that dies before a merge ends leaves it to the next open (spool.ts).
    */
   private async mergeSpool(): Promise<void> {
     const spool = this.spool!;

@@ -89,7 +89,7 @@ test('netgen answers --help, an unknown option, a bad number and a missing file 
   }
 });
 
-test('netgen --republish: each author re-publishes newer lists, all before now, at seconds of their own (no round shares one created_at)', () => {
+test('netgen --republish: each author re-publishes newer lists, all before now, at seconds of their own (no round shares one created_at); --republish-only writes the same lists alone', () => {
   const dir = tempDir('orbweaver-netgen-');
   try {
     const base = join(dir, 'base.jsonl');
@@ -111,6 +111,11 @@ test('netgen --republish: each author re-publishes newer lists, all before now, 
     const seconds = new Set(repub.map((e) => e.created_at)).size;
     assert.ok(seconds > 0.95 * repub.length, `${seconds} distinct created_at among ${repub.length} lists`);
     assert.equal(new Set(repub.map((e) => e.pubkey)).size, 100, 'every fourth author re-publishes');
+    // --republish-only: the same authors and follows, the base neither signed nor written
+    const only = join(dir, 'only.jsonl');
+    const gen2 = run('dist/bench/netgen.js', ['--authors', '400', '--replacements', '0', '--republish', '1000', '--republish-out', only, '--republish-only']);
+    assert.equal(gen2.status, 0, gen2.stderr);
+    assert.deepEqual(lines(only).map((e) => [e.pubkey, e.tags]), repub.map((e) => [e.pubkey, e.tags]));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

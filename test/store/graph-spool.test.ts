@@ -110,7 +110,7 @@ test('the time and tag entries held back: a transaction that does not commit lea
     spool.begin();
     spool.putVisit(11)(dbs.created, key(1001, 11));
     assert.ok(spool.removeVisit(10), 'serial 10 is held');
-    assert.equal(spool.removeVisit(9), null, 'serial 9 is older than the spool: its entries are in the indexes');
+    assert.equal(spool.removeVisit(9), undefined, 'serial 9 is older than the spool: its entries are in the indexes');
     spool.rollback();
     assert.equal(spool.size, 1);
 

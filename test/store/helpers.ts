@@ -76,14 +76,5 @@ export function oracleRegisters(f: Filter, events: Array<Pick<NostrEvent, 'pubke
 }
 
 
-/** A small deterministic PRNG (mulberry32), so a failure can be replayed from its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (mulberry32, the benchmarks' own), so a failure can be replayed from its seed. */
+export { prng as rng } from '../../bench/lib/events.js';
