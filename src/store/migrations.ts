@@ -5,11 +5,11 @@ import type { RootDatabase } from 'lmdb';
 import { createdAtOf, jsonOf, kindOf, pubkeyHexOf } from './codec.js';
 import { CounterBatch } from './counters.js';
 import { noteCounted, visitTagEntries } from './indexer.js';
-import { EMPTY, kindPrefix, readSerial, SERIAL_BYTES, serialKey, tagKindPrefix, tagPrefix } from './keys.js';
-import { GRAPH_KINDS, graphMembers, GraphTxn } from './graph.js';
+import { EMPTY, kindPrefix, readSerial, SERIAL_BYTES, tagKindPrefix, tagPrefix } from './keys.js';
+import { GRAPH_KINDS, graphMembers, GraphTxn, listTimeKey } from './graph.js';
 import type { Dbs } from './schema.js';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 export const VERSION_KEY = 'schemaVersion';
 
 /** Migration to version N (index N): runs inside the write transaction, synchronously. */
@@ -62,21 +62,31 @@ function followGraph(dbs: Dbs): void {
 }
 
 /**
- * Version 4: ev.graphser, the author of each current list by its serial (graph.ts), read backwards
- * from graphcur: one entry per current follow and mute list.
+ * Version 5: ev.graphtime, each current list by kind and time with its author (graph.ts), read
+ * backwards from graphcur: one entry per current follow and mute list. It replaces version 4's
+ * ev.graphser (the author by serial alone), which is dropped; a store at version 3 goes straight here.
  */
-function graphSerials(dbs: Dbs): void {
+function graphTimes(dbs: Dbs, env: RootDatabase): void {
   for (const { key, value } of dbs.graph.graphcur.getRange({})) {
     if (key.length !== 6 || value.length < 4 + SERIAL_BYTES) continue;
-    dbs.graph.graphser.putSync(serialKey(readSerial(value, 4)), key.subarray(2, 6));
+    dbs.graph.graphtime.putSync(listTimeKey(key.readUInt16BE(0), value.readUInt32BE(0), readSerial(value, 4)), key.subarray(2, 6));
   }
+  env.openDB<Buffer, Buffer>({ name: 'ev.graphser', keyEncoding: 'binary', encoding: 'binary' }).dropSync();
 }
 
 /**
  * migrations[n] upgrades a database at version n-1 to version n. Version 1 is the first layout:
  * nothing to convert. Add a version by appending a function here and bumping SCHEMA_VERSION.
  */
-export const MIGRATIONS: ReadonlyArray<Migration | null> = [null, () => {}, tagKindIndex, followGraph, graphSerials];
+export const MIGRATIONS: ReadonlyArray<Migration | null> = [
+  null,
+  () => {},
+  tagKindIndex,
+  followGraph,
+  // version 4 built ev.graphser, which version 5 replaces with what it builds from the same source
+  () => {},
+  graphTimes,
+];
 
 export interface MigrationReport {
   from: number;

@@ -52,7 +52,7 @@ export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagki
 export const REPAIR_META_KEY = 'repairInProgress';
 
 /** The graph's databases stats() reports, by name (graph.ts). */
-export const GRAPH_NAMES = ['pkid', 'idpk', 'graph', 'graphcur', 'graphser'] as const;
+export const GRAPH_NAMES = ['pkid', 'idpk', 'graph', 'graphcur', 'graphtime'] as const;
 
 export function openDbs(env: RootDatabase): Dbs {
   const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' });

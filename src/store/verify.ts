@@ -30,9 +30,9 @@ import { addressOf, dTag, isAddressable } from '../nostr/kinds.js';
 import type { EventStore } from './types.js';
 import { decodeHeader, idHexOf, jsonOf, type Header } from './codec.js';
 import { CounterBatch, decodeCounter, isCountedPair } from './counters.js';
-import { GRAPH_KINDS, graphMembers, GraphTxn, idPubkey, isGraphKind, kindIdKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from './graph.js';
+import { GRAPH_KINDS, graphMembers, GraphTxn, idPubkey, isGraphKind, kindIdKey, listTimeKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from './graph.js';
 import { putEntries, visitEntries } from './indexer.js';
-import { addrKey, EMPTY, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from './keys.js';
+import { addrKey, EMPTY, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, SUFFIX_BYTES, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from './keys.js';
 import { SCHEMA_VERSION, VERSION_KEY } from './migrations.js';
 import { incomingWins } from './rules.js';
 import type { BinDb, Dbs } from './schema.js';
@@ -437,7 +437,7 @@ export async function verifyStore(env: RootDatabase, allDbs: Dbs, opts: VerifyOp
     id: check('id'), created: check('created'), kind: check('kind'), pubkey: check('pubkey'), pubkind: check('pubkind'),
     tagkind: check('tagkind'), expiry: check('expiry'), addr: check('addr'),
     searchKeys: check('searchKeys'), searchDocs: check('searchDocs'),
-    graph: check('graph'), graphcur: check('graphcur'), graphser: check('graphser'), tagcount: check('tagcount'), pkid: check('pkid'), idpk: check('idpk'),
+    graph: check('graph'), graphcur: check('graphcur'), graphtime: check('graphtime'), tagcount: check('tagcount'), pkid: check('pkid'), idpk: check('idpk'),
   };
   /** the indexes checked by fingerprint, and the serial in each of their keys */
   const byDb = new Map<BinDb, Check>([
@@ -627,12 +627,12 @@ export async function verifyStore(env: RootDatabase, allDbs: Dbs, opts: VerifyOp
       const kind = p.h.kind;
       const author = pks.get(p.h.pubkey);
       c.graphcur.expected++;
-      c.graphser.expected++;
+      c.graphtime.expected++;
       c.graph.expected += members.length;
-      const sk = serialKey(p.serial);
-      const ser = dbs.graph.graphser.getBinary(sk);
-      if (!ser) c.graphser.note('missing', sk, describe(p));
-      else if (author === undefined || ser.length < 4 || ser.readUInt32BE(0) !== author) c.graphser.note('wrong', sk, `${describe(p)}: holds author id ${ser.length >= 4 ? ser.readUInt32BE(0) : '?'}`);
+      const tk = listTimeKey(kind, p.h.created_at, p.serial);
+      const ta = dbs.graph.graphtime.getBinary(tk);
+      if (!ta) c.graphtime.note('missing', tk, describe(p));
+      else if (author === undefined || ta.length < 4 || ta.readUInt32BE(0) !== author) c.graphtime.note('wrong', tk, `${describe(p)}: holds author id ${ta.length >= 4 ? ta.readUInt32BE(0) : '?'}`);
       if (author === undefined) {
         const k = Buffer.concat([Buffer.from([kind >> 8, kind & 0xff]), Buffer.from(p.h.pubkey, 'hex')]);
         c.graphcur.note('missing', k, `${describe(p)}: its author has no pubkey id`);
@@ -803,7 +803,7 @@ export async function verifyStore(env: RootDatabase, allDbs: Dbs, opts: VerifyOp
   c.id.entries = entryCount(dbs.id);
   c.addr.entries = entryCount(dbs.addr);
   c.graphcur.entries = entryCount(dbs.graph.graphcur);
-  c.graphser.entries = entryCount(dbs.graph.graphser);
+  c.graphtime.entries = entryCount(dbs.graph.graphtime);
 
   // a small cache of parsed events (the scans below look the same event up for several of its keys)
   const cache = new Map<number, Parsed | null>();
@@ -941,18 +941,18 @@ export async function verifyStore(env: RootDatabase, allDbs: Dbs, opts: VerifyOp
       return c.graphcur.found < extra;
     });
   }
-  if (c.graphser.extraByCount > 0) {
-    const extra = c.graphser.extraByCount;
-    await scan(dbs.graph.graphser, true, (key, value) => {
-      const serial = key.length === SERIAL_BYTES ? readSerial(key) : -1;
+  if (c.graphtime.extraByCount > 0) {
+    const extra = c.graphtime.extraByCount;
+    await scan(dbs.graph.graphtime, true, (key, value) => {
+      const serial = key.length === 2 + SUFFIX_BYTES ? readSerial(key, 6) : -1;
       const p = serial >= 0 ? stored(serial) : null;
       const gc = p && value.length >= 4 && isGraphKind(p.h.kind) ? dbs.graph.graphcur.getBinary(kindIdKey(p.h.kind, value.readUInt32BE(0))) : null;
-      if (gc && gc.length >= 4 + SERIAL_BYTES && readSerial(gc, 4) === serial) return;
-      c.graphser.note('extra', key, p ? `${describe(p)} is not its author's current list` : `no stored event at serial ${serial}`);
-      return c.graphser.found < extra;
+      if (gc && gc.length >= 4 + SERIAL_BYTES && readSerial(gc, 4) === serial && p!.h.kind === key.readUInt16BE(0) && p!.h.created_at === key.readUInt32BE(2)) return;
+      c.graphtime.note('extra', key, p ? `${describe(p)} is not its author's current list at this time and kind` : `no stored event at serial ${serial}`);
+      return c.graphtime.found < extra;
     });
   }
-  for (const ck of [c.id, c.addr, c.graphcur, c.graphser, c.graph, ...byDb.values()]) ck.extra = Math.max(0, ck.extraByCount, ck.found);
+  for (const ck of [c.id, c.addr, c.graphcur, c.graphtime, c.graph, ...byDb.values()]) ck.extra = Math.max(0, ck.extraByCount, ck.found);
 
   // ---- 4. counters: each count is the number of stored events with its tag ----
   // That number is the entries of its range in the tag+kind index (or its follower set in the
@@ -1113,7 +1113,7 @@ export async function repairStore(env: RootDatabase, storeDbs: Dbs, opts: Repair
   // a graph object of its own: graph.ts remembers pubkey ids per graph object, and this may remove some
   dbs = { ...dbs, graph: freshGraph(dbs) };
 
-  const derived: BinDb[] = [dbs.id, dbs.created, dbs.kind, dbs.pubkey, dbs.pubkind, dbs.tagkind, dbs.tagcount, dbs.expiry, dbs.addr, dbs.graph.graph, dbs.graph.graphcur, dbs.graph.graphser];
+  const derived: BinDb[] = [dbs.id, dbs.created, dbs.kind, dbs.pubkey, dbs.pubkind, dbs.tagkind, dbs.tagcount, dbs.expiry, dbs.addr, dbs.graph.graph, dbs.graph.graphcur, dbs.graph.graphtime];
   if (dbs.search) derived.push(dbs.search.keys, dbs.search.docs);
   env.transactionSync(() => {
     for (const db of derived) db.clearSync();
@@ -1284,7 +1284,7 @@ export async function repairStore(env: RootDatabase, storeDbs: Dbs, opts: Repair
 
   const indexes: Record<string, number> = {};
   const g = dbs.graph;
-  for (const [name, db] of Object.entries({ id: dbs.id, created: dbs.created, kind: dbs.kind, pubkey: dbs.pubkey, pubkind: dbs.pubkind, tagkind: dbs.tagkind, tagcount: dbs.tagcount, addr: dbs.addr, expiry: dbs.expiry, pkid: g.pkid, idpk: g.idpk, graph: g.graph, graphcur: g.graphcur, graphser: g.graphser })) indexes[name] = entryCount(db);
+  for (const [name, db] of Object.entries({ id: dbs.id, created: dbs.created, kind: dbs.kind, pubkey: dbs.pubkey, pubkind: dbs.pubkind, tagkind: dbs.tagkind, tagcount: dbs.tagcount, addr: dbs.addr, expiry: dbs.expiry, pkid: g.pkid, idpk: g.idpk, graph: g.graph, graphcur: g.graphcur, graphtime: g.graphtime })) indexes[name] = entryCount(db);
   if (dbs.search) {
     indexes.searchKeys = entryCount(dbs.search.keys);
     indexes.searchDocs = entryCount(dbs.search.docs);

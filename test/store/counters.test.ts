@@ -199,7 +199,8 @@ test('schema 2 and 3 migrations: the tag index is rebuilt with kinds, the counte
       // 50 events x 2 tags, less the 17 follow lists' p tags, which the graph holds
       assert.equal(s.stats().indexes.tagkind, 100 - 17);
       assert.equal(s.stats().indexes.graph, 17);
-      assert.equal(s.stats().indexes.graphser, s.stats().indexes.graphcur, 'schema 4: every current list\'s author by serial');
+      assert.equal(s.stats().indexes.graphtime, s.stats().indexes.graphcur, 'schema 5: every current list by time, with its author');
+      assert.ok(![...s.env.getKeys({})].includes('ev.graphser'), 'schema 4\'s author-by-serial table is dropped');
       const old = s.env.openDB<Buffer, Buffer>({ name: 'ev.tag', keyEncoding: 'binary', encoding: 'binary' });
       assert.equal([...old.getKeys({})].length, 0, 'the old tag index is dropped');
     } finally {

@@ -89,25 +89,26 @@ test('schema: a new database is at the current version; newer versions are refus
     const s = await openStore({ dir });
     const meta = s.env.openDB<unknown, string>({ name: 'ev.meta' });
     assert.equal(meta.get(VERSION_KEY), SCHEMA_VERSION);
-    assert.equal(SCHEMA_VERSION, 4);
+    assert.equal(SCHEMA_VERSION, 5);
     await s.close();
 
-    // the runner with a hypothetical version 5
+    // the runner with a hypothetical version 6
     const env = open({ path: dir, maxDbs: 64 });
     const dbs = openDbs(env);
     const seen: number[] = [];
-    const report = migrate(env, dbs, [null, () => seen.push(1), () => seen.push(2), () => seen.push(3), () => seen.push(4), () => seen.push(5)], 5);
-    assert.deepEqual(report, { from: 4, to: 5 });
-    assert.deepEqual(seen, [5], 'only the missing migration runs');
-    assert.deepEqual(migrate(env, dbs, [null, () => {}, () => {}, () => {}, () => {}, () => seen.push(5)], 5), { from: 5, to: 5 });
-    assert.deepEqual(seen, [5]);
+    const noop = (n: number) => Array.from({ length: n }, () => () => {});
+    const report = migrate(env, dbs, [null, ...noop(4), () => seen.push(5), () => seen.push(6)], 6);
+    assert.deepEqual(report, { from: 5, to: 6 });
+    assert.deepEqual(seen, [6], 'only the missing migration runs');
+    assert.deepEqual(migrate(env, dbs, [null, ...noop(5), () => seen.push(6)], 6), { from: 6, to: 6 });
+    assert.deepEqual(seen, [6]);
     // a failing migration leaves the version untouched
-    assert.throws(() => migrate(env, dbs, [null, null, null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 6), /boom/);
-    assert.equal(dbs.meta.get(VERSION_KEY), 5);
+    assert.throws(() => migrate(env, dbs, [null, null, null, null, null, null, null, () => { dbs.meta.putSync('junk', 1); throw new Error('boom'); }], 7), /boom/);
+    assert.equal(dbs.meta.get(VERSION_KEY), 6);
     assert.equal(dbs.meta.get('junk'), undefined, 'aborted with the transaction');
     await env.close();
 
-    await assert.rejects(openStore({ dir }), /schema version 5 is newer/);
+    await assert.rejects(openStore({ dir }), /schema version 6 is newer/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -10,8 +10,8 @@ import type { Filter } from '../../src/nostr/filter.js';
 import { parseSearch } from '../../src/nostr/search.js';
 import { decodeCounter, encodeCounter } from '../../src/store/counters.js';
 import { encodeValue } from '../../src/store/codec.js';
-import { edgeKey, kindIdKey, pubkeyId } from '../../src/store/graph.js';
-import { expiryKey, idKey, serialKey, tagKindPrefix, tagPrefix, withSuffix } from '../../src/store/keys.js';
+import { edgeKey, kindIdKey, listTimeKey, pubkeyId } from '../../src/store/graph.js';
+import { expiryKey, idKey, serialKey, tagKindPrefix, u32, tagPrefix, withSuffix } from '../../src/store/keys.js';
 import type { Dbs } from '../../src/store/schema.js';
 import type { EventStore } from '../../src/store/types.js';
 import { repairStore, storeDbs, verifyStore, type IndexCheck, type VerifyReport } from '../../src/store/verify.js';
@@ -140,6 +140,10 @@ test('a store written by the writer verifies clean; each planted corruption is r
     // 9. a missing expiry entry
     const expiring = wd.events.find((e) => e.tags.some((t) => t[0] === 'expiration'))!;
     const missingExpiry = expiryKey(Number(expiring.tags[0]![1]), serialOf(expiring.id));
+    // 10. bob's current follow list in graphtime under another time: one missing entry, one extra
+    const bobCur = dbs.graph.graphcur.getBinary(kindIdKey(3, bobId))!;
+    const bobTime = listTimeKey(3, bobCur.readUInt32BE(0), bobCur.readUIntBE(4, 5));
+    const bobWrongTime = listTimeKey(3, bobCur.readUInt32BE(0) - 3, bobCur.readUIntBE(4, 5));
     store.env.transactionSync(() => {
       assert.ok(dbs.tagkind.removeSync(missingTag));
       dbs.tagkind.putSync(danglingTag, Buffer.alloc(0));
@@ -156,6 +160,8 @@ test('a store written by the writer verifies clean; each planted corruption is r
       assert.ok(dbs.search!.docs.doesExist(aliceDoc));
       dbs.search!.docs.putSync(aliceDoc, Buffer.from('{"n":"mallory"}'));
       assert.ok(dbs.expiry.removeSync(missingExpiry));
+      assert.ok(dbs.graph.graphtime.removeSync(bobTime));
+      dbs.graph.graphtime.putSync(bobWrongTime, u32(bobId));
     });
 
     const r = await verify(store);
@@ -167,6 +173,7 @@ test('a store written by the writer verifies clean; each planted corruption is r
       tagcount: [0, 0, 1],
       graph: [1, 1, 0],
       graphcur: [0, 0, 1],
+      graphtime: [1, 1, 0],
       searchDocs: [0, 0, 1],
       expiry: [1, 0, 0],
     }, JSON.stringify(r.indexes.filter((x) => x.samples.length), null, 1));
@@ -180,6 +187,8 @@ test('a store written by the writer verifies clean; each planted corruption is r
     assert.deepEqual(sample('graph', 'missing'), [missingEdge.toString('hex')]);
     assert.deepEqual(sample('graph', 'extra'), [extraEdge.toString('hex')]);
     assert.deepEqual(sample('graphcur', 'wrong'), [aliceCur.toString('hex')]);
+    assert.deepEqual(sample('graphtime', 'missing'), [bobTime.toString('hex')]);
+    assert.deepEqual(sample('graphtime', 'extra'), [bobWrongTime.toString('hex')]);
     assert.deepEqual(sample('searchDocs', 'wrong'), [aliceDoc.toString('hex')]);
     assert.deepEqual(sample('expiry', 'missing'), [missingExpiry.toString('hex')]);
     assert.equal(index(r, 'tagkind').entries, index(clean, 'tagkind').entries);
