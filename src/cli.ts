@@ -25,6 +25,8 @@ commands:
                    --filter '<json>' --dir down|up|both --follow (docs/sync.md)
   import [file]    store events from JSONL (file or stdin) through the ingest path; summary on stderr
   export           write stored events as JSONL to stdout (--filter '<NIP-01 filter JSON>')
+  backup <dir>     a consistent copy of the data directory into a new directory, while the relay
+                   runs and writes (restore: copy it back with the relay stopped; docs/operating.md)
   stats            store size, index sizes, events per kind, top authors (--json, --top N)
   verify           check every derived index against the stored events (--json); --repair rebuilds
                    them from the events (both with the relay stopped)
@@ -167,7 +169,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const COMMANDS = ['relay', 'spider', 'worker', 'sync', 'import', 'export', 'stats', 'verify', 'directory', 'config'];
+const COMMANDS = ['relay', 'spider', 'worker', 'sync', 'import', 'export', 'backup', 'stats', 'verify', 'directory', 'config'];
 
 async function runCommand(parsed: Parsed, config: Config): Promise<number> {
   const { UsageError, rejectUnknown } = await import('./commands/common.js');
@@ -183,6 +185,10 @@ async function runCommand(parsed: Parsed, config: Config): Promise<number> {
     case 'export': {
       const { exportCommand } = await import('./commands/export.js');
       return exportCommand(config, parsed.rest);
+    }
+    case 'backup': {
+      const { backupCommand } = await import('./commands/backup.js');
+      return backupCommand(config, parsed.rest);
     }
     case 'stats': {
       const { statsCommand } = await import('./commands/stats.js');
