@@ -54,6 +54,7 @@ export const storeSchema = z
     maxBatchTime: duration('0', 'how long one LMDB write transaction may spend applying events before it commits what it has; 0 = no bound. It runs on the main thread, which answers no connection meanwhile: a bound shortens those pauses in a deep store and costs ingest rate (docs/storage.md, "The main-thread pause")'),
     expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
     queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
+    minFreeBytes: int(256 * 1024 ** 2, 'writes are refused (OK false, "error: the relay\'s disk is full ...") while the data directory\'s file system has less than this free, and resume by themselves when it has more: the store writes through a memory map, where a full disk would otherwise kill the relay with SIGBUS (docs/operating.md, "A full disk"). It must cover one write transaction (a few MiB usually, 250 MiB at worst); 0 = no check', 0),
     readAhead: bool(false, 'let the kernel read ahead around each page of the store it loads (LMDB without MDB_NORDAHEAD). Off: pages are cached and written back one by one, which on a large store writes far less (docs/storage.md, "Read-ahead"); on: a small or cold store warms faster'),
   })
   .strict()
@@ -64,8 +65,8 @@ export const storeSchema = z
  * How every opener of the store maps it, from the config: the relay's main thread and query
  * threads, the import and the other commands. One place, so a setting reaches all of them.
  */
-export function storeMapOptions(config: { dataDir: string; store: z.infer<typeof storeSchema> }): { dir: string; mapSize: number; queryYieldEvery: number; readAhead: boolean } {
-  return { dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead };
+export function storeMapOptions(config: { dataDir: string; store: z.infer<typeof storeSchema> }): { dir: string; mapSize: number; queryYieldEvery: number; readAhead: boolean; minFreeBytes: number } {
+  return { dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, minFreeBytes: config.store.minFreeBytes };
 }
 
 export const relaySchemaShape = {

@@ -116,6 +116,8 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
   registry.gauge('orbweaver_store_bytes', 'bytes of the LMDB data file in use (its pages up to the last one used; the file itself is sparse)', () => store.stats().bytes);
+  registry.gauge('orbweaver_store_disk_free_bytes', 'bytes free on the data directory\'s file system (writes are refused below store.minFreeBytes)', () => store.disk()?.freeBytes ?? 0);
+  registry.gauge('orbweaver_store_disk_full', '1 while writes are refused because the data directory\'s file system has less than store.minFreeBytes free', () => (store.disk()?.full ? 1 : 0));
 
   const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
   const onSlow = (c: Connection, why: string) => {
@@ -187,7 +189,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   let listenUrl = '';
   const dashboard = createDashboard({
     config, metrics, refusals: access.refusals, access: () => access.figures(),
-    connections: () => connections.size, subscriptions: () => live.size, store: () => store.stats(), listenUrl: () => listenUrl,
+    connections: () => connections.size, subscriptions: () => live.size, store: () => ({ ...store.stats(), disk: store.disk() }), listenUrl: () => listenUrl,
   });
   const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
   const metricsTexts: Array<() => string> = [];

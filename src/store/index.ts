@@ -15,6 +15,7 @@ import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from './frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
+import { DiskGuard, type DiskState } from './disk-guard.js';
 import { BatchWriter } from './writer.js';
 import { RankStore } from './ranks.js';
 import { recoverSpool, type SpoolSizes } from './spool.js';
@@ -46,6 +47,8 @@ export interface OpenStoreOptions {
   search?: SearchOptions;
   /** let the kernel read ahead around the pages the store touches (config store.readAhead; default off, see openStore) */
   readAhead?: boolean;
+  /** writes are refused while the data directory's file system has less free (config store.minFreeBytes; disk-guard.ts); 0 or absent: never */
+  minFreeBytes?: number;
   /**
    * Reads only (query worker threads): no migration and no batched writer, because the relay's
    * main thread owns both for this environment and a second writer's state would race with it.
@@ -124,6 +127,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       spool: opts.spool,
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
+      disk: opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0),
     });
   } catch (err) {
     await env.close();
@@ -139,9 +143,9 @@ class LmdbEventStore implements EventStore {
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; maxBatchMs?: number; spool?: SpoolSizes; queryYieldEvery: number; logger?: OpenStoreOptions['logger'] },
+    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; maxBatchMs?: number; spool?: SpoolSizes; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null },
   ) {
-    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool: opts.spool, logger: opts.logger });
+    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool: opts.spool, logger: opts.logger, disk: opts.disk ?? undefined });
     this.ranks = new RankStore(env, dbs);
   }
 
@@ -208,6 +212,10 @@ class LmdbEventStore implements EventStore {
 
   remove(id: string): Promise<boolean> {
     return this.w().remove(id);
+  }
+
+  disk(): DiskState | null {
+    return this.opts.disk?.state() ?? null;
   }
 
   stats(): StoreStats {

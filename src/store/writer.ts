@@ -13,6 +13,7 @@ import type { Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
+import type { DiskGuard } from './disk-guard.js';
 
 type Op =
   | { type: 'event'; ev: NostrEvent; json: string }
@@ -44,6 +45,8 @@ export interface WriterOptions {
    */
   spool?: SpoolSizes;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
+  /** refuses batches while the disk is nearly full (disk-guard.ts); absent: never */
+  disk?: DiskGuard;
 }
 
 /**
@@ -127,6 +130,8 @@ export class BatchWriter {
     const n = { edges: 0, entries: 0, transactions: 0 };
     try {
       for (let done = false; !done; n.transactions++) {
+        const full = this.opts.disk?.refusal();
+        if (full) throw new Error(full);
         await this.env.transaction(() => {
           const r = spool.drain(this.dbs, MERGE_PART);
           n.edges += r.edges;
@@ -179,6 +184,13 @@ export class BatchWriter {
    * (LMDB's write map has no child transactions, whose abort did this before: txn.ts.)
    */
   private async commitNext(): Promise<{ batch: Pending[]; results: Array<OpResult | Error> }> {
+    const full = this.opts.disk?.refusal();
+    if (full) {
+      // nothing is written: a transaction could need new blocks the file system no longer has
+      const batch = this.queue.slice(0, this.opts.maxBatch);
+      this.queue = this.queue.slice(batch.length);
+      return { batch, results: batch.map(() => new Error(full)) };
+    }
     const now = nowSeconds();
     const maxEntries = this.opts.maxBatchEntries ?? MAX_BATCH_ENTRIES;
     const maxMs = this.opts.maxBatchMs ?? 0;

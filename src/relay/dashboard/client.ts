@@ -41,7 +41,10 @@ export const CLIENT_SCRIPT = String.raw`
     set('fig-connections', int(r.connections));
     set('fig-subscriptions', int(r.subscriptions) + ' subscriptions');
     set('fig-events', int(r.events));
-    set('fig-bytes', mib(r.storeBytes) + ' on disk');
+    var d = r.disk, free = d && d.freeBytes !== null ? mib(d.freeBytes) + ' free' : '';
+    set('fig-bytes', d && d.full ? 'disk full: writes refused · ' + free : mib(r.storeBytes) + ' on disk' + (free ? ' · ' + free : ''),
+      d && d.minFreeBytes > 0 ? 'writes are refused below ' + mib(d.minFreeBytes) + ' free (store.minFreeBytes)' : undefined);
+    $('fig-bytes').classList.toggle('alert', !!(d && d.full));
     set('fig-stored', int(r.stored), Object.keys(r.storedBySource).map(function (k) { return k + ' ' + r.storedBySource[k]; }).join(', ') || 'none yet');
     set('rate-stored', num(w.rates.stored, '/s') + ' over the last ' + span(w.seconds) + (r.duplicates ? ' · ' + int(r.duplicates) + ' duplicates' : ''));
     set('fig-refused', int(r.refused));

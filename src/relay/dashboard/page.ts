@@ -29,6 +29,7 @@ body.stale #updated::before{background:var(--bad)}
 .fig .label{color:var(--muted);font-size:.8em;text-transform:uppercase;letter-spacing:.04em}
 .fig .value{font-size:1.65em;font-weight:650;font-variant-numeric:tabular-nums;line-height:1.25}
 .fig .sub{color:var(--muted);font-size:.8em;font-variant-numeric:tabular-nums}
+.fig .sub.alert{color:#b3261e;font-weight:600}
 .charts{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.7em}
 @media (max-width:50em){.charts{grid-template-columns:1fr}}
 .chart{border:1px solid var(--line);border-radius:8px;padding:.5em .7em .4em}

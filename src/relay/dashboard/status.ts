@@ -10,6 +10,7 @@ import { Sampler, type Series, type Window } from './sampler.js';
 import { VERSION } from '../version.js';
 import { dashboardPage } from './page.js';
 import { challengeMode } from '../../config/policy.js';
+import type { DiskState } from '../../store/disk-guard.js';
 
 export interface Section { title: string; rows: Array<[string, string]> }
 
@@ -39,6 +40,8 @@ export interface DashboardData {
     /** events in the store, and its size */
     events: number;
     storeBytes: number;
+    /** free space against the write reserve; full: writes are refused (store/disk-guard.ts) */
+    disk: DiskState | null;
     /** since start: events stored (every source), by source; duplicates (already stored, OK true) */
     stored: number;
     storedBySource: Record<string, number>;
@@ -72,7 +75,7 @@ export interface DashboardDeps {
   access: () => Record<string, number>;
   connections: () => number;
   subscriptions: () => number;
-  store: () => { events: number; bytes: number };
+  store: () => { events: number; bytes: number; disk: DiskState | null };
   listenUrl: () => string;
 }
 
@@ -122,6 +125,7 @@ export function createDashboard(d: DashboardDeps): Dashboard {
         subscriptions: d.subscriptions(),
         events: store.events,
         storeBytes: store.bytes,
+        disk: store.disk,
         stored: sum(d.metrics.eventsStored),
         storedBySource: Object.fromEntries(d.metrics.eventsStored.entries().map(([k, n]) => [labelValue(k), n])),
         duplicates: d.metrics.eventsRejected.get({ reason: 'duplicate' }),

@@ -1,0 +1,66 @@
+// Refusing writes before the disk is full, instead of dying when it is.
+//
+// The store writes through LMDB's write map (docs/storage.md, "The write map"): a transaction's
+// new pages are written into the file's mapping, and where the file has no blocks yet (data.mdb is
+// sparse) the file system allocates them when the page is first written. On a full file system
+// that allocation fails inside a memory write, and the kernel answers with SIGBUS: the relay died
+// with 5,962 events acknowledged and no word to anyone (issue 41; nothing acknowledged was lost).
+// Without the write map a full disk would be an error at commit, at the cost measured there.
+//
+// So every write transaction of the batched writer first asks the file system how much is free
+// (statfs, a few µs) and refuses its batch when less than `store.minFreeBytes` is: each event gets
+// OK false with an `error:` that says why, reads go on, and writes resume by themselves once space
+// is back (the next batch asks again). The reserve has to cover what one transaction can add:
+// MAX_BATCH_ENTRIES bounds its dirty pages (250 MiB at worst, a few MiB usually).
+import { statfsSync } from 'node:fs';
+
+export interface DiskState {
+  /** bytes free to this process on the data directory's file system (null: unknown) */
+  freeBytes: number | null;
+  /** the reserve below which writes are refused (0: never) */
+  minFreeBytes: number;
+  /** less than the reserve is free now: writes are refused */
+  full: boolean;
+  /** batches refused since start */
+  refusedBatches: number;
+}
+
+const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
+
+export class DiskGuard {
+  private free: number | null = null;
+  private full = false;
+  private refused = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly minFreeBytes: number,
+  ) {}
+
+  /** Bytes available to unprivileged writers now, or null when the file system does not say. */
+  private measure(): number | null {
+    try {
+      const s = statfsSync(this.dir);
+      return s.bavail * s.bsize;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Why a write must not start now (an `error:` reason for its events), or null when it may. */
+  refusal(): string | null {
+    if (this.minFreeBytes <= 0) return null;
+    this.free = this.measure();
+    this.full = this.free !== null && this.free < this.minFreeBytes;
+    if (!this.full) return null;
+    this.refused++;
+    return `the relay's disk is full (${mib(this.free!)} free on the file system of ${this.dir}, less than store.minFreeBytes ${mib(this.minFreeBytes)}); writes resume when space is freed`;
+  }
+
+  /** Measured now (for /metrics and the status page). */
+  state(): DiskState {
+    this.free = this.measure();
+    this.full = this.minFreeBytes > 0 && this.free !== null && this.free < this.minFreeBytes;
+    return { freeBytes: this.free, minFreeBytes: this.minFreeBytes, full: this.full, refusedBatches: this.refused };
+  }
+}

@@ -1,0 +1,102 @@
+// A full disk, the way it happens to an operator: the relay's data directory on a small file system
+// (a 64 MiB tmpfs, mounted for the test: needs root, else skipped) that clients fill with 2 KB notes.
+// Before store.minFreeBytes, the store's write map turned ENOSPC into SIGBUS and the relay died.
+// Now: writes are refused with an `error:` that says why, the relay stays up and keeps answering
+// reads, /metrics and /status.json say so, writes resume by themselves once space is freed, and
+// every event acknowledged with OK true is there after a restart (no false OK).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { NostrEvent } from '../../src/nostr/event.js';
+import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import { Author, Client } from '../helpers/client.js';
+
+/** Mounts a tmpfs of `mib` MiB at a new directory; null (with the reason) where this process may not mount. */
+function smallFileSystem(mib: number): { dir: string; unmount(): void } | string {
+  if (process.getuid?.() !== 0) return 'mounting a small file system needs root';
+  const dir = tempDir('orbweaver-diskfull-');
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${mib}m`, 'tmpfs', dir], { stdio: 'pipe' });
+  } catch (e) {
+    rmSync(dir, { recursive: true, force: true });
+    return `mount -t tmpfs failed here: ${(e as Error).message.split('\n')[0]}`;
+  }
+  return {
+    dir,
+    unmount() {
+      try { execFileSync('umount', [dir], { stdio: 'pipe' }); } catch { /* already gone */ }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const fs = smallFileSystem(64);
+
+test('a full disk: writes refused with error:, reads go on, writes resume when space is freed, nothing acknowledged lost', { skip: typeof fs === 'string' ? fs : false }, async () => {
+  const { dir, unmount } = fs as { dir: string; unmount(): void };
+  const dataDir = join(dir, 'data');
+  const filler = join(dir, 'filler');
+  mkdirSync(dataDir);
+  try {
+    // room for ~16 MiB of events before the 8 MiB reserve
+    writeFileSync(filler, Buffer.alloc(36 * 1024 * 1024, 1));
+    const env = { ORBWEAVER_STORE_MIN_FREE_BYTES: String(8 * 1024 * 1024), ORBWEAVER_STORE_MAP_SIZE: String(1024 ** 3) };
+    const relay = await startRelayProcess({ dataDir, env });
+    const acked: NostrEvent[] = [];
+    let refusal = '';
+    try {
+      const c = await Client.open(relay.url);
+      const authors = Array.from({ length: 4 }, () => new Author());
+      const body = 'x'.repeat(2000);
+      for (let round = 0; !refusal && round < 400; round++) {
+        const batch = Array.from({ length: 50 }, (_, i) => authors[i % 4]!.sign({ kind: 1, content: `${round}.${i} ${body}` }));
+        for (const ev of batch) c.send(['EVENT', ev]);
+        for (const ev of batch) {
+          const m = await c.next((m) => m[0] === 'OK' && m[1] === ev.id, 15_000);
+          if (m[2] === true) acked.push(ev);
+          else refusal ||= String(m[3]);
+        }
+      }
+      assert.ok(acked.length > 1000, `${acked.length} events stored before the disk filled`);
+      assert.match(refusal, /^error: could not store the event: the relay's disk is full \([\d.]+ MiB free on the file system of .*, less than store\.minFreeBytes 8\.0 MiB\); writes resume when space is freed$/);
+      assert.equal(relay.proc.exitCode, null, 'the relay is still running');
+
+      // refused while full, said on /metrics and /status.json; reads go on
+      const more = await c.publish(authors[0]!.sign({ kind: 1, content: 'while full' }));
+      assert.equal(more.ok, false);
+      assert.match(more.message, /^error: could not store the event: the relay's disk is full/);
+      const metrics = await (await fetch(`${relay.httpUrl}/metrics`)).text();
+      assert.match(metrics, /^orbweaver_store_disk_full 1$/m);
+      const status = (await (await fetch(`${relay.httpUrl}/status.json`)).json()) as { relay: { disk: { full: boolean; minFreeBytes: number } } };
+      assert.equal(status.relay.disk.full, true);
+      assert.equal(status.relay.disk.minFreeBytes, 8 * 1024 * 1024);
+      const read = await c.query([{ ids: acked.slice(0, 20).map((e) => e.id) }]);
+      assert.equal(read.events.length, 20, 'reads are answered while writes are refused');
+
+      // space comes back: writes resume without a restart
+      rmSync(filler);
+      const after = authors[1]!.sign({ kind: 1, content: 'after space was freed' });
+      assert.deepEqual(await c.publish(after), { ok: true, message: '' });
+      acked.push(after);
+      assert.match(await (await fetch(`${relay.httpUrl}/metrics`)).text(), /^orbweaver_store_disk_full 0$/m);
+      c.close();
+    } finally {
+      await relay.stop();
+    }
+
+    const again = await startRelayProcess({ dataDir, env });
+    try {
+      const c = await Client.open(again.url);
+      let found = 0;
+      for (let i = 0; i < acked.length; i += 50) found += (await c.query([{ ids: acked.slice(i, i + 50).map((e) => e.id) }])).events.length;
+      assert.equal(found, acked.length, 'every event acknowledged with OK true is stored');
+      c.close();
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    unmount();
+  }
+});
