@@ -58,6 +58,7 @@ export const rateLimitsSchema = z
     // 50/s (bursts of burstSeconds' worth): far above what a browser on the status page, a monitor
     // or clients fetching NIP-11 need, far below the 10,000/s one address could make us build
     httpRequestsPerIp: int(50, 'HTTP requests per second from one client IP (IPv6: one /64), any path and method; beyond: 429 Too Many Requests with Retry-After; 0 = unlimited', 0),
+    liveEventsPerIp: int(5_000, 'live events per second sent to the subscriptions of one client IP (IPv6: one /64), bursts of burstSeconds worth; a subscription that would get one more is closed with CLOSED rate-limited: (one address\'s live searches and publications cannot take the main thread from everyone else); 0 = unlimited', 0),
     maxInFlightPerConnection: int(256, 'EVENTs and AUTHs of one connection being checked and stored, waiting for their OK; more get OK false rate-limited: (bounds the signature work one client queues); 0 = unlimited', 0),
     maxInFlightPerIp: int(512, 'the same for all connections of one IP (IPv6: one /64); 0 = unlimited', 0),
   })

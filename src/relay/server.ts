@@ -18,9 +18,10 @@ import { OutputBudget } from './output-budget.js';
 import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
-import { closeAll } from './handlers/close.js';
+import { closeAll, closeSubscription } from './handlers/close.js';
 import { negentropyFigures } from './handlers/neg.js';
 import { deliver } from './handlers/req.js';
+import { LiveBudget, liveOverBudget } from './live-budget.js';
 import { mountHttp, type PageAnswer } from './http.js';
 import { relayInfo } from './nip11.js';
 import { createDashboard, type DirectorySource, type Section } from './dashboard/status.js';
@@ -98,9 +99,23 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
       : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
   let spiderControl: SpiderControl | undefined;
 
+  const liveBudget = new LiveBudget(config.rateLimits.liveEventsPerIp, config.rateLimits.burstSeconds);
   const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
     const hidden = access.dms.kinds.has(ev.kind);
-    for (const sub of live.match(ev)) if (!hidden || access.canSee(ev, (sub.conn as Connection).authed)) deliver(ctx, sub as Parameters<typeof deliver>[1], ev.id, json, serial);
+    const now = Date.now();
+    for (const s of live.match(ev)) {
+      const sub = s as Parameters<typeof deliver>[1];
+      if (hidden && !access.canSee(ev, sub.conn.authed)) continue;
+      if (liveBudget.admit(sub.conn.ip, now)) {
+        deliver(ctx, sub, ev.id, json, serial);
+        continue;
+      }
+      // over its address's budget: the subscription ends here, saying why (live-budget.ts)
+      if (!closeSubscription(ctx, sub.conn, sub.subId)) continue;
+      metrics.refusals.inc({ reason: 'rate-limited' });
+      access.refused('REQ', liveOverBudget(liveBudget.perIp), sub.conn.ip);
+      sub.conn.send(closedMessage(sub.subId, liveOverBudget(liveBudget.perIp)));
+    }
   };
   const unsubscribe = pipeline.onStored(fanOut);
   const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access };
