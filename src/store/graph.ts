@@ -24,7 +24,7 @@
 import { isCountedPair, type CounterBatch } from './counters.js';
 import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
-import type { KeyCursor } from './scan.js';
+import { MAX_CHUNK, nextChunk, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
 
 /** The list kinds whose `p` tags are the graph (docs/storage.md, "The follow graph"). */
@@ -487,9 +487,6 @@ export class GraphSetCursor implements KeyCursor {
   }
 }
 
-/** Most graphtime entries one read of the walk takes (its chunks start small and double). */
-const MAX_WALK_CHUNK = 1024;
-
 /**
  * The lists of a graph kind newest first (graphtime), keeping those whose author is in the
  * follower set of (kind, followee): one probe of the set per list read, the author read with the
@@ -547,10 +544,7 @@ export class GraphWalkCursor implements KeyCursor {
   }
 
   private refill(): void {
-    const { start, end } = this.range;
-    const opts = this.last
-      ? { start: this.last, exclusiveStart: true, end, reverse: true, limit: this.chunk }
-      : { start, end, reverse: true, limit: this.chunk };
+    const opts = nextChunk(this.range, this.last, this.chunk);
     const keys: Buffer[] = [];
     const authors: number[] = [];
     for (const { key, value } of this.dbs.graph.graphtime.getRange(opts)) {
@@ -564,7 +558,7 @@ export class GraphWalkCursor implements KeyCursor {
     this.checked = -1;
     if (keys.length < this.chunk) this.exhausted = true;
     if (keys.length > 0) this.last = keys[keys.length - 1]!;
-    this.chunk = Math.min(this.chunk * 2, MAX_WALK_CHUNK);
+    this.chunk = Math.min(this.chunk * 2, MAX_CHUNK);
   }
 }
 

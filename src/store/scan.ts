@@ -7,7 +7,14 @@ import { SERIAL_BYTES, SUFFIX_BYTES } from './keys.js';
 import type { ScanRange } from './planner.js';
 import type { BinDb } from './schema.js';
 
-const MAX_CHUNK = 1024;
+/** Most keys one read of a cursor takes (its chunks start small and double). */
+export const MAX_CHUNK = 1024;
+
+/** The range options of a cursor's next chunk, newest first: from the range's start, or after the last key read. */
+export function nextChunk(range: { start: Buffer; end: Buffer }, last: Buffer | null, chunk: number) {
+  const { start, end } = range;
+  return last ? { start: last, exclusiveStart: true, end, reverse: true, limit: chunk } : { start, end, reverse: true, limit: chunk };
+}
 
 /**
  * A newest-first source of time-ordered keys (created_at + serial at the end) for the merge: a
@@ -58,10 +65,7 @@ export class RangeCursor implements KeyCursor {
   }
 
   private refill(): void {
-    const { start, end } = this.range;
-    const opts = this.last
-      ? { start: this.last, exclusiveStart: true, end, reverse: true, limit: this.chunk }
-      : { start, end, reverse: true, limit: this.chunk };
+    const opts = nextChunk(this.range, this.last, this.chunk);
     // a plain loop: Array.from over lmdb-js's iterator showed in the profile of a 2,000-range scan
     const keys: Buffer[] = [];
     for (const k of this.db.getKeys(opts)) keys.push(k);
