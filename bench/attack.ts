@@ -19,6 +19,8 @@ import { emit, log, machine, relayRssMb, table, waitForQuiet } from './lib/repor
 import { challengeOf, loadPaced, open, openMany, prefixOf, send, type Sock, type VictimResult } from './lib/sockets.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** Searches the live-search attack holds: each matches every profile it publishes. */
+const LIVE_SEARCH_WORDS = ['profile', 'profile published', 'live-search attack', 'published during', 'profile attack'];
 const ATTACKS = ['filters', 'prefixes', 'host-auth', 'auth-flood', 'event-flood', 'scans', 'slow-readers', 'big-messages', 'neg-union', 'neg-flood', 'neg-hold', 'http-flood', 'live-search'] as const;
 /**
  * The first message of a negentropy initiator that holds nothing: an empty id list over the whole
@@ -299,13 +301,15 @@ async function startAttack(name: AttackName, ctx: Ctx): Promise<Attack> {
       return { describe: '64 keep-alive HTTP sockets requesting /, /status.json, /metrics, /directory, /directory.json back to back', stop: async () => { running = false; agent.destroy(); return { answers: tally.by, bytes_received: bytes }; } };
     }
     case 'live-search': {
-      // 2,000 live NIP-50 searches (10 connections x 200), and kind 0 profiles published from the
-      // attacker's own connection at ~500/s: each published profile meets every live search
+      // 2,000 live NIP-50 searches (10 connections x 200) for words of the kind 0 profiles the
+      // attacker publishes from its own connection at ~500/s: each published profile matches every
+      // live search (a search is all of its words: the profiles are "profile N", about "a profile
+      // published during the live-search attack")
       const socks = await openMany(ctx.url, 11, ctx.address);
       const subs = socks.slice(0, 10);
       subs.forEach((s, i) => {
         s.onMessage = (m) => { if (m[0] === 'CLOSED') tally.add(prefixOf(m[2])); if (m[0] === 'EOSE') tally.add('eose'); };
-        for (let k = 0; k < 200; k++) send(s, ['REQ', `q${k}`, { kinds: [0], search: `n${i}x${k} ${vals(1)[0]}`, limit: 0 }]);
+        for (let k = 0; k < 200; k++) send(s, ['REQ', `q${k}`, { kinds: [0], search: LIVE_SEARCH_WORDS[(i * 200 + k) % LIVE_SEARCH_WORDS.length], limit: 0 }]);
       });
       const pub = socks[10];
       pub.onMessage = (m) => { if (m[0] === 'OK') tally.add(m[2] === true ? 'published' : prefixOf(m[3])); };
@@ -313,7 +317,7 @@ async function startAttack(name: AttackName, ctx: Ctx): Promise<Attack> {
       const timer = setInterval(() => {
         for (let j = 0; j < 50 && k < ctx.profiles.length; j++) send(pub, ['EVENT', ctx.profiles[k++ % ctx.profiles.length]]);
       }, 100);
-      return { describe: '2,000 live NIP-50 searches from 10 connections; ~500 kind 0 profiles/s published meanwhile', stop: async () => { running = false; clearInterval(timer); closeAll(socks); return { answers: tally.by, profiles_sent: k }; } };
+      return { describe: '2,000 live NIP-50 searches from 10 connections for words of the ~500 kind 0 profiles/s published meanwhile from the same address', stop: async () => { running = false; clearInterval(timer); closeAll(socks); return { answers: tally.by, profiles_sent: k }; } };
     }
   }
 }
