@@ -111,11 +111,18 @@ export async function backupCommand(config: Config, argv: string[]): Promise<num
     const s = store.stats();
     const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MiB`;
     process.stderr.write(`backup: copying ${fmt(s.events)} events (${mb(s.bytes)}) from ${source} into ${target}\n`);
-    const bytes = await copyStore(store.env, partial, s.bytes, (p) => {
-      const pct = p.total > 0 ? Math.min(100, Math.floor((100 * p.copied) / p.total)) : 0;
-      process.stderr.write(`backup: ${mb(p.copied)} of ${mb(p.total)} (${pct}%)\n`);
-    });
-    fsyncPath(join(partial, DATA_FILE));
+    let bytes: number;
+    try {
+      bytes = await copyStore(store.env, partial, s.bytes, (p) => {
+        const pct = p.total > 0 ? Math.min(100, Math.floor((100 * p.copied) / p.total)) : 0;
+        process.stderr.write(`backup: ${mb(p.copied)} of ${mb(p.total)} (${pct}%)\n`);
+      });
+      fsyncPath(join(partial, DATA_FILE));
+    } catch (e) {
+      // a full target disk, a file system refusing the copy: nothing half-made stays behind
+      rmSync(partial, { recursive: true, force: true });
+      throw new UsageError(`copying the store into ${partial} failed: ${(e as Error).message}; nothing was kept. The copy needs about ${mb(s.bytes)} free on that file system (df -h ${dirname(target)})`);
+    }
     // what the snapshot holds, read from the copy itself (which also shows that it opens)
     const copy = await openStore({ dir: partial, mapSize: storeMapOptions(config).mapSize, readOnly: true });
     let events: number;
