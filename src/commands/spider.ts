@@ -47,6 +47,12 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
     logger.flush();
     return 2;
   }
+  // Listening before the spider opens (and logs 'spider started'): a SIGTERM that arrives while it
+  // starts stops it cleanly instead of killing the process with the store open.
+  const stopSignal = once ? null : new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
   let opened: StandaloneSpider;
   try {
     opened = await openStandaloneSpider(config, logger, { relayUrl, local, once });
@@ -70,10 +76,7 @@ export async function spiderCommand(config: Config, argv: string[], out: NodeJS.
       // runs at once, then every interval; the scheduler's timer keeps the process alive between runs
       spider.start();
       monitor?.start();
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', resolve);
-        process.once('SIGTERM', resolve);
-      });
+      await stopSignal;
       logger.info('spider: stopping');
     }
   } catch (e) {
