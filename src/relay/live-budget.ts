@@ -9,15 +9,15 @@
 import { KeyedBuckets } from './ratelimit/token-bucket.js';
 import { addressKey } from './policy/cidr.js';
 
-export const liveOverBudget = (perIp: number): string =>
-  `rate-limited: the live events for this address's subscriptions exceeded ${perIp.toLocaleString('en-US')} a second; this subscription was closed: subscribe again with fewer or narrower filters`;
-
 export class LiveBudget {
   private readonly buckets: KeyedBuckets<string>;
+  /** the CLOSED message of a subscription closed over the budget */
+  readonly refusal: string;
 
   /** perIp <= 0: unlimited */
-  constructor(readonly perIp: number, burstSeconds: number) {
+  constructor(perIp: number, burstSeconds: number) {
     this.buckets = new KeyedBuckets(perIp, perIp * burstSeconds);
+    this.refusal = `rate-limited: the live events for this address's subscriptions exceeded ${perIp.toLocaleString('en-US')} a second; this subscription was closed: subscribe again with fewer or narrower filters`;
   }
 
   /** Takes one live event for a subscription of `ip`; false when its address has none left. */

@@ -21,7 +21,7 @@ import { dispatch } from './handlers/dispatch.js';
 import { closeAll, closeSubscription } from './handlers/close.js';
 import { negentropyFigures } from './handlers/neg.js';
 import { deliver } from './handlers/req.js';
-import { LiveBudget, liveOverBudget } from './live-budget.js';
+import { LiveBudget } from './live-budget.js';
 import { mountHttp, type PageAnswer } from './http.js';
 import { relayInfo } from './nip11.js';
 import { createDashboard, type DirectorySource, type Section } from './dashboard/status.js';
@@ -113,8 +113,8 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
       // over its address's budget: the subscription ends here, saying why (live-budget.ts)
       if (!closeSubscription(ctx, sub.conn, sub.subId)) continue;
       metrics.refusals.inc({ reason: 'rate-limited' });
-      access.refused('REQ', liveOverBudget(liveBudget.perIp), sub.conn.ip);
-      sub.conn.send(closedMessage(sub.subId, liveOverBudget(liveBudget.perIp)));
+      access.refused('REQ', liveBudget.refusal, sub.conn.ip);
+      sub.conn.send(closedMessage(sub.subId, liveBudget.refusal));
     }
   };
   const unsubscribe = pipeline.onStored(fanOut);

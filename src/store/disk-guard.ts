@@ -28,8 +28,6 @@ export interface DiskState {
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(n < 10 * 1024 * 1024 ? 1 : 0)} MiB`;
 
 export class DiskGuard {
-  private free: number | null = null;
-  private full = false;
   private refused = 0;
 
   constructor(
@@ -47,20 +45,22 @@ export class DiskGuard {
     }
   }
 
+  private tooLittle(free: number | null): boolean {
+    return this.minFreeBytes > 0 && free !== null && free < this.minFreeBytes;
+  }
+
   /** Why a write must not start now (an `error:` reason for its events), or null when it may. */
   refusal(): string | null {
     if (this.minFreeBytes <= 0) return null;
-    this.free = this.measure();
-    this.full = this.free !== null && this.free < this.minFreeBytes;
-    if (!this.full) return null;
+    const free = this.measure();
+    if (!this.tooLittle(free)) return null;
     this.refused++;
-    return `the relay's disk is full (${mib(this.free!)} free on the file system of ${this.dir}, less than store.minFreeBytes ${mib(this.minFreeBytes)}); writes resume when space is freed`;
+    return `the relay's disk is full (${mib(free!)} free on the file system of ${this.dir}, less than store.minFreeBytes ${mib(this.minFreeBytes)}); writes resume when space is freed`;
   }
 
   /** Measured now (for /metrics and the status page). */
   state(): DiskState {
-    this.free = this.measure();
-    this.full = this.minFreeBytes > 0 && this.free !== null && this.free < this.minFreeBytes;
-    return { freeBytes: this.free, minFreeBytes: this.minFreeBytes, full: this.full, refusedBatches: this.refused };
+    const free = this.measure();
+    return { freeBytes: free, minFreeBytes: this.minFreeBytes, full: this.tooLittle(free), refusedBatches: this.refused };
   }
 }

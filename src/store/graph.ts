@@ -547,7 +547,10 @@ export class GraphWalkCursor implements KeyCursor {
     const opts = nextChunk(this.range, this.last, this.chunk);
     const keys: Buffer[] = [];
     const authors: number[] = [];
+    let read = 0;
     for (const { key, value } of this.dbs.graph.graphtime.getRange(opts)) {
+      read++;
+      this.last = key;
       if (key.length !== 2 + SUFFIX_BYTES || value.length < 4) continue; // cannot happen: graph.ts writes both
       keys.push(key);
       authors.push(value.readUInt32BE(0));
@@ -556,8 +559,8 @@ export class GraphWalkCursor implements KeyCursor {
     this.authors = authors;
     this.i = 0;
     this.checked = -1;
-    if (keys.length < this.chunk) this.exhausted = true;
-    if (keys.length > 0) this.last = keys[keys.length - 1]!;
+    // the end of the range: fewer entries than asked for (a skipped entry does not end it)
+    if (read < this.chunk) this.exhausted = true;
     this.chunk = Math.min(this.chunk * 2, MAX_CHUNK);
   }
 }
