@@ -24,6 +24,7 @@
 import { isCountedPair, type CounterBatch } from './counters.js';
 import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
+import type { Membership } from './follower-cache.js';
 import { MAX_CHUNK, nextChunk, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
 
@@ -397,16 +398,23 @@ export function setSize(dbs: Dbs, kind: number, followee: number, cap: number): 
 }
 
 /**
+ * The stored follower counter of (kind, followee) where the kind is counted, or undefined. Its
+ * value changes with every change of the set (counters.ts): follower-cache.ts keys sets by it.
+ */
+export function followerCounter(dbs: Dbs, kind: number, followee: number): Buffer | undefined {
+  if (!isCountedPair('p', kind)) return undefined;
+  const pk = idPubkey(dbs, followee);
+  const v = pk === undefined ? undefined : dbs.tagcount.getBinary(counterKey(pk, kind));
+  // flags (1) | count (4) | version (4) | registers: counters.ts
+  return v && v.length >= 9 ? v : undefined;
+}
+
+/**
  * The follower count of (kind, followee) for planning: the NIP-45 counter where the kind is counted
  * (one read, whatever the size), else the set counted natively to its end (~50 ns a follower).
  */
-export function followerCount(dbs: Dbs, kind: number, followee: number): number {
-  if (isCountedPair('p', kind)) {
-    const pk = idPubkey(dbs, followee);
-    const v = pk === undefined ? undefined : dbs.tagcount.getBinaryFast(counterKey(pk, kind));
-    // flags (1) | count (4): counters.ts
-    if (v && v.length >= 5) return v.readUInt32BE(1);
-  }
+export function followerCount(dbs: Dbs, kind: number, followee: number, counter = followerCounter(dbs, kind, followee)): number {
+  if (counter) return counter.readUInt32BE(1);
   const r = setRange(kind, followee);
   return dbs.graph.graph.getKeysCount({ start: r.start, end: r.end });
 }
@@ -512,6 +520,8 @@ export class GraphWalkCursor implements KeyCursor {
     until: number,
     private chunk: number,
     private readonly charge: (entries: number) => void,
+    /** the follower set in memory (follower-cache.ts), tested instead of probing the graph */
+    private readonly member: Membership | null = null,
   ) {
     this.range = timeRange(kindPrefix(src.kind), since, until);
     this.probe.writeUInt16BE(src.kind, 0);
@@ -527,9 +537,15 @@ export class GraphWalkCursor implements KeyCursor {
       }
       const k = this.keys[this.i]!;
       if (this.checked === this.i) return k;
-      this.charge(2);
-      this.probe.writeUInt32BE(this.authors[this.i]!, 6);
-      if (this.dbs.graph.graph.doesExist(this.probe)) {
+      const author = this.authors[this.i]!;
+      let found: boolean;
+      if (this.member) found = this.member(author);
+      else {
+        this.charge(1);
+        this.probe.writeUInt32BE(author, 6);
+        found = this.dbs.graph.graph.doesExist(this.probe);
+      }
+      if (found) {
         this.checked = this.i;
         this.ca = k.readUInt32BE(2);
         this.serial = readSerial(k, 6);
@@ -555,6 +571,7 @@ export class GraphWalkCursor implements KeyCursor {
       keys.push(key);
       authors.push(value.readUInt32BE(0));
     }
+    this.charge(read);
     this.keys = keys;
     this.authors = authors;
     this.i = 0;

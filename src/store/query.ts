@@ -7,11 +7,12 @@ import { createdAtOf, expirationOfValue, headerLength, idHexOf, kindOf, MAX_CREA
 import { counterOffset, isCountedPair, isHexPrefix, readCounter } from './counters.js';
 import { addrMemo, type AddrMemo } from './addr-memo.js';
 import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from './frames.js';
-import { addrKey, expiryKey, hexBytes, keyCreatedAt, keySerial, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKeyRef, tagKindPrefix, tagPrefix } from './keys.js';
+import { addrKey, expiryKey, hexBytes, keyCreatedAt, keySerial, kindPrefix, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKeyRef, tagKindPrefix, tagPrefix, timeRange } from './keys.js';
 import { CompiledFilter } from './match.js';
 import { planCost, planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
 import { MergeScan, type KeyCursor } from './scan.js';
-import { followerCount, GraphSetCursor, GraphWalkCursor, isGraphKind, listCount, pubkeyId, type GraphSource } from './graph.js';
+import { followerCount, followerCounter, GraphSetCursor, GraphWalkCursor, isGraphKind, listCount, pubkeyId, type GraphSource } from './graph.js';
+import { followerSet, MIN_CACHED } from './follower-cache.js';
 import type { BinDb, Dbs } from './schema.js';
 import { SearchScan } from './search/scan.js';
 import type { CountResult, ScanSignal, SeenSerials } from './types.js';
@@ -420,18 +421,32 @@ const WALK_READS = 3;
  * A cursor per follower set of a plan: the set read whole (GraphSetCursor), or the kind's lists
  * walked newest first probing the set (GraphWalkCursor), whichever reads less for `wanted` matches:
  * the set costs its size, the walk about wanted x lists / set size (the followers are spread over
- * the kind's lists). A COUNT or an unlimited iteration wants every match: the set.
+ * the kind's lists). A COUNT or an unlimited iteration wants every match: the set, or, within a
+ * since/until window that holds fewer lists than the set has followers, the window walked.
  */
 function graphCursors(env: ScanEnv, sources: GraphSource[], { since, until }: { since: number; until: number }, wanted: number, chunk: number): KeyCursor[] {
   const charge = (n: number): void => env.signal?.charge?.(n);
+  const bounded = since > 0 || until < MAX_CREATED_AT;
   return sources.map((src) => {
-    if (wanted === Infinity) return new GraphSetCursor(env.dbs, src, since, until, charge);
-    const size = followerCount(env.dbs, src.kind, src.followee);
+    const counter = followerCounter(env.dbs, src.kind, src.followee);
+    const size = followerCount(env.dbs, src.kind, src.followee, counter);
+    const affordable = Math.min(env.signal?.budgetLeft ?? Infinity, Number.MAX_SAFE_INTEGER) / 2;
+    if (wanted === Infinity) {
+      // every match in a time window: the window's lists tested against the set, when the window
+      // holds fewer lists than the set has followers (the set costs two reads per follower)
+      if (!bounded || size < MIN_CACHED) return new GraphSetCursor(env.dbs, src, since, until, charge);
+      const inWindow = countRange(env.dbs.graph.graphtime, timeRange(kindPrefix(src.kind), since, until), size);
+      if (inWindow >= size) return new GraphSetCursor(env.dbs, src, since, until, charge);
+      const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size, affordable, charge) : null;
+      return new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, member);
+    }
     const lists = listCount(env.dbs, src.kind);
     const walk = WALK_READS * Math.min(lists, ((wanted + 1) * lists) / Math.max(1, size));
-    return walk < SET_READS * size
-      ? new GraphWalkCursor(env.dbs, src, since, until, chunk, charge)
-      : new GraphSetCursor(env.dbs, src, since, until, charge);
+    if (walk >= SET_READS * size) return new GraphSetCursor(env.dbs, src, since, until, charge);
+    // the set in memory when it is kept, or worth reading: it costs its size once, the walk's
+    // probes cost about a third of the walk each time (a query may read it within half its budget)
+    const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size, affordable, charge) : null;
+    return new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, member);
   });
 }
 
