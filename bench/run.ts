@@ -13,8 +13,9 @@ import { directory } from './directory.js';
 import { negentropy } from './negentropy.js';
 import { search } from './search.js';
 import { attack } from './attack.js';
+import { answers } from './answers.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, attack];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, attack, answers];
 
 function help(): string {
   const parts = [
