@@ -33,6 +33,28 @@ export const MIN_CACHED = 1024;
 /** Most bytes of sets one thread keeps (least recently used go first). */
 const MAX_BYTES = 32 * 1024 * 1024;
 
+// Reading a set is paid by the thread, not by the REQ that happens to ask first: a set of 186,000
+// followers is ~190 ms of reading (~1 µs a key) that serves every later REQ until the set changes,
+// and charged to one REQ's read budget (200,000 entries by default) it could never be read. The
+// thread's allowance bounds what reading sets can cost it: at most ALLOWANCE entries at once,
+// refilled at REFILL_PER_S (a tenth of a thread at the measured cost). Past it, or for a set larger
+// than what is left, the walk probes the graph as it did before sets were kept.
+/** Most entries one thread may read into sets at once (also the largest set it reads). */
+const ALLOWANCE = 1_000_000;
+/** Entries per second the allowance grows back. */
+const REFILL_PER_S = 100_000;
+let tokens = ALLOWANCE;
+let refilledAt = Date.now();
+
+function allow(entries: number): boolean {
+  const now = Date.now();
+  tokens = Math.min(ALLOWANCE, tokens + ((now - refilledAt) / 1000) * REFILL_PER_S);
+  refilledAt = now;
+  if (entries > tokens) return false;
+  tokens -= entries;
+  return true;
+}
+
 interface ThreadCache {
   sets: Map<string, Entry>;
   bytes: number;
@@ -49,10 +71,10 @@ function cacheOf(dbs: Dbs): ThreadCache {
 /**
  * The follower set of (kind, followee) as a membership test, from this thread's cache when `stamp`
  * (the counter's stored value in the caller's transaction) is the one it was read under, else read
- * now (`charge` is told the entries read) when `size` is at least MIN_CACHED and at most
- * `affordable`. null: not cached and not worth (or not allowed) reading.
+ * now when `size` is at least MIN_CACHED and the thread's allowance covers it. null: not cached and
+ * not worth (or not allowed) reading.
  */
-export function followerSet(dbs: Dbs, kind: number, followee: number, stamp: Buffer, size: number, affordable: number, charge: (entries: number) => void): Membership | null {
+export function followerSet(dbs: Dbs, kind: number, followee: number, stamp: Buffer, size: number): Membership | null {
   const c = cacheOf(dbs);
   const key = `${kind}:${followee}`;
   const hit = c.sets.get(key);
@@ -66,9 +88,8 @@ export function followerSet(dbs: Dbs, kind: number, followee: number, stamp: Buf
     c.sets.delete(key);
     c.bytes -= hit.bytes;
   }
-  if (size < MIN_CACHED || size > affordable) return null;
+  if (size < MIN_CACHED || !allow(size)) return null;
   const entry = read(dbs, kind, followee, size);
-  charge(entry.read);
   if (entry.bytes > MAX_BYTES / 4) return entry.has; // used once, not kept
   const kept: Entry = { stamp: Buffer.from(stamp), has: entry.has, bytes: entry.bytes };
   c.sets.set(key, kept);
@@ -82,7 +103,7 @@ export function followerSet(dbs: Dbs, kind: number, followee: number, stamp: Buf
 }
 
 /** Reads the set of (kind, followee): its keys arrive in follower-id order. */
-function read(dbs: Dbs, kind: number, followee: number, size: number): { has: Membership; bytes: number; read: number } {
+function read(dbs: Dbs, kind: number, followee: number, size: number): { has: Membership; bytes: number } {
   const r = setRange(kind, followee);
   let ids = new Uint32Array(Math.max(16, size));
   let n = 0;
@@ -99,10 +120,10 @@ function read(dbs: Dbs, kind: number, followee: number, size: number): { has: Me
   if (bitsetBytes < 4 * n) {
     const bits = new Uint32Array(bitsetBytes / 4);
     for (let i = 0; i < n; i++) bits[ids[i]! >>> 5]! |= 1 << (ids[i]! & 31);
-    return { has: (id) => id <= maxId && (bits[id >>> 5]! & (1 << (id & 31))) !== 0, bytes: bitsetBytes, read: n };
+    return { has: (id) => id <= maxId && (bits[id >>> 5]! & (1 << (id & 31))) !== 0, bytes: bitsetBytes };
   }
   const sorted = ids.slice(0, n);
-  return { has: (id) => contains(sorted, id), bytes: 4 * n, read: n };
+  return { has: (id) => contains(sorted, id), bytes: 4 * n };
 }
 
 function contains(sorted: Uint32Array, id: number): boolean {

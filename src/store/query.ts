@@ -430,22 +430,21 @@ function graphCursors(env: ScanEnv, sources: GraphSource[], { since, until }: { 
   return sources.map((src) => {
     const counter = followerCounter(env.dbs, src.kind, src.followee);
     const size = followerCount(env.dbs, src.kind, src.followee, counter);
-    const affordable = Math.min(env.signal?.budgetLeft ?? Infinity, Number.MAX_SAFE_INTEGER) / 2;
     if (wanted === Infinity) {
       // every match in a time window: the window's lists tested against the set, when the window
       // holds fewer lists than the set has followers (the set costs two reads per follower)
       if (!bounded || size < MIN_CACHED) return new GraphSetCursor(env.dbs, src, since, until, charge);
       const inWindow = countRange(env.dbs.graph.graphtime, timeRange(kindPrefix(src.kind), since, until), size);
       if (inWindow >= size) return new GraphSetCursor(env.dbs, src, since, until, charge);
-      const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size, affordable, charge) : null;
+      const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size) : null;
       return new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, member);
     }
     const lists = listCount(env.dbs, src.kind);
     const walk = WALK_READS * Math.min(lists, ((wanted + 1) * lists) / Math.max(1, size));
     if (walk >= SET_READS * size) return new GraphSetCursor(env.dbs, src, since, until, charge);
-    // the set in memory when it is kept, or worth reading: it costs its size once, the walk's
-    // probes cost about a third of the walk each time (a query may read it within half its budget)
-    const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size, affordable, charge) : null;
+    // the set in memory when it is kept, or worth reading (follower-cache.ts): it costs its size
+    // once, where the walk's probes cost about a third of the walk each time
+    const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size) : null;
     return new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, member);
   });
 }
