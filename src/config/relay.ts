@@ -38,7 +38,7 @@ export const limitsSchema = z
     maxSubIdLength: int(64, 'longest subscription id (NIP-11 max_subid_length)', 1, 1024),
     createdAtFutureSeconds: int(900, 'refuse events dated more than this far in the future (NIP-11 created_at_upper_limit)', 0),
     createdAtPastSeconds: int(0, 'refuse events older than this many seconds; 0 = no lower limit (NIP-11 created_at_lower_limit)', 0),
-    maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader)', 65536),
+    maxBufferedBytes: int(8 * 1024 * 1024, 'a connection whose unsent output exceeds this is closed (slow reader); a REQ answer larger than this is let through while it drains', 65536),
     maxBufferedBytesPerIp: int(64 * 1024 * 1024, 'unsent output of all connections of one IP address (IPv6: one /64) together; past it the one holding most is closed (slow reader)', 65536),
     idleTimeout: duration('10m', 'close connections silent this long'),
     pageSnapshot: duration('1s', 'the heavy HTTP pages (/, /status.json, /metrics, /directory, /directory.json) are built at most this often and served from that snapshot meanwhile; 0 = built for every request'),

@@ -62,6 +62,8 @@ export class Connection implements OutputHolder {
 
   private outbox: Array<string | Uint8Array> = [];
   private outboxBytes = 0;
+  /** bytes of REQ answers let past the connection's cap while they drain (output-budget.ts) */
+  private answerCredit = 0;
 
   /** The socket is open: from now on this connection's output counts toward its address. */
   attach(ws: WebSocket<{ conn: Connection }>): void {
@@ -79,7 +81,7 @@ export class Connection implements OutputHolder {
     if (this.closed || !ws) return false;
     this.outbox.push(text);
     this.outboxBytes += typeof text === 'string' ? text.length : text.byteLength;
-    const over = this.output.account(this, this.outboxBytes + ws.getBufferedAmount());
+    const over = this.output.account(this, this.outboxBytes + ws.getBufferedAmount(), this.answerCredit);
     if (over) {
       (over.close as Connection).closeSlow(over.why);
       if (over.close === this) return false;
@@ -111,11 +113,21 @@ export class Connection implements OutputHolder {
     this.refreshOutput();
   }
 
+  /**
+   * A REQ answer of `bytes` is about to be sent: the connection's cap lets it through while it
+   * drains (the credit shrinks with what is still unsent, refreshOutput); the address cap does not.
+   */
+  expectAnswer(bytes: number): void {
+    this.answerCredit += bytes;
+  }
+
   /** Re-reads what uWS still holds for this connection (after a flush, on drain). */
   refreshOutput(): void {
     if (this.closed || !this.ws) return;
     try {
-      this.output.account(this, this.outboxBytes + this.ws.getBufferedAmount());
+      const unsent = this.outboxBytes + this.ws.getBufferedAmount();
+      this.answerCredit = Math.min(this.answerCredit, unsent);
+      this.output.account(this, unsent, this.answerCredit);
     } catch {
       /* closed under us */
     }

@@ -6,6 +6,12 @@
 // A connection's figure is what it holds queued for this turn plus what uWS still buffers; it is
 // read again on every send, after every flush and on drain, so it is never older than the last
 // time the connection was written to or drained.
+//
+// One REQ's stored events may be larger than the connection's cap (500 follow lists of the
+// network's size are 8-35 MB; limit x the largest event allowed is more), and they are written at
+// once: the connection's cap lets them through while they drain (Connection.expectAnswer), so a
+// client that asks for them is answered, not closed. The address cap counts them like any output,
+// so a client that asks and never reads is still bounded.
 import { Tally } from './policy/budgets.js';
 
 export interface OutputHolder {
@@ -44,14 +50,15 @@ export class OutputBudget {
 
   /**
    * Records that `c` now holds `bytes` unsent. Returns the connection to close as a slow reader and
-   * why, or null when every cap holds.
+   * why, or null when every cap holds. `credit`: bytes of REQ answers the connection's cap lets
+   * through while they drain (Connection.expectAnswer); the address cap counts every byte.
    */
-  account(c: OutputHolder, bytes: number): { close: OutputHolder; why: SlowReason } | null {
+  account(c: OutputHolder, bytes: number, credit = 0): { close: OutputHolder; why: SlowReason } | null {
     this.ipBytes.add(c.key, bytes - c.accounted);
     this.all += bytes - c.accounted;
     if (this.all > this.peak) this.peak = this.all;
     c.accounted = bytes;
-    if (bytes > this.perConnection) return { close: c, why: 'connection' };
+    if (bytes - credit > this.perConnection) return { close: c, why: 'connection' };
     if (this.ipBytes.get(c.key) <= this.perIp) return null;
     let largest = c;
     for (const o of this.byIp.get(c.key) ?? []) if (o.accounted > largest.accounted) largest = o;

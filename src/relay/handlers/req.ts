@@ -96,7 +96,9 @@ function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames
   if (!frames) return true;
   const dms = h.access.dms;
   const hide = dms.needsFiltering(filters, conn.authed);
-  for (let i = 0, n = frameCount(frames); i < n; i++) {
+  const n = frameCount(frames);
+  if (n > 0) conn.expectAnswer(frames.ends[n - 1]!);
+  for (let i = 0; i < n; i++) {
     if (hide && dms.kinds.has(frames.kinds[i]!) && !dms.canSeeJson(frameJson(frames, i), conn.authed)) continue;
     if (!conn.send(frameAt(frames, i))) return false;
   }
