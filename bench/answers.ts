@@ -7,7 +7,8 @@
 // the relay (it asks for the lowest id first, which not every relay does), so each difference is
 // classed:
 //   identical   the same events in the same order;
-//   tie order   the same events, ordered differently only among equal created_at;
+//   tie order   the same events, ordered differently only among equal created_at (the table says
+//               how many of those answers each relay gave in NIP-01's order, lowest id first);
 //   limit tie   a limit cut a run of equal created_at at different events (the rest identical);
 //   differ      anything else: a missing or extra event, a wrong order, a different count.
 // Only "differ" is a wrong answer; the run exits 1 when there is one.
@@ -105,6 +106,9 @@ function runs(a: Ev[]): string[] {
   return out;
 }
 
+/** Whether each run of equal created_at in an answer is in ascending id order (NIP-01's tie rule). */
+export const tiesById = (a: Ev[]): boolean => a.every((e, i) => i === 0 || a[i - 1]!.created_at !== e.created_at || a[i - 1]!.id < e.id);
+
 /** Whether an answer is newest first. */
 const ordered = (a: Ev[]): boolean => a.every((e, i) => i === 0 || a[i - 1]!.created_at >= e.created_at);
 
@@ -201,6 +205,8 @@ export const answers: Bench = {
       const tally: Record<Verdict, number> = { identical: 0, 'tie order': 0, 'limit tie': 0, differ: 0 };
       let events = 0;
       let shown = 0;
+      /** tie-order answers whose ties are in NIP-01's order (lowest id first), per side */
+      const nip01 = { url: 0, vs: 0 };
       for (let i = 0; i < num(o, 'queries'); i++) {
         let q: Query;
         if (shape === 'followers-window' || shape === 'follower-count-window') {
@@ -215,6 +221,10 @@ export const answers: Bench = {
         const v = verdict(q, x, y);
         tally[v]++;
         events += x.events.length;
+        if (v === 'tie order' && q.filters.length === 1) {
+          if (tiesById(x.events)) nip01.url++;
+          if (tiesById(y.events)) nip01.vs++;
+        }
         if (v === 'differ' && shown++ < num(o, 'show')) {
           const only = (p: Ev[], r: Ev[]): number => { const s = new Set(r.map((e) => e.id)); return p.filter((e) => !s.has(e.id)).length; };
           log(`  ${shape} differs: ${JSON.stringify(q.filters).slice(0, 300)}\n    --url ${q.count ? `count ${x.count ?? `none (CLOSED ${x.closed})`}` : `${x.events.length} events${x.closed ? ` CLOSED ${x.closed}` : ''}, ${only(x.events, y.events)} not in --vs`}; --vs ${q.count ? `count ${y.count ?? `none (CLOSED ${y.closed})`}` : `${y.events.length} events${y.closed ? ` CLOSED ${y.closed}` : ''}, ${only(y.events, x.events)} not in --url`}`);
@@ -222,8 +232,9 @@ export const answers: Bench = {
       }
       wrong += tally.differ;
       const n = tally.identical + tally['tie order'] + tally['limit tie'] + tally.differ;
-      rows.push({ shape, queries: n, identical: tally.identical, 'tie order': tally['tie order'], 'limit tie': tally['limit tie'], differ: tally.differ, 'events (--url)': events });
-      emit({ bench: 'answers', shape, url: str(o, 'url'), vs, queries: n, ...tally, events, label: str(o, 'label') || undefined, file: file || undefined });
+      const ties = tally['tie order'] && shape !== 'two-filters' ? `${tally['tie order']} (NIP-01 order: --url ${nip01.url}, --vs ${nip01.vs})` : tally['tie order'];
+      rows.push({ shape, queries: n, identical: tally.identical, 'tie order': ties, 'limit tie': tally['limit tie'], differ: tally.differ, 'events (--url)': events });
+      emit({ bench: 'answers', shape, url: str(o, 'url'), vs, queries: n, ...tally, ties_nip01_url: nip01.url, ties_nip01_vs: nip01.vs, events, label: str(o, 'label') || undefined, file: file || undefined });
     }
     table(`answers: ${str(o, 'url')} against ${vs}`, rows);
     if (wrong) log(`${wrong} answers differ`);
