@@ -104,7 +104,14 @@ test('import runs itself with a bounded heap (512 MB, more for a larger window, 
     const t0 = Date.now();
     while (children().length === 0 && Date.now() - t0 < 20_000) await new Promise((r) => setTimeout(r, 100));
     assert.equal(children().length, 1, 'one child process does the import');
-    await new Promise((r) => setTimeout(r, 1500)); // lets it store the five lines (the pipe stays open)
+    // it stores the five lines while the pipe stays open: wait until a reader sees them (a fixed
+    // wait of 1.5 s was too short on a loaded machine)
+    const stored = (): number => {
+      const r = cli(['stats', '--data', data, '--json']);
+      return r.status === 0 ? (JSON.parse(r.stdout) as { events: number }).events : -1;
+    };
+    const t2 = Date.now();
+    while (stored() < 5 && Date.now() - t2 < 60_000) await new Promise((r) => setTimeout(r, 200));
     const exited = new Promise<number | null>((r) => imp.once('exit', (code) => r(code)));
     imp.kill('SIGTERM');
     const code = await exited;

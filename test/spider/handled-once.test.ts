@@ -128,7 +128,7 @@ test('concurrency 2: different servers are fetched at once; one server (any path
     // `one` under two spellings (another path): same server, so never two connections at once.
     await home.ingest(relayList(seed.sk, T0, [one.url, `${one.url}/second`, other.url]), { source: 'client' });
     const spider = createSpider({
-      config: spiderConfig({ seeds: [seed.pk], hops: 0, concurrency: 2, pause: '300ms', idleTimeout: '150ms', kinds: [0, 3] }),
+      config: spiderConfig({ seeds: [seed.pk], hops: 0, concurrency: 2, pause: '600ms', idleTimeout: '150ms', kinds: [0, 3] }),
       store: home.store, ingest: home.ingest, logger: quietLog,
     });
     const s = await spider.runOnce();
@@ -136,8 +136,10 @@ test('concurrency 2: different servers are fetched at once; one server (any path
     assert.equal(s.relays.reached, 3);
     const [s1, s2] = spans.get(one)!;
     assert.ok(s1 && s2, 'two fetches from the first server');
-    // (the pause starts when our side closes; the server sees the close a moment later)
-    assert.ok(s2[0] - s1[1] >= 250, `the pause between two fetches from one server (${s2[0] - s1[1]} ms)`);
+    // The pause starts when our side closes; the server sees the close a moment later, on a loaded
+    // machine a few hundred ms later (237 ms seen of a 300 ms pause): half the pause is asked for,
+    // where none gives about 0.
+    assert.ok(s2[0] - s1[1] >= 300, `the pause between two fetches from one server (${s2[0] - s1[1]} ms of 600)`);
     const [o] = spans.get(other)!;
     assert.ok(o && o[0] < s1[1] && s1[0] < o[1], 'the other server was fetched during the first');
   } finally {
