@@ -19,7 +19,8 @@ import type { BinDb } from './schema.js';
 
 const F_DENSE = 1;
 const F_STALE = 2;
-const HEADER = 9;
+/** flags (1) | count (4) | version (4): the fixed part of a counter's value */
+export const COUNTER_HEADER = 9;
 /** sparse pairs beyond this take more room than the dense form */
 const SPARSE_MAX = HLL_REGISTERS / 2;
 
@@ -53,8 +54,8 @@ export function decodeCounter(v: Uint8Array): Counter {
   const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
   const flags = v[0]!;
   const registers = new Uint8Array(HLL_REGISTERS);
-  if (flags & F_DENSE) registers.set(v.subarray(HEADER, HEADER + HLL_REGISTERS));
-  else for (let i = HEADER; i + 1 < v.length; i += 2) registers[v[i]!] = v[i + 1]!;
+  if (flags & F_DENSE) registers.set(v.subarray(COUNTER_HEADER, COUNTER_HEADER + HLL_REGISTERS));
+  else for (let i = COUNTER_HEADER; i + 1 < v.length; i += 2) registers[v[i]!] = v[i + 1]!;
   return { count: dv.getUint32(1), version: dv.getUint32(5), stale: (flags & F_STALE) !== 0, registers };
 }
 
@@ -62,13 +63,13 @@ export function encodeCounter(c: Counter): Buffer {
   let set = 0;
   for (let i = 0; i < HLL_REGISTERS; i++) if (c.registers[i] !== 0) set++;
   const dense = set > SPARSE_MAX;
-  const b = Buffer.allocUnsafe(HEADER + (dense ? HLL_REGISTERS : 2 * set));
+  const b = Buffer.allocUnsafe(COUNTER_HEADER + (dense ? HLL_REGISTERS : 2 * set));
   b[0] = (dense ? F_DENSE : 0) | (c.stale ? F_STALE : 0);
   b.writeUInt32BE(c.count, 1);
   b.writeUInt32BE(c.version >>> 0, 5);
-  if (dense) b.set(c.registers, HEADER);
+  if (dense) b.set(c.registers, COUNTER_HEADER);
   else {
-    let o = HEADER;
+    let o = COUNTER_HEADER;
     for (let i = 0; i < HLL_REGISTERS; i++) {
       if (c.registers[i] === 0) continue;
       b[o++] = i;
@@ -83,7 +84,7 @@ const empty = (): Counter => ({ count: 0, version: 0, stale: false, registers: n
 /** The counter of one tag+kind prefix, or undefined when no counted event has it. */
 export function readCounter(db: BinDb, key: Uint8Array): Counter | undefined {
   const v = db.getBinaryFast(key as Buffer);
-  return v && v.length >= HEADER ? decodeCounter(v) : undefined;
+  return v && v.length >= COUNTER_HEADER ? decodeCounter(v) : undefined;
 }
 
 /**
@@ -184,7 +185,7 @@ export class CounterBatch {
   private write(db: BinDb, p: Pending, undo?: Array<[Buffer, Buffer | undefined]>): void {
     if (p.firstNet === 0 && !p.authors) return; // removed and re-added (a replaced follow list): no change, no read
     const cur = db.getBinary(p.key);
-    const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
+    const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur) : empty();
     const offset = counterOffset(p.key);
     let delta = 0;
     let changed = false;
@@ -221,7 +222,7 @@ export class CounterBatch {
 export function addToCounter(db: BinDb, key: Buffer, pubkeys: readonly string[]): void {
   if (pubkeys.length === 0) return;
   const cur = db.getBinary(key);
-  const c = cur && cur.length >= HEADER ? decodeCounter(cur) : empty();
+  const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur) : empty();
   const offset = counterOffset(key);
   for (const pk of pubkeys) hllAddHex(c.registers, pk, offset);
   c.count += pubkeys.length;
@@ -232,7 +233,7 @@ export function addToCounter(db: BinDb, key: Buffer, pubkeys: readonly string[])
 /** Writes recomputed registers of a stale counter, unless it changed since they were computed. */
 export function refreshHll(db: BinDb, key: Buffer, version: number, registers: Uint8Array): boolean {
   const cur = db.getBinary(key);
-  if (!cur || cur.length < HEADER) return false;
+  if (!cur || cur.length < COUNTER_HEADER) return false;
   const c = decodeCounter(cur);
   if (c.version !== version || !c.stale) return false;
   db.putSync(key, encodeCounter({ count: c.count, version: (c.version + 1) >>> 0, stale: false, registers }));

@@ -139,7 +139,7 @@ function contains(sorted: Uint32Array, id: number): boolean {
   return false;
 }
 
-/** Sets and bytes this thread holds (tests, metrics). */
+/** Sets and bytes this thread holds (tests). */
 export function followerCacheSize(dbs: Dbs): { sets: number; bytes: number } {
   const c = cacheOf(dbs);
   return { sets: c.sets.size, bytes: c.bytes };

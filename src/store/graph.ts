@@ -21,7 +21,7 @@
 // Reading: `{"kinds":[3],"#p":[pk]}` is answered by one of two cursors (query.ts picks by cost):
 // GraphSetCursor reads the follower set and each follower's graphcur entry and sorts them by time;
 // GraphWalkCursor walks graphtime newest first and probes the set for each list's author.
-import { isCountedPair, type CounterBatch } from './counters.js';
+import { COUNTER_HEADER, isCountedPair, type CounterBatch } from './counters.js';
 import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
 import type { Membership } from './follower-cache.js';
@@ -405,8 +405,7 @@ export function followerCounter(dbs: Dbs, kind: number, followee: number): Buffe
   if (!isCountedPair('p', kind)) return undefined;
   const pk = idPubkey(dbs, followee);
   const v = pk === undefined ? undefined : dbs.tagcount.getBinary(counterKey(pk, kind));
-  // flags (1) | count (4) | version (4) | registers: counters.ts
-  return v && v.length >= 9 ? v : undefined;
+  return v && v.length >= COUNTER_HEADER ? v : undefined;
 }
 
 /**

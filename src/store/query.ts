@@ -428,24 +428,24 @@ function graphCursors(env: ScanEnv, sources: GraphSource[], { since, until }: { 
   const charge = (n: number): void => env.signal?.charge?.(n);
   const bounded = since > 0 || until < MAX_CREATED_AT;
   return sources.map((src) => {
+    const set = (): KeyCursor => new GraphSetCursor(env.dbs, src, since, until, charge);
+    // every match and no time window: the set, without reading its counter
+    if (wanted === Infinity && !bounded) return set();
     const counter = followerCounter(env.dbs, src.kind, src.followee);
     const size = followerCount(env.dbs, src.kind, src.followee, counter);
+    // the walk tests each list's author in the set in memory when it is kept, or worth reading
+    // (follower-cache.ts): it costs its size once, where the probes cost a read per list each time
+    const walk = (): KeyCursor => new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, counter ? followerSet(env.dbs, src.kind, src.followee, counter, size) : null);
     if (wanted === Infinity) {
       // every match in a time window: the window's lists tested against the set, when the window
       // holds fewer lists than the set has followers (the set costs two reads per follower)
-      if (!bounded || size < MIN_CACHED) return new GraphSetCursor(env.dbs, src, since, until, charge);
+      if (size < MIN_CACHED) return set();
       const inWindow = countRange(env.dbs.graph.graphtime, timeRange(kindPrefix(src.kind), since, until), size);
-      if (inWindow >= size) return new GraphSetCursor(env.dbs, src, since, until, charge);
-      const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size) : null;
-      return new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, member);
+      return inWindow < size ? walk() : set();
     }
     const lists = listCount(env.dbs, src.kind);
-    const walk = WALK_READS * Math.min(lists, ((wanted + 1) * lists) / Math.max(1, size));
-    if (walk >= SET_READS * size) return new GraphSetCursor(env.dbs, src, since, until, charge);
-    // the set in memory when it is kept, or worth reading (follower-cache.ts): it costs its size
-    // once, where the walk's probes cost about a third of the walk each time
-    const member = counter ? followerSet(env.dbs, src.kind, src.followee, counter, size) : null;
-    return new GraphWalkCursor(env.dbs, src, since, until, chunk, charge, member);
+    const walkReads = WALK_READS * Math.min(lists, ((wanted + 1) * lists) / Math.max(1, size));
+    return walkReads < SET_READS * size ? walk() : set();
   });
 }
 
