@@ -1,6 +1,7 @@
 // NIP-11 relay information document: what we are, and the limits we really enforce.
 import type { Config } from '../config.js';
 import { SOFTWARE, VERSION } from './version.js';
+import { maxAnswerEvents } from '../nostr/lookups.js';
 
 export const SUPPORTED_NIPS = [1, 9, 11, 40, 45];
 
@@ -19,6 +20,9 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
       max_filters: limits.maxFilters,
       max_limit: limits.maxLimit,
       default_limit: limits.defaultLimit,
+      // not in NIP-11: a lookup filter (ids; authors with replaceable kinds; addressable kinds with
+      // #d) is not clamped to max_limit but answered whole, up to this many events per REQ (docs/queries.md)
+      max_lookup_limit: maxAnswerEvents(limits),
       max_subid_length: limits.maxSubIdLength,
       max_event_tags: limits.maxEventTags,
       max_content_length: limits.maxContentLength,

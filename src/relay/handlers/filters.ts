@@ -1,5 +1,6 @@
 // Turns a REQ's or COUNT's filter list into checked filters, or refuses it with a CLOSED.
 import { FilterError, parseFilter, type Filter } from '../../nostr/filter.js';
+import { lookupBound } from '../../nostr/lookups.js';
 import { closedMessage } from '../../nostr/messages.js';
 import { firstRefusal } from '../../ingest/hooks.js';
 import type { RelayContext } from '../context.js';
@@ -37,7 +38,8 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
   for (const r of raw) {
     try {
       const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16, searchKinds: h.config.search.kinds });
-      if (f.limit !== undefined && f.limit > limits.maxLimit) f.limit = limits.maxLimit; // clamp, never refuse
+      // clamp, never refuse; a lookup's limit is bounded by its own size instead (nostr/lookups.ts)
+      if (f.limit !== undefined && f.limit > limits.maxLimit && lookupBound(f) === null) f.limit = limits.maxLimit;
       filters.push(f);
     } catch (e) {
       if (e instanceof FilterError) return `invalid: ${e.message}`;

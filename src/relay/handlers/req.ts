@@ -3,6 +3,7 @@
 // EOSE unless the scan already returned them, so nothing is missed or sent twice.
 import { closedMessage, eoseMessage, eventFraming, eventMessage } from '../../nostr/messages.js';
 import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
+import { answerLimits, maxAnswerEvents } from '../../nostr/lookups.js';
 import { frameAt, frameCount, frameJson, type EventFrames } from '../../store/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
@@ -28,7 +29,11 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   h.metrics.reqs.inc();
 
   const t0 = performance.now();
-  const scan = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
+  const { limits } = h.config;
+  const scan = answerLimits(
+    filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f)),
+    { defaultLimit: limits.defaultLimit, maxLimit: limits.maxLimit, maxEvents: maxAnswerEvents(limits) },
+  );
   let results: EventFrames | null = null;
   const seen = { upTo: 0, newer: new Set<string>() };
   const guard = h.queries.scanGuard(sub.abort);
@@ -43,7 +48,8 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
         return;
       }
       if (sub.abort.aborted) return;
-      results = await h.queries.query(scan, { defaultLimit: h.config.limits.defaultLimit, maxLimit: h.config.limits.maxLimit, signal: guard.signal, seen }, eventFraming(subId));
+      // every filter has its limit now (answerLimits): the store's clamp is the REQ's bound
+      results = await h.queries.query(scan, { defaultLimit: limits.defaultLimit, maxLimit: maxAnswerEvents(limits), signal: guard.signal, seen }, eventFraming(subId));
       sub.seen = seen;
       h.access.querySlots.charge(conn, eventBytes(results));
     }
