@@ -4,7 +4,7 @@
 // delivery (retried until the relay decides, for a bounded time). A remote relay that is down
 // costs a log line per cycle, never the cycle.
 import type { Logger } from 'pino';
-import { finalizeEvent } from 'nostr-tools/pure';
+import { signEvent } from '../nostr/sign.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
 import { homeSink, type HomeSink } from '../remote/deliver.js';
@@ -41,7 +41,7 @@ export function createPublisher(o: PublisherOptions): Publisher {
   };
   return {
     async publish(t) {
-      const event = finalizeEvent({ ...t, tags: t.tags.map((x) => [...x]) }, o.secretKey) as NostrEvent;
+      const event = signEvent(t, o.secretKey);
       let status: IngestStatus;
       try { status = await o.put(event); } catch { status = 'rejected'; }
       for (const url of o.relays) {

@@ -10,7 +10,8 @@
 // to spider.deliveryTimeout; then put() throws a DeliveryError, crawlRelay throws, and the worker
 // fails the attempt instead of acking it. So nothing is acked that the home relay has not taken.
 import WebSocket from 'ws';
-import { finalizeEvent, getPublicKey } from 'nostr-tools/pure';
+import { getPublicKey } from 'nostr-tools/pure';
+import { signEvent } from '../nostr/sign.js';
 import type { Logger } from 'pino';
 import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
@@ -100,7 +101,7 @@ class Conn {
    */
   requestChallenge(secretKey: Uint8Array, relayTag: string, ms: number): Promise<string | null> {
     if (this.challenge) return Promise.resolve(this.challenge);
-    const ask = finalizeEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', relayTag]], content: '' }, secretKey);
+    const ask = signEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', relayTag]], content: '' }, secretKey);
     const got = new Promise<string | null>((resolve) => {
       const t = setTimeout(() => { this.challengeWaiter = null; resolve(null); }, ms);
       this.challengeWaiter = (c) => { clearTimeout(t); this.challengeWaiter = null; resolve(c); };
@@ -239,7 +240,7 @@ export function homeSink(o: HomeSinkOptions): HomeSink {
       const relayTag = o.authUrl ?? o.url;
       const challenge = await c.requestChallenge(o.secretKey, relayTag, o.connectTimeout);
       if (!challenge) { c.close(); throw new Error('no AUTH challenge from the home relay'); }
-      const auth = finalizeEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', relayTag], ['challenge', challenge]], content: '' }, o.secretKey) as NostrEvent;
+      const auth = signEvent({ kind: 22242, created_at: Math.floor(Date.now() / 1000), tags: [['relay', relayTag], ['challenge', challenge]], content: '' }, o.secretKey);
       const r = await c.send('AUTH', auth, o.okTimeout);
       if (!r?.ok) { c.close(); throw new Error(`AUTH refused by the home relay: ${r?.message ?? 'no answer'}`); }
     }

@@ -7,9 +7,9 @@
 // version is newer than the last (created_at strictly increases per pubkey).
 import { isAbsolute, join, basename, dirname } from 'node:path';
 import type { RootDatabase } from 'lmdb';
-import { finalizeEvent } from 'nostr-tools/pure';
 import { dataDirKey, type FileKey } from '../lib/key-file.js';
 import type { NostrEvent } from '../nostr/event.js';
+import { signEvent } from '../nostr/sign.js';
 import type { IngestStatus } from '../ingest/types.js';
 import type { PassResult } from './pass.js';
 
@@ -95,7 +95,7 @@ export class AssertionPublisher {
         continue;
       }
       const createdAt = Math.max(now, last && last.length === 9 ? last.readUInt32BE(5) + 1 : 0);
-      const ev = finalizeEvent(assertion(r.ids.hex(i), rank, followers, createdAt), this.key.secretKey) as NostrEvent;
+      const ev = signEvent(assertion(r.ids.hex(i), rank, followers, createdAt), this.key.secretKey);
       // up to WINDOW assertions in flight: the ingest path acknowledges after a durable commit,
       // and one at a time would cost a commit each
       const p: Promise<void> = this.one(ev, k, rank, followers, createdAt, report).finally(() => inFlight.delete(p));
