@@ -9,12 +9,12 @@ import { isAbsolute, join, basename, dirname } from 'node:path';
 import type { RootDatabase } from 'lmdb';
 import { dataDirKey, type FileKey } from '../lib/key-file.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { signEvent } from '../nostr/sign.js';
+import { signHere, type SignBatch } from './sign-thread.js';
 import type { IngestStatus } from '../ingest/types.js';
 import type { PassResult } from './pass.js';
 
 export const ASSERTION_KIND = 30382;
-/** assertions handed to the ingest path at once */
+/** assertions signed in one batch, and handed to the ingest path at once */
 const WINDOW = 100;
 /** the user tags this relay computes (NIP-11 and docs name them) */
 export const ASSERTED_TAGS = ['rank', 'followers'] as const;
@@ -65,6 +65,8 @@ export class AssertionPublisher {
     env: RootDatabase,
     private readonly key: FileKey,
     private readonly put: (ev: NostrEvent) => Promise<IngestStatus>,
+    /** signs a batch of assertions: on the signing thread in the relay (sign-thread.ts) */
+    private readonly sign: SignBatch = signHere,
   ) {
     // pubkey (32) -> rank (1) | followers (4) | created_at (4) as last published by this key
     this.db = env.openDB<Buffer, Buffer>({ name: `trust.nip85.${key.pubkey.slice(0, 16)}`, keyEncoding: 'binary', encoding: 'binary' });
@@ -84,6 +86,20 @@ export class AssertionPublisher {
     const now = Math.floor(Date.now() / 1000);
     let seen = 0;
     const inFlight = new Set<Promise<void>>();
+    // changed assertions are signed WINDOW at a time (one message to the signing thread), then
+    // handed to the ingest path with up to 2 x WINDOW in flight: it acknowledges after a durable
+    // commit, and one at a time would cost a commit each
+    let batch: Array<{ k: Buffer; rank: number; followers: number; createdAt: number; template: AssertionTemplate }> = [];
+    const flush = async () => {
+      const part = batch;
+      batch = [];
+      const events = await this.sign(part.map((b) => b.template), this.key.secretKey);
+      part.forEach((b, j) => {
+        const p: Promise<void> = this.one(events[j]!, b.k, b.rank, b.followers, b.createdAt, report).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+      });
+      while (inFlight.size > WINDOW) await Promise.race(inFlight);
+    };
     for (const i of picked) {
       if (++seen % 1000 === 0) await pause();
       const k = Buffer.from(r.ids.key(i));
@@ -95,13 +111,10 @@ export class AssertionPublisher {
         continue;
       }
       const createdAt = Math.max(now, last && last.length === 9 ? last.readUInt32BE(5) + 1 : 0);
-      const ev = signEvent(assertion(r.ids.hex(i), rank, followers, createdAt), this.key.secretKey);
-      // up to WINDOW assertions in flight: the ingest path acknowledges after a durable commit,
-      // and one at a time would cost a commit each
-      const p: Promise<void> = this.one(ev, k, rank, followers, createdAt, report).finally(() => inFlight.delete(p));
-      inFlight.add(p);
-      if (inFlight.size >= WINDOW) await Promise.race(inFlight);
+      batch.push({ k, rank, followers, createdAt, template: assertion(r.ids.hex(i), rank, followers, createdAt) });
+      if (batch.length >= WINDOW) await flush();
     }
+    if (batch.length > 0) await flush();
     await Promise.all(inFlight);
     return report;
   }

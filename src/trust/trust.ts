@@ -8,6 +8,7 @@ import type { IngestStatus } from '../ingest/types.js';
 import type { EventStore } from '../store/types.js';
 import type { RankMeta } from '../store/ranks.js';
 import { AssertionPublisher, serviceKey, type PublishReport } from './nip85.js';
+import { signThread } from './sign-thread.js';
 import { FOLLOWS, MUTES, rankPass } from './pass.js';
 import { trustRoots } from './roots.js';
 import { topOfPass, topPeople, type PeopleView } from './people.js';
@@ -55,7 +56,8 @@ export function createTrust(o: TrustOptions): Trust {
   const t = o.config.trust;
   const roots = trustRoots(o.config);
   const mode = roots.length > 0 ? 'rooted' : 'global';
-  const publisher = t.nip85 ? new AssertionPublisher(o.store.env, serviceKey(t.nip85Key, o.config.dataDir, mode), o.put) : undefined;
+  const signer = t.nip85 ? signThread() : undefined;
+  const publisher = t.nip85 ? new AssertionPublisher(o.store.env, serviceKey(t.nip85Key, o.config.dataDir, mode), o.put, signer!.sign) : undefined;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<RankMeta> | null = null;
   let dirty = false;
@@ -118,6 +120,7 @@ export function createTrust(o: TrustOptions): Trust {
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running?.catch(() => undefined);
+      await signer?.close();
     },
     seen(ev) {
       if (!t.enabled || (ev.kind !== FOLLOWS && ev.kind !== MUTES)) return;
