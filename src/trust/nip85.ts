@@ -14,8 +14,13 @@ import type { IngestStatus } from '../ingest/types.js';
 import type { PassResult } from './pass.js';
 
 export const ASSERTION_KIND = 30382;
-/** assertions signed in one batch, and handed to the ingest path at once */
-const WINDOW = 100;
+/** assertions signed in one batch (one message to the signing thread) */
+const SIGN_BATCH = 250;
+/**
+ * assertions in the ingest path at once: it acknowledges after a durable commit, so what is in
+ * flight is what one commit can hold (100 in flight made 1,000 commits of 100,000 assertions)
+ */
+const IN_FLIGHT = 4000;
 /** the user tags this relay computes (NIP-11 and docs name them) */
 export const ASSERTED_TAGS = ['rank', 'followers'] as const;
 
@@ -86,9 +91,8 @@ export class AssertionPublisher {
     const now = Math.floor(Date.now() / 1000);
     let seen = 0;
     const inFlight = new Set<Promise<void>>();
-    // changed assertions are signed WINDOW at a time (one message to the signing thread), then
-    // handed to the ingest path with up to 2 x WINDOW in flight: it acknowledges after a durable
-    // commit, and one at a time would cost a commit each
+    // changed assertions are signed SIGN_BATCH at a time on the signing thread, then handed to
+    // the ingest path with up to IN_FLIGHT waiting for their commit
     let batch: Array<{ k: Buffer; rank: number; followers: number; createdAt: number; template: AssertionTemplate }> = [];
     const flush = async () => {
       const part = batch;
@@ -98,7 +102,7 @@ export class AssertionPublisher {
         const p: Promise<void> = this.one(events[j]!, b.k, b.rank, b.followers, b.createdAt, report).finally(() => inFlight.delete(p));
         inFlight.add(p);
       });
-      while (inFlight.size > WINDOW) await Promise.race(inFlight);
+      while (inFlight.size > IN_FLIGHT) await Promise.race(inFlight);
     };
     for (const i of picked) {
       if (++seen % 1000 === 0) await pause();
@@ -112,7 +116,7 @@ export class AssertionPublisher {
       }
       const createdAt = Math.max(now, last && last.length === 9 ? last.readUInt32BE(5) + 1 : 0);
       batch.push({ k, rank, followers, createdAt, template: assertion(r.ids.hex(i), rank, followers, createdAt) });
-      if (batch.length >= WINDOW) await flush();
+      if (batch.length >= SIGN_BATCH) await flush();
     }
     if (batch.length > 0) await flush();
     await Promise.all(inFlight);
