@@ -61,6 +61,8 @@ export interface PublishReport {
   published: number;
   unchanged: number;
   failed: number;
+  /** the relay was stopping: the rest waits for the next pass (what was published stays recorded) */
+  interrupted?: boolean;
 }
 
 export class AssertionPublisher {
@@ -81,8 +83,12 @@ export class AssertionPublisher {
     return this.key.pubkey;
   }
 
-  /** Publishes the changed assertions of a pass; `pause` between events keeps the relay responsive. */
-  async publish(r: PassResult, minRank: number, max: number, pause: () => Promise<void>): Promise<PublishReport> {
+  /**
+   * Publishes the changed assertions of a pass; `pause` between events keeps the relay responsive.
+   * An aborted `signal` stops it between batches (a shutdown must not wait for 100,000 signatures);
+   * what is already in the ingest path is awaited, so the record matches what was stored.
+   */
+  async publish(r: PassResult, minRank: number, max: number, pause: () => Promise<void>, signal?: AbortSignal): Promise<PublishReport> {
     const picked: number[] = [];
     for (let i = 0; i < r.meta.nodes; i++) if (r.rank[i]! >= minRank) picked.push(i);
     picked.sort((a, b) => r.score[b]! - r.score[a]!);
@@ -105,6 +111,7 @@ export class AssertionPublisher {
       while (inFlight.size > IN_FLIGHT) await Promise.race(inFlight);
     };
     for (const i of picked) {
+      if (signal?.aborted) break;
       if (++seen % 1000 === 0) await pause();
       const k = Buffer.from(r.ids.key(i));
       const rank = r.rank[i]!;
@@ -118,7 +125,8 @@ export class AssertionPublisher {
       batch.push({ k, rank, followers, createdAt, template: assertion(r.ids.hex(i), rank, followers, createdAt) });
       if (batch.length >= SIGN_BATCH) await flush();
     }
-    if (batch.length > 0) await flush();
+    if (signal?.aborted) report.interrupted = true;
+    else if (batch.length > 0) await flush();
     await Promise.all(inFlight);
     return report;
   }

@@ -62,6 +62,8 @@ export function createTrust(o: TrustOptions): Trust {
   let running: Promise<RankMeta> | null = null;
   let dirty = false;
   let stopped = false;
+  /** aborted by stop(): a publication in progress ends at its next batch */
+  const stopping = new AbortController();
   let lastEnd = 0;
   let passes = 0;
   let lastError: string | undefined;
@@ -76,7 +78,7 @@ export function createTrust(o: TrustOptions): Trust {
     o.logger.info({ ...r.meta }, 'trust: ranks computed');
     await refreshPeople(r);
     if (publisher && !stopped) {
-      lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick());
+      lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick(), stopping.signal);
       o.logger.info({ ...lastPublish }, 'trust: NIP-85 assertions published');
     }
     return r.meta;
@@ -117,6 +119,7 @@ export function createTrust(o: TrustOptions): Trust {
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running?.catch(() => undefined);

@@ -5,6 +5,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { verifyEvent } from 'nostr-tools/pure';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client, sleep } from '../helpers/client.js';
@@ -92,4 +93,40 @@ test('NIP-85: kind 30382 assertions by the service key, consistent with ranks an
   assert.equal(second.filter((e) => tag(e, 'd') === x.pk).length, 1);
   assert.ok(second.some((e) => tag(e, 'd') === y.pk));
   c.close();
+});
+
+test('NIP-85: a shutdown during the first publication stops it at the next batch, exits cleanly, and the record matches what was stored', async () => {
+  // 125 follow lists of 800 people, loaded before trust starts: the first pass has 100,000
+  // assertions to publish, far more than one shutdown may wait for
+  const loaded = await startRelayProcess({ env: { ORBWEAVER_TRUST_ENABLED: 'false' } });
+  relays.push(loaded);
+  const c = await Client.open(loaded.url);
+  const people = (n: number) => Array.from({ length: n }, () => ['p', randomBytes(32).toString('hex')]);
+  for (let i = 0; i < 125; i++) assert.equal((await c.publish(new Author().sign({ kind: 3, tags: people(800) }))).ok, true);
+  c.close();
+  assert.equal(await loaded.stop(), 0); 
+
+  const relay = await startRelayProcess({ dataDir: loaded.dataDir, env: { ORBWEAVER_TRUST_DEBOUNCE: '100ms', ORBWEAVER_TRUST_NIP85: 'true', ORBWEAVER_TRUST_NIP85_MIN_RANK: '0' } });
+  relays.push(relay);
+  const info = (await (await fetch(relay.httpUrl, { headers: { Accept: 'application/nostr+json' } })).json()) as { nip85: { pubkey: string } };
+  const svc = info.nip85.pubkey;
+  await waitForRanks(relay, 100_000, 60_000); 
+  const c1 = await Client.open(relay.url);
+  await waitFor('the first assertions', async () => ((await c1.count({ kinds: [30382], authors: [svc] }))[2] as { count: number }).count > 0 || undefined, 60_000);
+  c1.close(); 
+
+  assert.equal(await relay.stop(), 0, 'a clean exit, not the forced one');
+  assert.ok(!relay.logs.some((l) => l.msg === 'shutdown took too long: exiting'));
+  const report = relay.logs.find((l) => l.msg === 'trust: NIP-85 assertions published');
+  assert.ok(report, 'the publication reported before the relay stopped');
+  assert.equal(report.interrupted, true);
+  assert.ok((report.published as number) < 100_000);
+
+  // what the publisher recorded as published is what the store holds
+  const again = await startRelayProcess({ dataDir: relay.dataDir, env: { ORBWEAVER_TRUST_ENABLED: 'false' } });
+  relays.push(again);
+  const c2 = await Client.open(again.url);
+  const stored = ((await c2.count({ kinds: [30382], authors: [svc] }))[2] as { count: number }).count;
+  assert.equal(stored, report.published);
+  c2.close();
 });
