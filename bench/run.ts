@@ -14,8 +14,9 @@ import { negentropy } from './negentropy.js';
 import { search } from './search.js';
 import { attack } from './attack.js';
 import { answers } from './answers.js';
+import { searchEval } from './search-eval.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, attack, answers];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, attack, answers];
 
 function help(): string {
   const parts = [
@@ -50,7 +51,7 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const opts = parseArgs(rest, bench.options);
-    if (!opts.url || !/^wss?:\/\//.test(String(opts.url))) throw new UsageError('--url ws://HOST:PORT is required');
+    if (!(opts.write && bench.name === 'search-eval') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
     if (opts.vs && !/^wss?:\/\//.test(String(opts.vs))) throw new UsageError(`--vs takes a relay URL (ws://HOST:PORT), got ${String(opts.vs)}`);
     await bench.run(opts);
     return 0;

@@ -17,6 +17,8 @@ const WRITE_CHUNK = 2000;
 
 export interface PassOptions extends RankParams {
   roots: readonly string[];
+  /** global mode: how many of plain PageRank's highest become the seeds of the rank (0: plain PageRank) */
+  globalSeeds?: number;
   hideBelow: number;
 }
 
@@ -176,6 +178,46 @@ function keyOrder(ids: PubkeyIds, n: number): Uint32Array {
   return order;
 }
 
+/**
+ * A global rank's seeds: the `k` most followed pubkeys among those that follow someone (`score`
+ * is their follower count). Plain PageRank gives every pubkey a share, so a ring of N fresh
+ * accounts that follow each other and their target lifts it by about N shares (and, measured on
+ * the search evaluation's graph, puts the ring's members among plain PageRank's highest: they
+ * cannot choose the seeds). Personalised to the most followed, the ring gets nothing until the
+ * seeds' side of the graph follows it, or until it has as many followers as the k-th seed. Only
+ * pubkeys with a follow list can be seeds: one without would hand its share straight back.
+ */
+export function topIds(score: ArrayLike<number>, k: number, eligible: Uint8Array): number[] {
+  const n = score.length;
+  if (k <= 0 || n === 0) return [];
+  // the k-th highest eligible score by a typed-array sort (fast at millions), then the ids at or above it
+  const scores = new Float64Array(n);
+  let m = 0;
+  for (let i = 0; i < n; i++) if (eligible[i]) scores[m++] = score[i]!;
+  if (m === 0) return [];
+  const cut = scores.subarray(0, m).sort()[Math.max(0, m - k)]!;
+  const ids: number[] = [];
+  for (let i = 0; i < n && ids.length < k; i++) if (eligible[i] && score[i]! >= cut && score[i]! > 0) ids.push(i);
+  return ids;
+}
+
+/** 1 for each id that follows someone. */
+function listHolders(follows: Rows, n: number): Uint8Array {
+  const out = new Uint8Array(n);
+  const src = follows.src.data;
+  const start = follows.start.data;
+  for (let r = 0; r < follows.rows; r++) if (start[r + 1]! > start[r]!) out[src[r]!] = 1;
+  return out;
+}
+
+/** Follow lists naming each id. */
+function followerCounts(follows: Rows, n: number): Uint32Array {
+  const out = new Uint32Array(n);
+  const { chunks, bits, mask } = follows.raw();
+  for (let e = 0; e < follows.edges; e++) out[chunks[e >>> bits]![e & mask]!]!++;
+  return out;
+}
+
 export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassResult> {
   const started = Date.now();
   const ids = new PubkeyIds();
@@ -183,7 +225,9 @@ export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassRe
   // after the graph's pubkeys: a root in no list gets an id of its own
   const rootIds = o.roots.map((r) => ids.idOfHex(r, true)).filter((id) => id >= 0);
   const n = ids.size;
-  const r = await pageRank(n, follows, mutes, rootIds, o, () => tick());
+  const r = rootIds.length > 0 || !o.globalSeeds
+    ? await pageRank(n, follows, mutes, rootIds, o, () => tick())
+    : await pageRank(n, follows, mutes, topIds(followerCounts(follows, n), o.globalSeeds, listHolders(follows, n)), o, () => tick());
   const scale = rankScale(r.score, n);
   const rank = new Uint8Array(n);
   for (let i = 0; i < n; i++) rank[i] = scale(r.score[i]!);

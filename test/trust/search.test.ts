@@ -83,6 +83,40 @@ test('search ranked by trust: the person before same-name impersonators, sybil r
   c.close();
 });
 
+test('search with the defaults (a global rank, no roots): a trusted person whose name starts with the query before an exact name nobody follows, a ring-lifted impersonator below', async () => {
+  // a small graph needs few seeds: with the default 100 every list holder here would be one
+  const relay = await startRelayProcess({ env: { ORBWEAVER_TRUST_DEBOUNCE: '100ms', ORBWEAVER_TRUST_INTERVAL: '0', ORBWEAVER_TRUST_GLOBAL_SEEDS: '3' } });
+  relays.push(relay);
+  const c = await Client.open(relay.url);
+  const pub = async (e: NostrEvent) => assert.equal((await c.publish(e)).ok, true);
+  const t0 = Math.floor(Date.now() / 1000) - 1000;
+  const hubs = Array.from({ length: 4 }, () => new Author());
+  const fans = Array.from({ length: 20 }, () => new Author());
+  const person = new Author();
+  const exact = new Author(); // named exactly the typed word, followed by nobody
+  const impersonator = new Author(); // the person's name, lifted by a ring of fresh keys
+  const ring = Array.from({ length: 30 }, () => new Author());
+  await pub(person.sign({ kind: 0, created_at: t0, content: JSON.stringify({ name: 'Lukas Prefixman' }) }));
+  await pub(exact.sign({ kind: 0, created_at: t0 + 1, content: JSON.stringify({ name: 'Lukas' }) }));
+  await pub(impersonator.sign({ kind: 0, created_at: t0 + 2, content: JSON.stringify({ name: 'Lukas Prefixman' }) }));
+  // each hub is followed by five fans: the most followed list holders, the rank's seeds
+  for (const [i, f] of fans.entries()) await pub(f.sign({ kind: 3, tags: [['p', hubs[i % hubs.length]!.pk]] }));
+  for (const h of hubs) await pub(h.sign({ kind: 3, tags: [['p', person.pk], ...hubs.filter((x) => x !== h).map((x) => ['p', x.pk])] }));
+  for (const [i, s] of ring.entries()) await pub(s.sign({ kind: 3, tags: [['p', impersonator.pk], ['p', ring[(i + 1) % ring.length]!.pk]] }));
+  const meta = await waitForRanks(relay, fans.length + hubs.length * hubs.length + ring.length * 2);
+  assert.equal(meta.mode, 'global');
+
+  const ids = async (search: string) => (await c.query({ kinds: [0], search, limit: 5 })).events.map((e) => e.pubkey);
+  for (const q of ['lukas', 'Luka', 'lukas prefixman', 'prefix']) {
+    const got = await ids(q);
+    assert.equal(got[0], person.pk, `${q}: the trusted person first`);
+    assert.ok(got.includes(impersonator.pk) && got.indexOf(impersonator.pk) > 0, `${q}: the impersonator shown, below`);
+  }
+  const lukas = await ids('lukas');
+  assert.ok(lukas.indexOf(exact.pk) > 0, 'the exact name nobody follows: shown, not first');
+  c.close();
+});
+
 test('search with trust.enabled off: recency order, nothing hidden', async () => {
   const roots = [new Author()];
   const relay = await startRelayProcess({ env: { ORBWEAVER_TRUST_ENABLED: 'false', ORBWEAVER_TRUST_ROOTS: roots[0]!.pk } });

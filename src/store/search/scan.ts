@@ -13,8 +13,8 @@
 // polled between steps), and the rarest key drives an intersection, so a very common word costs no
 // more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
 //
-// Trust ranks (store/ranks.ts, when stored and trust.searchWindow > 0): within a tier the most
-// trusted author comes first. A phase then reads up to searchWindow results of its tiers, not
+// Trust ranks (store/ranks.ts, when stored and trust.searchWindow > 0): the name tiers are blended
+// with the author's trust (ordered()), the body tier comes after them, most trusted first. A phase then reads up to searchWindow results of its tiers, not
 // just `limit`, so a trusted profile that is not among the newest matches still comes first;
 // a rooted rank below trust.hideBelow leaves a profile out unless the query says include:spam.
 import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
@@ -44,6 +44,16 @@ interface Range {
   start: Buffer;
   end: Buffer;
 }
+
+/**
+ * What a better text match is worth against trust, as the log of a factor on the PageRank score:
+ * an exact name counts twice its author's trust, a name that starts with the query 1.5 times.
+ * Chosen on bench/search-eval's dev queries (bench/RESULTS.md).
+ */
+const TIER_BONUS = [Math.log(2), Math.log(1.5), 0];
+/** Score of an unranked (or zero) author: below any ranked one, tiers still in order among them. */
+const UNRANKED = Math.log(1e-12);
+const blended = (score: number, tier: number): number => (score > 0 ? Math.log(score) : UNRANKED) + TIER_BONUS[tier]!;
 
 export type MakeFilterScan = (f: Filter, limit: number) => Scan;
 
@@ -116,13 +126,7 @@ export class SearchScan implements Scan {
   private finish(): void {
     const { arena } = this;
     const { dbs, now } = this.env;
-    for (let t = 0; t < TIERS; t++) {
-      let b = this.buckets[t]!;
-      if (this.ranked && b.length > 1) {
-        // most trusted first; equal scores (unranked) keep index order: the newest first
-        const sc = this.scores[t]!;
-        b = b.map((_, i) => i).sort((i, j) => sc[j]! - sc[i]! || i - j).map((i) => b[i]!);
-      }
+    for (const b of this.ordered()) {
       for (const it of b) {
         if (this.out.length >= this.limit) break;
         if (arena) {
@@ -136,6 +140,27 @@ export class SearchScan implements Scan {
       }
     }
     this.done = true;
+  }
+
+  /**
+   * The results in answer order. Unranked: tier by tier, index order (the newest first) within one.
+   * Ranked: the name tiers blended (trust rank with a bonus for the better text match: a widely
+   * trusted person whose name starts with the query comes before an exact match nobody trusts),
+   * then the body tier (a profile that only mentions the words) by rank.
+   */
+  private ordered(): Item[][] {
+    if (!this.ranked) return this.buckets;
+    const named: Array<{ it: Item; key: number; i: number }> = [];
+    let i = 0;
+    for (let t = 0; t < TIER.BODY; t++) {
+      const sc = this.scores[t]!;
+      this.buckets[t]!.forEach((it, j) => named.push({ it, key: blended(sc[j]!, t), i: i++ }));
+    }
+    named.sort((a, b) => b.key - a.key || a.i - b.i);
+    const body = this.buckets[TIER.BODY]!;
+    const sc = this.scores[TIER.BODY]!;
+    const bodyOrder = body.map((_, j) => j).sort((a, b) => sc[b]! - sc[a]! || a - b).map((j) => body[j]!);
+    return [named.map((x) => x.it), bodyOrder];
   }
 
   private *run(): Generator<number, void> {
