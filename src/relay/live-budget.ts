@@ -6,7 +6,7 @@
 // its messages (a token bucket per address, IPv6 by /64): a subscription that would receive one
 // more than its address has left is closed with CLOSED rate-limited:, which stops its cost, and
 // says why; the client may subscribe again (under the REQ rate limits) with fewer or narrower ones.
-import { KeyedBuckets } from './ratelimit/token-bucket.js';
+import { KeyedBuckets } from '../lib/token-bucket.js';
 import { addressKey } from './policy/cidr.js';
 
 export class LiveBudget {

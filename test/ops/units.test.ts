@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CidrSet, parseIp } from '../../src/relay/policy/cidr.js';
-import { TokenBucket } from '../../src/relay/ratelimit/token-bucket.js';
+import { TokenBucket } from '../../src/lib/token-bucket.js';
 import { RateLimiter } from '../../src/relay/ratelimit/limiter.js';
 import { normaliseRelayUrl } from '../../src/relay/auth/nip42.js';
 import { normaliseHttpUrl } from '../../src/relay/auth/nip98.js';

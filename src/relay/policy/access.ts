@@ -13,7 +13,7 @@ import { authMessage, noticeMessage, okMessage } from '../../nostr/messages.js';
 import { checkAuthEvent, type SigChecker } from '../auth/nip42.js';
 import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
-import { KeyedBuckets } from '../ratelimit/token-bucket.js';
+import { KeyedBuckets } from '../../lib/token-bucket.js';
 import { RefusalLog } from '../dashboard/refusals.js';
 import { AccessLists } from './lists.js';
 import { authToRead, ProtectedKinds } from './read.js';

@@ -2,7 +2,7 @@
 // pubkey, separately for EVENT, REQ, COUNT and AUTH. A message must get a token from every bucket that applies; if one says no, the
 // tokens already taken are given back, so a refused message costs nothing. Loopback is not special.
 import type { Config } from '../../config.js';
-import { KeyedBuckets } from './token-bucket.js';
+import { KeyedBuckets } from '../../lib/token-bucket.js';
 
 export type Verb = 'EVENT' | 'REQ' | 'COUNT' | 'AUTH';
 const VERBS: Verb[] = ['EVENT', 'REQ', 'COUNT', 'AUTH'];
