@@ -29,6 +29,8 @@ import { createLive, type Live } from '../spider/live/index.js';
 import { ingestSink } from '../ingest/sink.js';
 import { liveMetricsText, liveSection } from './live-section.js';
 import { trustWeight } from './live-weight.js';
+import { startLookup } from './lookup-section.js';
+import type { Lookup } from '../spider/lookup/index.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
@@ -37,6 +39,7 @@ export interface AppHandle {
   live?: Live;
   monitor?: Monitor;
   trust?: Trust;
+  lookup?: Lookup;
   /** relay stops accepting, spider and monitor stop, queued writes are flushed, the store closes */
   close(): Promise<void>;
 }
@@ -121,6 +124,8 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     relay.addStatusSection(() => spiderOffSection(source.cached(), runs));
   }
   monitor?.start();
+  // Lookup on a miss: REQs for lists the store lacks ask the network (on with the spider, or alone)
+  const lookup = startLookup(config, logger, pipeline, relay, { directory: spider?.directory, live, selfUrls });
 
   // Trust ranking reads the follow and mute lists the ingest path stores (from clients and the
   // spider alike) and publishes its NIP-85 assertions through that same path.
@@ -146,9 +151,11 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
     live,
     monitor,
     trust,
+    lookup,
     close() {
       closed ??= (async () => {
         await relay.close();
+        await lookup?.stop();
         unfeed();
         unfeedTrust();
         await trust?.stop();

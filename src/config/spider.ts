@@ -28,6 +28,30 @@ const liveSchema = z
   .prefault({})
   .describe('live subscriptions for the directory kinds');
 
+// Lookup on a miss (docs/spider.md "Lookup on a miss"): a REQ for the directory lists of authors
+// the store lacks (or holds stale) makes the relay ask the authors' write relays, else the indexer
+// and bootstrap relays, and deliver what it finds on the open subscription. Budgets per client
+// address, per remote server and in total keep one REQ naming thousands of authors small.
+const lookupSchema = z
+  .object({
+    enabled: z.enum(['auto', 'on', 'off']).default('auto').describe('lookup on a miss: auto = on whenever the spider is on (spider.enabled), on = also without the crawl, off = never'),
+    wait: duration('2s', 'how long a REQ that started a lookup waits for it before its EOSE (what is found later still comes on the open subscription); 0 = EOSE at once'),
+    staleAge: duration('7d', 'a stored list older than this is looked up again (unless its author\'s write relays are followed live)'),
+    remember: duration('15m', 'an author and kind looked up (found or not) is not looked up again for this long'),
+    maxRemembered: int(100_000, 'authors and kinds remembered as looked up (the oldest are forgotten first)', 1, 10_000_000),
+    indexerRelays: relayUrlList('relays (ws:// or wss://) asked for authors whose relay list is not known, besides spider.bootstrapRelays (indexers such as wss://purplepag.es)'),
+    perAddress: int(300, 'authors one client address may have looked up per minute (a burst of as many); the rest of a REQ is answered from the store alone', 0, 1_000_000),
+    maxPending: int(5000, 'authors being looked up at once, all clients together; beyond, the rest is answered from the store alone', 1, 1_000_000),
+    maxConnections: int(8, 'connections to remote relays open at once for lookups', 1, 256),
+    remoteReqsPerMinute: int(30, 'REQs sent to one remote server (host and port) per minute for lookups (a burst of as many); asks beyond are not sent (and not remembered: a later REQ asks again)', 1, 10_000),
+    batch: int(100, 'authors per REQ to a remote relay', 1, 1000),
+    relaysPerAuthor: int(3, 'write relays asked per author', 1, 20),
+    timeout: duration('5s', 'connect and idle timeout of a lookup on one remote relay'),
+  })
+  .strict()
+  .prefault({})
+  .describe('lookup on a miss');
+
 export const spiderSchema = z
   .object({
     enabled: bool(false, 'run the directory spider inside the relay (env alias ORBWEAVER_SPIDER)').meta({ env: 'SPIDER' }),
@@ -71,6 +95,7 @@ export const spiderSchema = z
     workerPubkeys: pubkeyList('relay side: pubkeys of spider workers; once authenticated they are exempt from rate limits'),
     deliveryTimeout: duration('5m', 'orbweaver worker: how long it keeps retrying delivery of an event to the home relay before the attempt fails'),
     live: liveSchema,
+    lookup: lookupSchema,
     // NIP-66 monitor, finder and validator (src/monitor; docs/monitor.md)
     monitor: bool(false, 'run the NIP-66 monitor: check every directory relay each monitorInterval, publish kind 30166/10166, validate relay candidates found in stored events'),
     monitorInterval: duration('1h', 'time between monitor cycles (every directory relay checked once per cycle); at least 1s').refine((v) => v >= 1000, 'expected at least 1s'),

@@ -9,6 +9,7 @@ import type { Policies } from '../ingest/hooks.js';
 import type { Logger } from './logger.js';
 import type { Access } from './policy/access.js';
 import type { QueryRunner } from './query-pool.js';
+import type { MissLookup } from './lookup.js';
 
 export interface RelayContext {
   config: Config;
@@ -22,4 +23,6 @@ export interface RelayContext {
   logger: Logger;
   /** auth, rate limits, read access, query slots (policy/access.ts) */
   access: Access;
+  /** lookup on a miss (lookup.ts): set by src/app when it runs, else null */
+  lookup: MissLookup | null;
 }

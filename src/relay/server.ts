@@ -17,6 +17,7 @@ import { Connection } from './connection.js';
 import { OutputBudget } from './output-budget.js';
 import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
+import type { MissLookup } from './lookup.js';
 import { dispatch } from './handlers/dispatch.js';
 import { closeAll, closeSubscription } from './handlers/close.js';
 import { negentropyFigures } from './handlers/neg.js';
@@ -66,6 +67,8 @@ export interface RelayHandle {
   access: Access;
   /** hooks for the NIP-86 spidertrigger/spiderstatus methods; without them those methods answer an error */
   setSpiderControl(control: SpiderControl | undefined): void;
+  /** the lookup on a miss REQs use (src/app wires the spider's); undefined turns it off */
+  setLookup(lookup: MissLookup | undefined): void;
   /** adds Prometheus text to /metrics (the spider's figures) */
   addMetricsText(fn: () => string): void;
   /** adds NIPs and fields to the NIP-11 document (the trust service's NIP-85 key, added by src/app) */
@@ -118,7 +121,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     }
   };
   const unsubscribe = pipeline.onStored(fanOut);
-  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access };
+  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null };
 
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
@@ -274,5 +277,5 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     return closed;
   };
 
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, setLookup: (l) => { ctx.lookup = l ?? null; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
 }

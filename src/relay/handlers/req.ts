@@ -9,6 +9,7 @@ import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
 import { closeSubscription } from './close.js';
+import { boundedWait, lookupAfterScan } from '../lookup.js';
 
 /** Live events held per subscription while its scan runs; beyond this the oldest are dropped. */
 const MAX_PENDING = 5000;
@@ -77,8 +78,20 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     done(h, conn, results);
     return;
   }
+  // lookup on a miss (lookup.ts): what it finds comes as live events, during the wait or after EOSE
+  const lookup = h.lookup ? lookupAfterScan(h.lookup, conn.key, scan, results, maxAnswerEvents(limits)) : null;
+  const wait = lookup && h.lookup!.waitMs > 0 ? lookup : null;
   const pending = sub.pending ?? [];
   sub.pending = null;
+  if (wait) {
+    // the stored answer and what arrived during the scan now, EOSE once the lookup is done or the bound passed
+    if (sendFrames(h, conn, scan, results)) for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
+    done(h, conn, results);
+    h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
+    await boundedWait(wait, h.lookup!.waitMs);
+    if (!sub.abort.aborted) conn.send(eoseMessage(subId));
+    return;
+  }
   if (sendFrames(h, conn, scan, results) && conn.send(eoseMessage(subId))) {
     for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
   }

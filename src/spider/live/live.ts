@@ -7,9 +7,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import type { EventStore } from '../../store/types.js';
 import type { EventSink } from '../../ingest/sink.js';
-import { RelayDirectory } from '../../directory/records.js';
+import type { RelayDirectory } from '../../directory/records.js';
 import { loadVerifier, type EventVerifier } from '../../nostr/verify.js';
-import { normalizeRelayUrl, syntacticRefusal, type Target } from '../../remote/url.js';
+import type { Target } from '../../remote/url.js';
+import { excludedRelays } from '../excluded.js';
 import { crawlOptions } from '../spider.js';
 import { directoryKinds } from '../kinds.js';
 import { catchUpper } from './catch-up.js';
@@ -64,7 +65,6 @@ export function createLive(deps: LiveDeps): Live {
   const lc = cfg.live;
   const log = deps.log.child({ component: 'live' });
   const kinds = directoryKinds(cfg);
-  const selfUrls = new Set((deps.selfUrls ?? []).concat(cfg.selfUrls).map(normalizeRelayUrl).filter((u): u is string => u !== null));
   const limits: LiveLimits = {
     eventsPerSecond: lc.eventsPerSecond, bytesPerSecond: lc.bytesPerSecond, maxPending: lc.maxPending, maxFuture: lc.maxFuture,
     reconnectBackoff: lc.reconnectBackoff, maxReconnectBackoff: lc.maxReconnectBackoff, hostileBackoff: lc.hostileBackoff,
@@ -102,14 +102,8 @@ export function createLive(deps: LiveDeps): Live {
   let timer: NodeJS.Timeout | null = null;
   let choosing: Promise<Chosen[]> | null = null;
   let seenRuns = deps.runs?.() ?? 0;
-  const backoff = { base: cfg.failureBackoff, max: cfg.maxFailureBackoff };
 
-  const excluded = (url: string) => {
-    if (selfUrls.has(url) || syntacticRefusal(url, cfg.allowPrivate)) return true;
-    const rec = deps.directory.get(url);
-    if (rec?.lastOutcome === 'self' || rec?.lastOutcome === 'refused') return true;
-    return RelayDirectory.retryAt(rec, backoff) > Date.now();
-  };
+  const excluded = excludedRelays(cfg, deps.directory, deps.selfUrls);
 
   async function chooseNow(): Promise<Chosen[]> {
     const writeScores = await writeRelayScores(deps.store, { weight: deps.weight, maxTags: cfg.maxRelayTagsPerList });

@@ -1,0 +1,40 @@
+// The relay's side of the lookup on a miss: after a REQ's scan, the authors whose directory lists
+// the answer lacks or holds only stale (nostr/lookup-miss.ts, read from the answer itself: no second
+// store read) are handed to the lookup (the spider's, src/spider/lookup/, wired by src/app), and
+// the REQ's EOSE waits for it up to `waitMs`. What it finds is stored through the ingest path and
+// reaches the subscription as live events, during the wait or after EOSE.
+import { lookupWants, missingAuthors, type AuthorMiss } from '../nostr/lookup-miss.js';
+import type { Filter } from '../nostr/filter.js';
+import type { EventFrames } from '../store/frames.js';
+import { frameHeads } from '../store/frame-heads.js';
+
+export interface MissLookup {
+  /** ms a REQ waits for its lookup before EOSE; 0 = EOSE at once */
+  readonly waitMs: number;
+  /** ms: a stored list older than this is looked up again */
+  readonly staleMs: number;
+  /** Starts or joins lookups for the client at `address`; resolves when they are done, null when none runs. */
+  request(address: string, misses: AuthorMiss[]): Promise<void> | null;
+}
+
+/**
+ * The lookup a REQ's answer calls for, or null: `scanned` are the filters as scanned (with their
+ * limits), `frames` their answer.
+ */
+export function lookupAfterScan(lookup: MissLookup, address: string, scanned: Filter[], frames: EventFrames | null, maxAnswer: number): Promise<void> | null {
+  const wants = lookupWants(scanned);
+  if (wants.length === 0) return null;
+  // an answer cut at the REQ's bound proves nothing about the authors it did not reach
+  if (frames && frames.ends.length >= maxAnswer) return null;
+  const kinds = new Set(wants.flatMap((w) => w.kinds));
+  const held = frames ? frameHeads(frames, kinds) : [];
+  const staleBefore = lookup.staleMs > 0 ? Math.floor((Date.now() - lookup.staleMs) / 1000) : 0;
+  const misses = missingAuthors(wants, held, staleBefore);
+  return misses.length > 0 ? lookup.request(address, misses) : null;
+}
+
+/** Resolves after `p` or `ms`, whichever comes first (the timer does not keep the process alive). */
+export function boundedWait(p: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<void>((r) => { timer = setTimeout(r, ms); timer.unref(); })]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,222 @@
+// Lookup on a miss: a REQ asked for directory lists of authors the store lacks or holds only stale
+// (the relay's REQ handler found them: nostr/lookup-miss.ts); this finds them on the network.
+//
+// Per author, at most three rounds:
+//   1. its write relays from the relay list (kind 10002) the store holds, else the indexer and
+//      bootstrap relays (then its relay list is asked for too, whatever the REQ wanted);
+//   2. when round 1 brought a newer relay list, the write relays it names (one more hop: a 10050
+//      DM-relay list lives on the outbox the 10002 points to); else the indexer and bootstrap
+//      relays if they were not asked yet (a client's own fallback when an outbox is exhausted);
+//   3. the same once more, for what is still missing.
+// A stale author whose write relays are followed live is not looked up: live mode brings its news.
+//
+// One lookup per author and kind at a time (a second REQ joins it), each remembered for
+// `remember` whether found or not; `perAddress` authors per minute per client address and
+// `maxPending` in flight overall; the remote side's budgets are the asker's (asker.ts). What is
+// found is stored through the one ingest path and reaches the waiting subscription as a live event.
+import type { Logger } from 'pino';
+import type { Config } from '../../config/schema.js';
+import type { EventStore } from '../../store/types.js';
+import type { EventSink } from '../../ingest/sink.js';
+import type { RelayDirectory } from '../../directory/records.js';
+import { loadVerifier, type EventVerifier } from '../../nostr/verify.js';
+import type { NostrEvent } from '../../nostr/event.js';
+import type { AuthorMiss } from '../../nostr/lookup-miss.js';
+import { normalizeRelayUrl, type Target } from '../../remote/url.js';
+import { KeyedBuckets } from '../../lib/token-bucket.js';
+import { writeRelays } from '../live/select.js';
+import { excludedRelays } from '../excluded.js';
+import { LookupMemory, lookupKey } from './memory.js';
+import { RemoteAsker } from './asker.js';
+
+const RELAY_LIST = 10002;
+const MAX_ROUNDS = 3;
+
+export interface LookupDeps {
+  config: Config['spider'];
+  store: EventStore;
+  /** the one ingest path */
+  sink: EventSink;
+  directory: RelayDirectory;
+  log: Logger;
+  /** our own relay's URLs, never asked */
+  selfUrls?: string[];
+  /** relays followed live now (live mode), if it runs */
+  liveRelays?: () => ReadonlySet<string>;
+  verifier?: EventVerifier;
+  resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
+}
+
+export interface LookupStatus {
+  /** ms a REQ waits for its lookup before EOSE */
+  waitMs: number;
+  /** REQs that started or joined a lookup */
+  requests: number;
+  /** authors looked up (started, not joined) */
+  authors: number;
+  /** of those, with at least one kind found */
+  found: number;
+  /** of those, asked somewhere and found nowhere */
+  missed: number;
+  /** authors and kinds remembered as looked up recently */
+  remembered: number;
+  /** authors and kinds being looked up now */
+  inFlight: number;
+  /** authors left out: their address's budget (perAddress) */
+  refusedAddress: number;
+  /** authors left out: maxPending lookups in flight */
+  refusedBusy: number;
+  /** asks not sent: the remote's REQ budget was spent */
+  refusedRemote: number;
+  /** stale authors left alone: their write relays are followed live */
+  coveredLive: number;
+  remoteReqs: number;
+  connections: number;
+  openConnections: number;
+  failures: number;
+  eventsStored: number;
+  eventsInvalid: number;
+}
+
+/** The relay's hook (relay/lookup.ts declares what it needs of it). */
+export interface Lookup {
+  readonly waitMs: number;
+  readonly staleMs: number;
+  /** Starts or joins the lookups for `misses` on behalf of `address`; null when none was needed or allowed. */
+  request(address: string, misses: AuthorMiss[]): Promise<void> | null;
+  status(): LookupStatus;
+  stop(): Promise<void>;
+}
+
+export function createLookup(deps: LookupDeps): Lookup {
+  const cfg = deps.config;
+  const lc = cfg.lookup;
+  const log = deps.log.child({ component: 'lookup' });
+  let verifier: Promise<EventVerifier> | null = deps.verifier ? Promise.resolve(deps.verifier) : null;
+  const asker = new RemoteAsker({
+    store: deps.store, sink: deps.sink, log, resolve: deps.resolve, verifier: () => (verifier ??= loadVerifier('auto')),
+  }, {
+    batch: lc.batch, maxConnections: lc.maxConnections, reqsPerMinute: lc.remoteReqsPerMinute, pause: cfg.pause, timeout: lc.timeout,
+    maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
+  });
+  const memory = new LookupMemory(lc.remember, lc.maxRemembered);
+  const perAddress = new KeyedBuckets<string>(lc.perAddress / 60, lc.perAddress);
+  const excluded = excludedRelays(cfg, deps.directory, deps.selfUrls);
+  // read at each use: the directory's backoff changes
+  const fallbackUrls = [...new Set([...lc.indexerRelays, ...cfg.bootstrapRelays].map(normalizeRelayUrl).filter((u): u is string => u !== null))];
+  const fallbacks = () => fallbackUrls.filter((u) => !excluded(u));
+  const counts = { requests: 0, authors: 0, found: 0, missed: 0, refusedAddress: 0, refusedBusy: 0, coveredLive: 0 };
+  let stopped = false;
+  /** authors being looked up now (maxPending bounds it) */
+  let running = 0;
+
+  /** The relay lists the store holds for these authors. */
+  async function storedLists(pubkeys: string[]): Promise<Map<string, NostrEvent>> {
+    const out = new Map<string, NostrEvent>();
+    for (let i = 0; i < pubkeys.length; i += 500) {
+      const batch = pubkeys.slice(i, i + 500);
+      const rows = await deps.store.query([{ kinds: [RELAY_LIST], authors: batch, limit: batch.length }], { defaultLimit: batch.length, maxLimit: batch.length });
+      for (const json of rows) {
+        const ev = JSON.parse(json) as NostrEvent;
+        out.set(ev.pubkey, ev);
+      }
+    }
+    return out;
+  }
+
+  const writesOf = (list: NostrEvent | undefined): string[] => (list ? (writeRelays(list.tags, cfg.maxRelayTagsPerList) ?? []).filter((u) => !excluded(u)) : []);
+
+  /** One author's rounds; resolves with whether any relay was asked (else it is not remembered). */
+  async function lookupAuthor(m: AuthorMiss, held: NostrEvent | undefined): Promise<boolean> {
+    let list = held;
+    const writes = writesOf(list);
+    if (m.stale && deps.liveRelays && writes.length > 0) {
+      const live = deps.liveRelays();
+      if (writes.some((u) => live.has(u))) { counts.coveredLive++; return true; }
+    }
+    counts.authors++;
+    const want = new Set(m.kinds);
+    const asked = new Set<string>();
+    let anyAsked = false;
+    let anyFound = false;
+    let fallbackUsed = writes.length === 0;
+    let relays = writes.length > 0 ? writes.slice(0, lc.relaysPerAuthor) : fallbacks();
+    for (let round = 0; round < MAX_ROUNDS && want.size > 0 && relays.length > 0 && !stopped; round++) {
+      for (const u of relays) asked.add(u);
+      // without a known relay list, ask for it too: it says where the rest lives
+      const kinds = list || want.has(RELAY_LIST) ? [...want] : [...want, RELAY_LIST];
+      const answers = await Promise.all(relays.map((u) => asker.ask(u, m.pubkey, kinds)));
+      const found = new Set<number>();
+      for (const a of answers) {
+        if (a.asked) anyAsked = true;
+        for (const k of a.found) found.add(k);
+      }
+      for (const k of found) if (want.delete(k)) anyFound = true;
+      if (want.size === 0) break;
+      let next: string[] = [];
+      if (found.has(RELAY_LIST)) {
+        const fresh = (await storedLists([m.pubkey])).get(m.pubkey);
+        if (fresh && fresh.id !== list?.id) {
+          list = fresh;
+          next = writesOf(fresh).filter((u) => !asked.has(u)).slice(0, lc.relaysPerAuthor);
+        }
+      }
+      if (next.length === 0 && !fallbackUsed) {
+        fallbackUsed = true;
+        next = fallbacks().filter((u) => !asked.has(u));
+      }
+      relays = next;
+    }
+    if (anyFound) counts.found++;
+    else if (anyAsked) counts.missed++;
+    return anyAsked;
+  }
+
+  return {
+    waitMs: lc.wait,
+    staleMs: lc.staleAge,
+    request(address, misses) {
+      if (stopped) return null;
+      const now = Date.now();
+      const waits = new Set<Promise<void>>();
+      const start: AuthorMiss[] = [];
+      for (const m of misses) {
+        const kinds: number[] = [];
+        for (const k of m.kinds) {
+          const key = lookupKey(m.pubkey, k);
+          const joined = memory.joining(key);
+          if (joined) waits.add(joined);
+          else if (!memory.remembered(key, now)) kinds.push(k);
+        }
+        if (kinds.length === 0) continue;
+        if (running + start.length >= lc.maxPending) { counts.refusedBusy++; continue; }
+        if (!perAddress.take(address, now)) { counts.refusedAddress++; continue; }
+        start.push({ pubkey: m.pubkey, kinds, stale: m.stale });
+      }
+      if (start.length > 0) {
+        const lists = storedLists(start.map((m) => m.pubkey));
+        for (const m of start) {
+          running++;
+          const p = lists.then((l) => lookupAuthor(m, l.get(m.pubkey))).finally(() => { running--; });
+          p.catch((e: unknown) => log.error({ err: e, pubkey: m.pubkey }, 'lookup: failed'));
+          waits.add(memory.track(m.kinds.map((k) => lookupKey(m.pubkey, k)), p));
+        }
+      }
+      if (waits.size === 0) return null;
+      counts.requests++;
+      return Promise.all(waits).then(() => {});
+    },
+    status() {
+      const f = asker.figures;
+      return {
+        waitMs: lc.wait, ...counts, remembered: memory.size, inFlight: memory.pending,
+        refusedRemote: f.overBudget, remoteReqs: f.reqs, connections: f.connections, openConnections: f.open, failures: f.failures,
+        eventsStored: f.counts.stored, eventsInvalid: f.counts.invalid,
+      };
+    },
+    async stop() {
+      stopped = true;
+      await asker.stop();
+    },
+  };
+}
