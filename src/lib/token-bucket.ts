@@ -44,9 +44,11 @@ export class KeyedBuckets<K> {
 
   take(key: K, now: number, n = 1): boolean {
     if (this.rate <= 0) return true;
+    // sweep first: a sweep after the lookup dropped the (full) bucket just taken from, and the
+    // key's next take found a full one again, a capacity's worth more than the rate allows
+    if (now - this.lastSweep > 60_000) this.sweep(now);
     let b = this.buckets.get(key);
     if (!b) this.buckets.set(key, (b = new TokenBucket(this.rate, this.capacity, now)));
-    if (now - this.lastSweep > 60_000) this.sweep(now);
     return b.take(now, n);
   }
 
