@@ -187,3 +187,31 @@ test('lookup budgets: 1,500 unknown authors from one address open one connection
     await indexer.close();
   }
 });
+
+test('lookup on a miss, stale: with the spider on (auto), a stored list older than staleAge is asked of the author\'s write relays, the newer version arrives before EOSE', async () => {
+  const indexer = await new TestRelay().start();
+  const outbox = await new TestRelay().start();
+  const relay = await lookupRelay(indexer.url, {
+    ORBWEAVER_SPIDER_LOOKUP_ENABLED: 'auto', ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_LOOKUP_STALE_AGE: '1h',
+  });
+  const c = await Client.open(relay.url);
+  try {
+    const frank = keypair();
+    const old = T0 - 7200;
+    const list = relayList(frank.sk, old, [outbox.url]);
+    const oldProfile = sign(frank.sk, 0, old, [], '{"name":"frank (old)"}');
+    for (const ev of [list, oldProfile]) assert.equal((await c.publish(ev)).ok, true);
+    const newProfile = sign(frank.sk, 0, T0 + 60, [], '{"name":"frank"}');
+    outbox.add(list, newProfile);
+    const r = await reqUntilEose(c, 'f', { kinds: [0], authors: [frank.pk] });
+    assert.deepEqual(r.before.map((e) => e.id), [oldProfile.id, newProfile.id], 'the stored version at once, the newer one found before EOSE');
+    assert.ok(outbox.reqs.some((f) => (f.authors as string[]).includes(frank.pk)), 'his write relay was asked');
+    assert.equal(indexer.reqs.filter((f) => (f.authors as string[]).includes(frank.pk)).length, 0, 'the indexer was not: his relay list is known');
+    const now = await c.query({ kinds: [0], authors: [frank.pk] });
+    assert.deepEqual(now.events.map((e) => e.id), [newProfile.id], 'the newer version replaced the old one in the store');
+  } finally {
+    c.close();
+    await relay.cleanup();
+    await Promise.all([indexer.close(), outbox.close()]);
+  }
+});
