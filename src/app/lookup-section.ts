@@ -39,7 +39,7 @@ export function lookupSection(s: LookupStatus): Section {
   return {
     title: 'Lookup on a miss',
     rows: [
-      ['lookups', `${s.requests} REQs; ${s.authors} authors looked up: ${s.found} found, ${s.missed} found nowhere; ${s.inFlight} in flight`],
+      ['lookups', `${s.requests} requests; ${s.authors} authors looked up: ${s.found} found, ${s.missed} found nowhere; ${s.inFlight} in flight`],
       ['remembered', `${s.remembered} authors and kinds (not looked up again for a while)`],
       ['refused by budgets', `${s.refusedAddress} per address, ${s.refusedBusy} too many at once, ${s.refusedRemote} per remote relay`],
       ['stale, followed live', String(s.coveredLive)],
@@ -55,7 +55,7 @@ export function lookupMetricsText(s: LookupStatus): string {
   const metric = (name: string, type: 'counter' | 'gauge', help: string, value: number) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
   };
-  metric('orbweaver_lookup_requests_total', 'counter', 'REQs that started or joined a lookup on a miss', s.requests);
+  metric('orbweaver_lookup_requests_total', 'counter', 'lookup requests that started or joined a lookup on a miss (a REQ with both absent and stale authors makes two)', s.requests);
   metric('orbweaver_lookup_authors_total', 'counter', 'authors looked up on the network', s.authors);
   metric('orbweaver_lookup_found_total', 'counter', 'authors looked up with at least one list found', s.found);
   metric('orbweaver_lookup_missed_total', 'counter', 'authors looked up and found nowhere', s.missed);

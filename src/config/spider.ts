@@ -36,6 +36,7 @@ const lookupSchema = z
   .object({
     enabled: z.enum(['auto', 'on', 'off']).default('auto').describe('lookup on a miss: auto = on whenever the spider is on (spider.enabled), on = also without the crawl, off = never'),
     wait: duration('2s', 'how long a REQ that started a lookup waits for it before its EOSE (what is found later still comes on the open subscription); 0 = EOSE at once'),
+    waitStale: bool(false, 'also hold the EOSE for authors whose lists are held but stale (by default the stored version is the answer and a newer one found follows the EOSE)'),
     staleAge: duration('7d', 'a stored list older than this is looked up again (unless its author\'s write relays are followed live)'),
     remember: duration('15m', 'an author and kind looked up (found or not) is not looked up again for this long'),
     maxRemembered: int(100_000, 'authors and kinds remembered as looked up (the oldest are forgotten first)', 1, 10_000_000),

@@ -13,13 +13,17 @@ export interface MissLookup {
   readonly waitMs: number;
   /** ms: a stored list older than this is looked up again */
   readonly staleMs: number;
+  /** the EOSE waits for stale authors too (else only for authors with a kind not held at all) */
+  readonly waitStale: boolean;
   /** Starts or joins lookups for the client at `address`; resolves when they are done, null when none runs. */
   request(address: string, misses: AuthorMiss[]): Promise<void> | null;
 }
 
 /**
- * The lookup a REQ's answer calls for, or null: `scanned` are the filters as scanned (with their
- * limits), `frames` their answer.
+ * Starts the lookups a REQ's answer calls for; returns what its EOSE should wait for, or null:
+ * `scanned` are the filters as scanned (with their limits), `frames` their answer. Authors with a
+ * kind not held at all are waited for; authors held only stale are not (unless waitStale): the
+ * client has an answer already, and a newer version found comes on the open subscription.
  */
 export function lookupAfterScan(lookup: MissLookup, address: string, scanned: Filter[], frames: EventFrames | null, maxAnswer: number): Promise<void> | null {
   const wants = lookupWants(scanned);
@@ -30,7 +34,11 @@ export function lookupAfterScan(lookup: MissLookup, address: string, scanned: Fi
   const held = frames ? frameHeads(frames, kinds) : [];
   const staleBefore = lookup.staleMs > 0 ? Math.floor((Date.now() - lookup.staleMs) / 1000) : 0;
   const misses = missingAuthors(wants, held, staleBefore);
-  return misses.length > 0 ? lookup.request(address, misses) : null;
+  if (misses.length === 0) return null;
+  if (lookup.waitStale) return lookup.request(address, misses);
+  const stale = misses.filter((m) => m.stale);
+  if (stale.length > 0) void lookup.request(address, stale);
+  return stale.length === misses.length ? null : lookup.request(address, misses.filter((m) => !m.stale));
 }
 
 /** Resolves after `p` or `ms`, whichever comes first (the timer does not keep the process alive). */

@@ -188,30 +188,39 @@ test('lookup budgets: 1,500 unknown authors from one address open one connection
   }
 });
 
-test('lookup on a miss, stale: with the spider on (auto), a stored list older than staleAge is asked of the author\'s write relays, the newer version arrives before EOSE', async () => {
+test('lookup on a miss, stale: with the spider on (auto), a stored list older than staleAge is asked of the author\'s write relays; the newer version follows the EOSE, or comes before it with waitStale', async () => {
   const indexer = await new TestRelay().start();
   const outbox = await new TestRelay().start();
-  const relay = await lookupRelay(indexer.url, {
-    ORBWEAVER_SPIDER_LOOKUP_ENABLED: 'auto', ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_LOOKUP_STALE_AGE: '1h',
-  });
-  const c = await Client.open(relay.url);
-  try {
-    const frank = keypair();
-    const old = T0 - 7200;
-    const list = relayList(frank.sk, old, [outbox.url]);
-    const oldProfile = sign(frank.sk, 0, old, [], '{"name":"frank (old)"}');
-    for (const ev of [list, oldProfile]) assert.equal((await c.publish(ev)).ok, true);
-    const newProfile = sign(frank.sk, 0, T0 + 60, [], '{"name":"frank"}');
-    outbox.add(list, newProfile);
-    const r = await reqUntilEose(c, 'f', { kinds: [0], authors: [frank.pk] });
-    assert.deepEqual(r.before.map((e) => e.id), [oldProfile.id, newProfile.id], 'the stored version at once, the newer one found before EOSE');
-    assert.ok(outbox.reqs.some((f) => (f.authors as string[]).includes(frank.pk)), 'his write relay was asked');
-    assert.equal(indexer.reqs.filter((f) => (f.authors as string[]).includes(frank.pk)).length, 0, 'the indexer was not: his relay list is known');
-    const now = await c.query({ kinds: [0], authors: [frank.pk] });
-    assert.deepEqual(now.events.map((e) => e.id), [newProfile.id], 'the newer version replaced the old one in the store');
-  } finally {
-    c.close();
-    await relay.cleanup();
-    await Promise.all([indexer.close(), outbox.close()]);
+  for (const waitStale of [false, true]) {
+    const relay = await lookupRelay(indexer.url, {
+      ORBWEAVER_SPIDER_LOOKUP_ENABLED: 'auto', ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_LOOKUP_STALE_AGE: '1h',
+      ORBWEAVER_SPIDER_LOOKUP_WAIT_STALE: String(waitStale),
+    });
+    const c = await Client.open(relay.url);
+    try {
+      const frank = keypair();
+      const old = T0 - 7200;
+      const list = relayList(frank.sk, old, [outbox.url]);
+      const oldProfile = sign(frank.sk, 0, old, [], '{"name":"frank (old)"}');
+      for (const ev of [list, oldProfile]) assert.equal((await c.publish(ev)).ok, true);
+      const newProfile = sign(frank.sk, 0, T0 + 60, [], '{"name":"frank"}');
+      outbox.add(list, newProfile);
+      c.send(['REQ', 'f', { kinds: [0], authors: [frank.pk] }]);
+      const got: string[] = [];
+      while (got.length < 3) {
+        const m = await c.next((m) => (m[0] === 'EVENT' || m[0] === 'EOSE') && m[1] === 'f', 15_000, 'the profiles and EOSE');
+        got.push(m[0] === 'EOSE' ? 'EOSE' : (m[2] as NostrEvent).id);
+      }
+      const expected = waitStale ? [oldProfile.id, newProfile.id, 'EOSE'] : [oldProfile.id, 'EOSE', newProfile.id];
+      assert.deepEqual(got, expected, waitStale ? 'the newer version before EOSE' : 'the stored version answers at once, the newer one follows on the open subscription');
+      assert.ok(outbox.reqs.some((f) => (f.authors as string[]).includes(frank.pk)), 'his write relay was asked');
+      assert.equal(indexer.reqs.filter((f) => (f.authors as string[]).includes(frank.pk)).length, 0, 'the indexer was not: his relay list is known');
+      const now = await c.query({ kinds: [0], authors: [frank.pk] });
+      assert.deepEqual(now.events.map((e) => e.id), [newProfile.id], 'the newer version replaced the old one in the store');
+    } finally {
+      c.close();
+      await relay.cleanup();
+    }
   }
+  await Promise.all([indexer.close(), outbox.close()]);
 });

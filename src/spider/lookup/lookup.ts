@@ -50,7 +50,7 @@ export interface LookupDeps {
 export interface LookupStatus {
   /** ms a REQ waits for its lookup before EOSE */
   waitMs: number;
-  /** REQs that started or joined a lookup */
+  /** requests that started or joined a lookup (the relay makes one for absent authors, one for stale ones) */
   requests: number;
   /** authors looked up (started, not joined) */
   authors: number;
@@ -82,6 +82,7 @@ export interface LookupStatus {
 export interface Lookup {
   readonly waitMs: number;
   readonly staleMs: number;
+  readonly waitStale: boolean;
   /** Starts or joins the lookups for `misses` on behalf of `address`; null when none was needed or allowed. */
   request(address: string, misses: AuthorMiss[]): Promise<void> | null;
   status(): LookupStatus;
@@ -175,6 +176,7 @@ export function createLookup(deps: LookupDeps): Lookup {
   return {
     waitMs: lc.wait,
     staleMs: lc.staleAge,
+    waitStale: lc.waitStale,
     request(address, misses) {
       if (stopped) return null;
       const now = Date.now();
