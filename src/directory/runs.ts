@@ -4,7 +4,7 @@
 // the same environment). The status page reads its "last run" from here, so a `spider --once` run
 // shows as surely as one the relay made.
 import type { Database, RootDatabase } from 'lmdb';
-import type { SpiderSummary } from '../spider/status.js';
+import type { SpiderSummary } from './types.js';
 
 export interface RunRecord {
   startedAt: number;

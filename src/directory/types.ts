@@ -123,3 +123,36 @@ export interface WorkResult {
   startedAt: number;
   durationMs: number;
 }
+
+// A crawl's summary: the spider reports it, the directory keeps it with each run (runs.ts).
+
+export interface HopSummary {
+  hop: number;
+  /** relays taken into this hop */
+  relays: number;
+  reached: number;
+  failed: number;
+  refused: number;
+  /** skipped: our own relay, or waiting out a failure backoff */
+  skipped: number;
+  events: FetchCounts;
+}
+
+export interface SpiderSummary {
+  startedAt: number;
+  finishedAt: number;
+  durationMs: number;
+  seeds: number;
+  seedsWithoutList: number;
+  hops: HopSummary[];
+  relays: { total: number; reached: number; failed: number; refused: number; skipped: number };
+  events: FetchCounts;
+  /** a few failed relays with their error, for the operator */
+  failures: Array<{ url: string; error: string }>;
+  /** a few relays refused by the address rules, with the reason (it names the setting that allows them) */
+  refusals: Array<{ url: string; error: string }>;
+  /** bootstrap relays that could not be asked for the seeds' lists, with the reason */
+  bootstrapFailures: Array<{ url: string; error: string }>;
+  /** the run was stopped before it finished */
+  aborted: boolean;
+}

@@ -1,37 +1,8 @@
 // What the spider reports: the run summary (printed by `spider --once`, kept as the last run), the
 // live status (status page, /metrics) and its Prometheus text.
-import { zeroCounts, type FetchCounts } from '../directory/types.js';
+import { zeroCounts, type FetchCounts, type HopSummary, type SpiderSummary } from '../directory/types.js';
 
-export interface HopSummary {
-  hop: number;
-  /** relays taken into this hop */
-  relays: number;
-  reached: number;
-  failed: number;
-  refused: number;
-  /** skipped: our own relay, or waiting out a failure backoff */
-  skipped: number;
-  events: FetchCounts;
-}
-
-export interface SpiderSummary {
-  startedAt: number;
-  finishedAt: number;
-  durationMs: number;
-  seeds: number;
-  seedsWithoutList: number;
-  hops: HopSummary[];
-  relays: { total: number; reached: number; failed: number; refused: number; skipped: number };
-  events: FetchCounts;
-  /** a few failed relays with their error, for the operator */
-  failures: Array<{ url: string; error: string }>;
-  /** a few relays refused by the address rules, with the reason (it names the setting that allows them) */
-  refusals: Array<{ url: string; error: string }>;
-  /** bootstrap relays that could not be asked for the seeds' lists, with the reason */
-  bootstrapFailures: Array<{ url: string; error: string }>;
-  /** the run was stopped before it finished */
-  aborted: boolean;
-}
+export type { HopSummary, SpiderSummary };
 
 export type SpiderPhase = 'idle' | 'seeds' | 'crawling' | 'stopping';
 
