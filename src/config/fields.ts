@@ -3,7 +3,7 @@
 // `env` meta gives an extra alias where the documented name differs.
 import { z } from 'zod';
 import { parsePubkey, parseSecretKey } from '../nostr/keys.js';
-import { normalizeRelayUrl } from '../remote/url.js';
+import { normalizeRelayUrl } from '../nostr/relay-url.js';
 
 /** "24h", "30m", "15s", "250ms", or a number of milliseconds -> milliseconds. */
 export function parseDuration(v: string | number): number {

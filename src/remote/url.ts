@@ -1,36 +1,14 @@
-// Relay URL normalisation and address safety. A relay URL found in someone's kind 10002 list is
-// untrusted input: only ws:// and wss://, normalised to one spelling, and never a loopback, private,
+// Relay URL address safety (the spelling: nostr/relay-url.ts). A relay URL found in someone's kind
+// 10002 list is untrusted input: only ws:// and wss://, normalised to one spelling, and never a loopback, private,
 // link-local or otherwise special address (checked on the literal and again after DNS resolution)
 // unless the operator allows private targets. The resolved address is pinned for the connection,
 // so a second DNS answer cannot swap in a private address (DNS rebinding).
 import { BlockList, isIP } from 'node:net';
 import { lookup as dnsLookup } from 'node:dns/promises';
 
-export const MAX_URL_LENGTH = 256;
+import { normalizeRelayUrl } from '../nostr/relay-url.js';
 
-/** Canonical spelling of a relay URL, or null when it is not an acceptable ws/wss URL. */
-export function normalizeRelayUrl(raw: unknown): string | null {
-  if (typeof raw !== 'string') return null;
-  const s = raw.trim();
-  if (s.length === 0 || s.length > MAX_URL_LENGTH) return null;
-  if (!/^wss?:\/\//i.test(s)) return null;
-  let u: URL;
-  try { u = new URL(s); } catch { return null; }
-  if (u.protocol !== 'ws:' && u.protocol !== 'wss:') return null;
-  if (u.username || u.password) return null;
-  const host = u.hostname; // lower-cased, IDN in punycode, IPv6 in brackets
-  if (!host || host.includes('%')) return null;
-  if (!/^(\[[0-9a-f:.]+\]|[a-z0-9._-]+)$/.test(host)) return null;
-  if (host.startsWith('.') || host.includes('..')) return null;
-  const stripped = host.endsWith('.') ? host.slice(0, -1) : host;
-  if (!stripped) return null;
-  // URL already drops the default port (80 for ws, 443 for wss).
-  const port = u.port ? `:${u.port}` : '';
-  let path = u.pathname.replace(/\/+$/, '');
-  if (path === '/') path = '';
-  const out = `${u.protocol}//${stripped}${port}${path}`;
-  return out.length > MAX_URL_LENGTH ? null : out;
-}
+export { MAX_URL_LENGTH, normalizeRelayUrl } from '../nostr/relay-url.js';
 
 // Special-purpose address blocks (IANA registries), checked with node's BlockList.
 const special4 = new BlockList();
