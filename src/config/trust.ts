@@ -1,4 +1,4 @@
-// Web-of-trust ranking, NIP-85 assertions and the trust write policy (issue 23; docs/trust.md).
+// Web-of-trust ranking, NIP-85 assertions and the trust write policy (docs/trust.md).
 // Owned by src/trust (computation, NIP-85), src/store/search (ranked search) and src/relay/policy.
 import { z } from 'zod';
 import { bool, duration, int, intList, pubkeyList, str } from './fields.js';

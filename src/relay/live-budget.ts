@@ -2,7 +2,7 @@
 // against the open subscriptions on the main thread and sent to each that matches; one address
 // holding 2,000 live NIP-50 searches for the words of the profiles it publishes itself made each of
 // its publications cost 2,000 sends, and another client's publish waited p50 ~600 ms, up to 1.2 s
-// (issue 41). So the live events one address's subscriptions receive are budgeted per second like
+// (bench/RESULTS.md, live-search). So the live events one address's subscriptions receive are budgeted per second like
 // its messages (a token bucket per address, IPv6 by /64): a subscription that would receive one
 // more than its address has left is closed with CLOSED rate-limited:, which stops its cost, and
 // says why; the client may subscribe again (under the REQ rate limits) with fewer or narrower ones.

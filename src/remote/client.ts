@@ -2,7 +2,7 @@
 // is pinned to the address resolved by url.ts. Frames are bounded: a frame above maxPayload closes the
 // connection (ws enforces it), a frame above the event budget is dropped without being parsed.
 // Nothing the remote sends is trusted here: this layer only routes messages by subscription id;
-// fetch.ts checks every event.
+// the spider's fetch/admit.ts checks every event.
 import net from 'node:net';
 import tls from 'node:tls';
 import WebSocket from 'ws';

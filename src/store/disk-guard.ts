@@ -4,7 +4,7 @@
 // new pages are written into the file's mapping, and where the file has no blocks yet (data.mdb is
 // sparse) the file system allocates them when the page is first written. On a full file system
 // that allocation fails inside a memory write, and the kernel answers with SIGBUS: the relay died
-// with 5,962 events acknowledged and no word to anyone (issue 41; nothing acknowledged was lost).
+// with 5,962 events acknowledged and no word to anyone (nothing acknowledged was lost).
 // Without the write map a full disk would be an error at commit, at the cost measured there.
 //
 // So every write transaction of the batched writer first asks the file system how much is free

@@ -6,7 +6,7 @@ import { comparableUrl } from './url.js';
 
 export const AUTH_KIND = 22242;
 
-/** A sync or async signature checker (nostr/verify.ts, relay/verify-pool.ts). */
+/** A sync or async signature checker (nostr/verify.ts, ingest/verify-pool.ts). */
 export interface SigChecker { check(ev: NostrEvent): string | null | Promise<string | null> }
 
 /** A relay URL in comparable form (url.ts), without query. */

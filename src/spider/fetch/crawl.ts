@@ -1,7 +1,7 @@
 // The unit of work, independent of any scheduler: fetch relay URL X completely for kinds K, hand
 // every event to the sink, and report what was learned (NIP-11, quirks, cursors) and which relays
 // its kind 10002 lists name. Takes and returns plain JSON (WorkItem -> WorkResult), so it can run in
-// this process or in a worker on another machine (issue 4).
+// this process or in a worker on another machine.
 import type { Logger } from 'pino';
 import { RelayClient } from '../../remote/client.js';
 import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './paging.js';

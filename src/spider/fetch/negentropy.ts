@@ -1,7 +1,7 @@
 // NIP-77 instead of paging, for one kind of one relay: the remote's set of the kind is reconciled
 // against the home's (the store's negentropyItems) with the sync client (src/remote/reconcile.ts), and
 // exactly the ids the home lacks are fetched, in batches of a page, through the spider's own page
-// checks and admission (fetch.ts request/admit: shape, size, the filter asked, home lookup, one
+// checks and admission (page.ts and admit.ts: shape, size, the filter asked, home lookup, one
 // signature check). Nothing is trusted that paging would not trust: the remote only chooses which ids
 // we ask for. Whatever goes wrong — NEG-ERR, a NOTICE instead of an answer, silence past idleTimeout,
 // garbage, a set too big even for one second — ends the attempt with null, and the caller pages the

@@ -1,6 +1,6 @@
 // The work queue between the coordinator (which decides what to crawl, hop by hop) and the workers
 // (which run crawlRelay). Two implementations with the same semantics: MemoryQueue (in-process, the
-// default) and RedisQueue (queue-redis.ts: lease/ack with lease expiry, owner tokens, retries, a
+// default) and RedisQueue (redis.ts: lease/ack with lease expiry, owner tokens, retries, a
 // dead-letter list) so workers on other machines share a crawl. Items and results are plain JSON.
 //
 // Semantics both keep: an item is leased by one worker at a time; ack() reports the finished work

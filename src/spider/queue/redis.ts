@@ -1,4 +1,4 @@
-// The spider's work queue in Redis: the second WorkQueue implementation (queue.ts has the in-process
+// The spider's work queue in Redis: the second WorkQueue implementation (memory.ts has the in-process
 // one), so `orbweaver worker` processes on other machines share a crawl with the relay (the
 // coordinator). Semantics as MemoryQueue: one lease per item at a time, ack only after the work is
 // done, fail() retries and dead-letters after maxAttempts, and every enqueued item yields exactly
