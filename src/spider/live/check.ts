@@ -25,26 +25,6 @@ export function checkLiveEvent(raw: unknown, bytes: number, filter: Filter, nowS
   return { ev };
 }
 
-/** A token bucket: `rate` per second, up to `burst` saved. O(1) memory; time is passed in (tests). */
-export class Bucket {
-  private tokens: number;
-  private at: number;
-
-  constructor(private readonly rate: number, private readonly burst: number, now: number) {
-    this.tokens = burst;
-    this.at = now;
-  }
-
-  /** Takes n tokens; false (and nothing taken) when the bucket does not hold them. */
-  take(n: number, now: number): boolean {
-    this.tokens = Math.min(this.burst, this.tokens + ((now - this.at) / 1000) * this.rate);
-    this.at = now;
-    if (this.tokens < n) return false;
-    this.tokens -= n;
-    return true;
-  }
-}
-
 /**
  * Events per minute without a per-event record: the count of the current minute and of the one
  * before, the rate read as the previous minute's count (or the current one's in the first minute).

@@ -17,7 +17,8 @@ import { RelayClient } from '../../remote/client.js';
 import { resolveTarget, type Target } from '../../remote/url.js';
 import type { EventSink } from '../../ingest/sink.js';
 import { toWire, type Filter } from '../../nostr/filter.js';
-import { Bucket, checkLiveEvent, MinuteRate } from './check.js';
+import { checkLiveEvent, MinuteRate } from './check.js';
+import { TokenBucket } from '../../lib/token-bucket.js';
 import { sleep } from '../../lib/sleep.js';
 
 export interface LiveLimits {
@@ -168,8 +169,8 @@ export class LiveRemote {
     // one second earlier on the wire: relays that compare since exclusively (nostr-rs-relay) would
     // otherwise leave out what is published within the second we connect
     const filter: Filter = { kinds: this.d.kinds, since: since - 1 };
-    const events = new Bucket(L.eventsPerSecond, L.eventsPerSecond * 10, Date.now());
-    const bytes = new Bucket(L.bytesPerSecond, L.bytesPerSecond * 10, Date.now());
+    const events = new TokenBucket(L.eventsPerSecond, L.eventsPerSecond * 10, Date.now());
+    const bytes = new TokenBucket(L.bytesPerSecond, L.bytesPerSecond * 10, Date.now());
     let pending = 0;
     let newest = since;
     let end: { hostile: boolean; reason: string } | null = null;
@@ -189,7 +190,7 @@ export class LiveRemote {
       event: (raw, size) => {
         if (end) return;
         const now = Date.now();
-        if (!events.take(1, now) || !bytes.take(size, now)) return finish(true, `flood: more than ${L.eventsPerSecond} events/s or ${L.bytesPerSecond} bytes/s`);
+        if (!events.take(now, 1) || !bytes.take(now, size)) return finish(true, `flood: more than ${L.eventsPerSecond} events/s or ${L.bytesPerSecond} bytes/s`);
         const c = checkLiveEvent(raw, size, filter, Math.floor(now / 1000), maxFutureSec, L.maxEventBytes);
         if (c.fault === 'oversized') return; // dropped unread: too big for us, not a lie
         if (!c.ev) return finish(true, `${c.fault}: ${c.detail}`);
