@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import { canonical, type NostrEvent } from '../nostr/event.js';
 import type { EventVerifier, VerifierBackend } from '../nostr/verify.js';
+import type { VerifyBatch, VerifyInit, VerifyReady, VerifyResults } from './verify-messages.js';
 
 export interface AsyncVerifier {
   readonly backend: VerifierBackend;
@@ -23,7 +24,7 @@ export function inlineVerifier(v: EventVerifier): AsyncVerifier {
   return { backend: v.backend, threads: 0, check: async (ev, json) => (json === undefined ? v.check(ev) : v.checkJson(json)), close: async () => {} };
 }
 
-/** One item of a batch: the event's canonical JSON (the worker cuts the id preimage out of it). */
+/** One item of a batch: the event's canonical JSON (verify-messages.ts). */
 type Job = string;
 
 export async function poolVerifier(threads: number, prefer: VerifierBackend | 'auto'): Promise<AsyncVerifier> {
@@ -32,12 +33,12 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
   let batchId = 0;
   let backend: VerifierBackend = 'wasm';
   for (let i = 0; i < threads; i++) {
-    const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { prefer } });
+    const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { prefer } satisfies VerifyInit });
     backend = await new Promise<VerifierBackend>((resolve, reject) => {
-      w.once('message', (m: { ready?: VerifierBackend; error?: string }) => (m.ready ? resolve(m.ready) : reject(new Error(m.error))));
+      w.once('message', (m: VerifyReady) => (m.ready ? resolve(m.ready) : reject(new Error(m.error))));
       w.once('error', reject);
     });
-    w.on('message', (m: { id: number; results: Array<string | null> }) => {
+    w.on('message', (m: VerifyResults) => {
       const resolvers = pending.get(m.id)!;
       pending.delete(m.id);
       for (let k = 0; k < resolvers.length; k++) resolvers[k](m.results[k]);
@@ -56,7 +57,7 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
     const id = batchId++;
     if (pending.size === 0) for (const x of workers) x.ref();
     pending.set(id, resolvers);
-    workers[next++ % workers.length].postMessage({ id, jobs });
+    workers[next++ % workers.length].postMessage({ id, jobs } satisfies VerifyBatch);
     jobs = [];
     resolvers = [];
   };

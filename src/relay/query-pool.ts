@@ -18,11 +18,12 @@
 import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
 import { releaseFrames, type EventFrames, type Framing } from '../store/frames.js';
-import type { CountResult, EventStore, HllRefresh, QueryOptions, ScanSignal } from '../store/types.js';
+import type { CountResult, EventStore, QueryOptions, ScanSignal } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
 import { answerBoundedReads, pointLookups } from '../store/planner.js';
 import { StepGuard } from './step-guard.js';
+import type { GuardLimits, Reply, Request, WorkerInit } from './query-messages.js';
 import { unionItems, visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
@@ -73,51 +74,6 @@ export function inlineQueries(store: EventStore, guard: (outer: { aborted: boole
 export function storeUnion(store: EventStore, filters: Filter[], req: NegItemsRequest, opts?: CountOptions): Promise<NegentropyItems> {
   const accept = visibleValue(req.hidden);
   return unionItems(filters, req.maxItems, (f) => store.negentropyItems(f, { maxItems: req.maxItems, accept, ...opts }));
-}
-
-// ---- messages (shared with query-worker.ts) ----
-
-export interface WorkerInit {
-  dir: string;
-  mapSize: number;
-  queryYieldEvery: number;
-  /** config.store.readAhead: the same as the main thread's handle (lmdb-js shares one environment per process) */
-  readAhead?: boolean;
-  /** config.search (NIP-50 index settings) */
-  search?: { kinds: number[]; maxPostings: number; rankWindow: number };
-}
-
-/** Step count so far and the budget rule (Access.scanGuard's); absent limits = unlimited. */
-export interface GuardLimits {
-  steps: number;
-  maxSteps?: number;
-  deadline?: number;
-}
-
-export type Request =
-  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing }
-  | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
-  | { t: 'n'; id: number; g: number; limits: GuardLimits; filters: Filter[]; req: NegItemsRequest; now?: number }
-  | { t: 'a'; g: number }
-  /** shared buffers of sent answers, back for reuse */
-  | { t: 'r'; bufs: ArrayBufferLike[] };
-
-export interface Reply {
-  id: number;
-  /** REQ: the results, transferred */
-  frames?: EventFrames;
-  /** COUNT */
-  n?: number;
-  approximate?: boolean;
-  hll?: Uint8Array;
-  refresh?: HllRefresh[];
-  /** negentropy items (the records' buffer is transferred, not copied) */
-  neg?: NegentropyItems;
-  upTo?: number;
-  newer?: string[];
-  error?: string;
-  steps?: number;
-  tripped?: null | 'budget' | 'timeout';
 }
 
 export interface QueryPoolOptions extends WorkerInit {

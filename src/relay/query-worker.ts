@@ -7,7 +7,8 @@ import { openStore } from '../store/index.js';
 import { framesTransfer, giveBuffer } from '../store/frames.js';
 import type { SeenSerials } from '../store/types.js';
 import { StepGuard } from './step-guard.js';
-import { storeUnion, type GuardLimits, type Reply, type Request, type WorkerInit } from './query-pool.js';
+import { storeUnion } from './query-pool.js';
+import type { GuardLimits, Reply, Request, WorkerInit } from './query-messages.js';
 
 const init = workerData as WorkerInit;
 const store = await openStore({ ...init, readOnly: true }).catch((e: Error) => {

@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import type { NostrEvent } from '../nostr/event.js';
 import { signEvent, type EventTemplate } from '../nostr/sign.js';
+import type { SignReply, SignRequest } from './sign-messages.js';
 
 export type SignBatch = (templates: EventTemplate[], key: Uint8Array) => Promise<NostrEvent[]>;
 
@@ -36,7 +37,7 @@ export function signThread(): SignThread {
     if (worker || failed) return worker;
     try {
       const w = new Worker(new URL('./sign-worker.js', import.meta.url));
-      w.on('message', (m: { id: number; events?: NostrEvent[]; error?: string }) => {
+      w.on('message', (m: SignReply) => {
         const p = pending.get(m.id);
         if (!p) return;
         pending.delete(m.id);
@@ -64,7 +65,7 @@ export function signThread(): SignThread {
       const id = next++;
       const done = new Promise<NostrEvent[]>((resolve, reject) => pending.set(id, { resolve, reject }));
       if (pending.size === 1) w.ref();
-      w.postMessage({ id, key, templates });
+      w.postMessage({ id, key, templates } satisfies SignRequest);
       try {
         const evs = await done;
         offThread++;

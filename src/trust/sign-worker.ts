@@ -1,12 +1,12 @@
 // Worker thread of the NIP-85 signing thread (sign-thread.ts): signs batches of templates.
-// Messages: in { id, key, templates }, out { id, events } or { id, error }.
 import { parentPort } from 'node:worker_threads';
-import { signEvent, type EventTemplate } from '../nostr/sign.js';
+import { signEvent } from '../nostr/sign.js';
+import type { SignReply, SignRequest } from './sign-messages.js';
 
-parentPort!.on('message', (m: { id: number; key: Uint8Array; templates: EventTemplate[] }) => {
+parentPort!.on('message', (m: SignRequest) => {
   try {
-    parentPort!.postMessage({ id: m.id, events: m.templates.map((t) => signEvent(t, m.key)) });
+    parentPort!.postMessage({ id: m.id, events: m.templates.map((t) => signEvent(t, m.key)) } satisfies SignReply);
   } catch (e) {
-    parentPort!.postMessage({ id: m.id, error: (e as Error).message });
+    parentPort!.postMessage({ id: m.id, error: (e as Error).message } satisfies SignReply);
   }
 });
