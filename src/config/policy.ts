@@ -1,4 +1,5 @@
-// Access, policy and rate-limit settings (issue: operating it in public). Owned by src/relay/policy.
+// Access, policy and rate-limit settings. Owned by src/policy (write rules) and src/relay/policy
+// (per connection).
 // Message rates are generous by default (a heavy client sending ~10k events/s is not throttled);
 // what one client may hold or occupy at once — connections, events in flight, AUTH attempts, scans,
 // filter values, unsent output — is bounded for a public relay (docs/security.md). The benchmarks

@@ -1,5 +1,5 @@
 // Web-of-trust ranking, NIP-85 assertions and the trust write policy (docs/trust.md).
-// Owned by src/trust (computation, NIP-85), src/store/search (ranked search) and src/relay/policy.
+// Owned by src/trust (computation, NIP-85), src/store/search (ranked search) and src/policy (the trust write rule).
 import { z } from 'zod';
 import { bool, duration, int, intList, pubkeyList, str } from './fields.js';
 

@@ -7,7 +7,7 @@ import type { Filter } from '../nostr/filter.js';
 import { noticeMessage } from '../nostr/messages.js';
 import type { LiveSub } from './live-index.js';
 import type { SeenSerials } from '../store/types.js';
-import { addressKey } from './policy/cidr.js';
+import { addressKey } from '../policy/cidr.js';
 import type { OutputBudget, OutputHolder, SlowReason } from './output-budget.js';
 import type { Release } from './policy/budgets.js';
 

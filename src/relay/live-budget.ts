@@ -7,7 +7,7 @@
 // more than its address has left is closed with CLOSED rate-limited:, which stops its cost, and
 // says why; the client may subscribe again (under the REQ rate limits) with fewer or narrower ones.
 import { KeyedBuckets } from '../lib/token-bucket.js';
-import { addressKey } from './policy/cidr.js';
+import { addressKey } from '../policy/cidr.js';
 
 export class LiveBudget {
   private readonly buckets: KeyedBuckets<string>;

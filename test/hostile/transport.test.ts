@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
-import { addressKey } from '../../src/relay/policy/cidr.js';
+import { addressKey } from '../../src/policy/cidr.js';
 
 test('a 1.5 MB message gets a NOTICE and the connection keeps working', async () => {
   const relay = await startRelayProcess();

@@ -2,12 +2,12 @@
 // kind sets, the DM visibility rules and the exact COUNT rewrite, the scan guard.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CidrSet, parseIp } from '../../src/relay/policy/cidr.js';
+import { CidrSet, parseIp } from '../../src/policy/cidr.js';
 import { TokenBucket } from '../../src/lib/token-bucket.js';
 import { RateLimiter } from '../../src/relay/ratelimit/limiter.js';
 import { normaliseRelayUrl } from '../../src/relay/auth/nip42.js';
 import { normaliseHttpUrl } from '../../src/relay/auth/nip98.js';
-import { KindSet } from '../../src/relay/policy/kinds.js';
+import { KindSet } from '../../src/policy/kinds.js';
 import { kindOfJson, ProtectedKinds } from '../../src/relay/policy/read.js';
 import { matchFilter, type Filter } from '../../src/nostr/filter.js';
 import { configSchema } from '../../src/config.js';

@@ -7,7 +7,7 @@ import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.j
 import { Author, Client } from '../helpers/client.js';
 import { waitForRanks } from './helpers.js';
 import { configSchema } from '../../src/config.js';
-import { trustPolicy } from '../../src/relay/policy/trust.js';
+import { trustPolicy } from '../../src/policy/trust.js';
 import type { RankStore } from '../../src/store/ranks.js';
 
 const relays: RelayProcess[] = [];

@@ -2,7 +2,7 @@
 // Content-Type: application/nostr+json+rpc, authorised by NIP-98 for the configured admin pubkeys:
 // the u tag must name this relay (auth/own-urls.ts: never the request's Host header), and each
 // authorization event is accepted once (a captured header cannot be replayed within its window).
-// Changes persist in LMDB (policy/lists.ts) and take effect at once. orbweaver adds two methods:
+// Changes persist in LMDB (src/policy/lists.ts) and take effect at once. orbweaver adds two methods:
 // spidertrigger (start a spider run now) and spiderstatus (the spider's progress).
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
@@ -10,7 +10,7 @@ import type { EventStore } from '../../store/types.js';
 import type { SigChecker } from '../auth/nip42.js';
 import type { Logger } from '../logger.js';
 import { checkHttpAuth } from '../auth/nip98.js';
-import { parseCidr } from '../policy/cidr.js';
+import { parseCidr } from '../../policy/cidr.js';
 import { parsePubkey } from '../../nostr/keys.js';
 import type { Access } from '../policy/access.js';
 

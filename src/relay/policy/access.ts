@@ -15,14 +15,14 @@ import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
 import { KeyedBuckets } from '../../lib/token-bucket.js';
 import { RefusalLog } from '../dashboard/refusals.js';
-import { AccessLists } from './lists.js';
+import { AccessLists } from '../../policy/lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
-import { writePolicies } from './write.js';
+import { writePolicies } from '../../policy/write.js';
 import { SpiderWorkers } from './workers.js';
 import type { Policies } from '../../ingest/hooks.js';
 import { ClientBudgets, type Release } from './budgets.js';
 import { QuerySlots } from './query-slots.js';
-import { addressKey } from './cidr.js';
+import { addressKey } from '../../policy/cidr.js';
 
 /** What Access needs of a connection (src/relay/connection.ts). */
 export interface ConnLike {

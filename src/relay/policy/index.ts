@@ -6,7 +6,7 @@ import type { EventStore } from '../../store/types.js';
 import { loadVerifier } from '../../nostr/verify.js';
 import { inlineVerifier, type AsyncVerifier } from '../../ingest/verify-pool.js';
 import { Access } from './access.js';
-import { eventLimitPolicies } from './event-limits.js';
+import { eventLimitPolicies } from '../../policy/event-limits.js';
 import { emptyPolicies, type Policies } from '../../ingest/hooks.js';
 
 export async function relayPolicies(config: Config, store: EventStore, verifier?: AsyncVerifier): Promise<{ policies: Policies; access: Access }> {

@@ -2,8 +2,8 @@
 // events and NIP-11 overrides. Config entries are fixed; NIP-86 changes persist in one named LMDB
 // database ("orbweaver.admin") in the store's environment and apply at once, without restart.
 import type { Database, RootDatabase } from 'lmdb';
-import { parsePubkey } from '../../nostr/keys.js';
-import type { Config } from '../../config.js';
+import { parsePubkey } from '../nostr/keys.js';
+import type { Config } from '../config.js';
 import { CidrSet } from './cidr.js';
 import { KindSet } from './kinds.js';
 

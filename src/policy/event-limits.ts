@@ -1,7 +1,7 @@
 // The limits every relay enforces on events (advertised in NIP-11 `limitation`).
-import { expirationOf } from '../../nostr/kinds.js';
-import type { Config } from '../../config.js';
-import type { RejectEvent } from '../../ingest/hooks.js';
+import { expirationOf } from '../nostr/kinds.js';
+import type { Config } from '../config.js';
+import type { RejectEvent } from '../ingest/hooks.js';
 
 type Limits = Config['limits'];
 

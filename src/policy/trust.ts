@@ -4,9 +4,9 @@
 // stores. Only a rooted rank is used: with a global rank, or before the first pass, nothing is
 // refused (a fresh relay has no graph yet). The relay's own services (monitor, NIP-85, import)
 // are not held to it. One LMDB read per event, before the signature check.
-import type { Config } from '../../config.js';
-import type { RejectEvent } from '../../ingest/hooks.js';
-import type { RankStore } from '../../store/ranks.js';
+import type { Config } from '../config.js';
+import type { RejectEvent } from '../ingest/hooks.js';
+import type { RankStore } from '../store/ranks.js';
 
 const LIST_KINDS = new Set([3, 10000]);
 

@@ -1,10 +1,10 @@
 // Write policies, each a small RejectEvent hook (khatru style). Order matters only for which
 // reason a client sees first; the cheap list checks come before proof of work.
-import { leadingZeroBits } from '../../nostr/kinds.js';
-import type { Config } from '../../config.js';
+import { leadingZeroBits } from '../nostr/kinds.js';
+import type { Config } from '../config.js';
 import type { AccessLists } from './lists.js';
-import type { RejectEvent } from '../../ingest/hooks.js';
-import type { RankStore } from '../../store/ranks.js';
+import type { RejectEvent } from '../ingest/hooks.js';
+import type { RankStore } from '../store/ranks.js';
 import { trustPolicy } from './trust.js';
 
 /** Writes from a blocked IP (config policy.ipDeny or NIP-86 blockip). */
