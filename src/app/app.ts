@@ -17,6 +17,7 @@ import { RelayDirectory } from '../directory/records.js';
 import { createSpider, type Spider } from '../spider/spider.js';
 import { nothingToCrawl } from './standalone-spider.js';
 import { openPipeline, type Pipeline } from './pipeline.js';
+import { Access } from '../relay/policy/access.js';
 import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
@@ -52,8 +53,11 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
   const registry = new Registry();
   const metrics = relayMetrics(registry);
   const pipeline = await openPipeline(config, logger, { metrics });
+  // what is per connection (AUTH, rate limits, budgets, read rules) over the write rules' lists
+  const access = new Access(config, pipeline.verifier, pipeline.lists);
+  access.install(pipeline.policies);
   // local commands (spider --once, sync) authenticate with it and are not held to the per-IP limits
-  pipeline.access.workers.trust(localKey(config.dataDir).pubkey);
+  access.workers.trust(localKey(config.dataDir).pubkey);
   let relay: RelayHandle;
   try {
     // recorded before the relay says it listens, so whoever waits for that line finds the record
@@ -61,7 +65,7 @@ export async function startApp(config: Config, logger: Logger): Promise<AppHandl
       const url = reachableUrl(config.host, port);
       recordOwner(config.dataDir, { pid: process.pid, url, httpUrl: url.replace(/^ws/, 'http'), startedAt: new Date().toISOString(), version: VERSION, script: process.argv[1] ?? '' });
     };
-    relay = await startRelay(config, logger, { pipeline, registry, metrics, onListen });
+    relay = await startRelay(config, logger, { pipeline: { ...pipeline, access }, registry, metrics, onListen });
   } catch (e) {
     await pipeline.close();
     clearOwner(config.dataDir);

@@ -11,13 +11,16 @@ import { loadVerifier } from '../nostr/verify.js';
 import { createIngest } from '../ingest/ingest.js';
 import { inlineVerifier, poolVerifier, type AsyncVerifier } from '../ingest/verify-pool.js';
 import type { IngestMetrics, OnStored } from '../ingest/types.js';
-import { relayPolicies } from '../relay/policy/index.js';
+import { emptyPolicies } from '../ingest/hooks.js';
+import type { WritePipeline } from '../ingest/pipeline.js';
+import { writeRules } from '../policy/index.js';
+import type { AccessLists } from '../policy/lists.js';
 import type { Logger } from '../relay/logger.js';
-import type { RelayPipeline } from '../relay/server.js';
 import { checkDataDir } from './data-dir.js';
 
-/** The relay's view of it (relay/server.ts) and what closes it. */
-export interface Pipeline extends RelayPipeline {
+/** The write side, the access lists its rules read (the relay's Access shares them), and what closes it. */
+export interface Pipeline extends WritePipeline {
+  lists: AccessLists;
   /** Flushes queued writes, then closes the store and the verifier. */
   close(): Promise<void>;
 }
@@ -42,7 +45,9 @@ export async function openPipeline(config: Config, logger: Logger, opts: Pipelin
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;
     verifier = threads > 0 ? await poolVerifier(threads, config.verifier) : inlineVerifier(await loadVerifier(config.verifier));
-    const { policies, access } = await relayPolicies(config, store, verifier);
+    const policies = emptyPolicies();
+    const rules = writeRules(config, store);
+    policies.rejectEvent.push(...rules.rejectEvent);
     const listeners = new Set<OnStored>();
     const ingest = createIngest({
       store, verifier, policies, metrics: opts.metrics,
@@ -50,7 +55,7 @@ export async function openPipeline(config: Config, logger: Logger, opts: Pipelin
     });
     const v = verifier;
     return {
-      store, verifier: v, policies, access, ingest,
+      store, verifier: v, policies, lists: rules.lists, ingest,
       onStored(fn) {
         listeners.add(fn);
         return () => listeners.delete(fn);

@@ -29,18 +29,13 @@ import { createDashboard, type DirectorySource, type Section } from './dashboard
 import type { Ingest, OnStored } from '../ingest/types.js';
 import { VERSION } from './version.js';
 import type { Access } from './policy/access.js';
+import type { WritePipeline } from '../ingest/pipeline.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
 
-/** The parts of the shared write side the relay serves from (src/app/pipeline.ts builds them). */
-export interface RelayPipeline {
-  store: EventStore;
-  verifier: AsyncVerifier;
-  policies: Policies;
+/** The shared write side the relay serves from (src/app/pipeline.ts builds it) and its per-connection access over the same lists. */
+export interface RelayPipeline extends WritePipeline {
   /** access lists, rate limits and AUTH state */
   access: Access;
-  ingest: Ingest;
-  /** Calls `fn` for every event the ingest path stored (or passed on, if ephemeral); returns an unsubscribe. */
-  onStored(fn: OnStored): () => void;
 }
 
 /** What the relay is given by the composition root (src/app): the shared write side and the metrics registry. */

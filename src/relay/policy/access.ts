@@ -15,9 +15,8 @@ import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
 import { KeyedBuckets } from '../../lib/token-bucket.js';
 import { RefusalLog } from '../dashboard/refusals.js';
-import { AccessLists } from '../../policy/lists.js';
+import type { AccessLists } from '../../policy/lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
-import { writePolicies } from '../../policy/write.js';
 import { SpiderWorkers } from './workers.js';
 import type { Policies } from '../../ingest/hooks.js';
 import { ClientBudgets, type Release } from './budgets.js';
@@ -90,8 +89,9 @@ export class Access {
   readonly challengeMode: 'connect' | 'on-demand';
   scansCut = 0;
 
-  constructor(private config: Config, private verifier: SigChecker) {
-    this.lists = new AccessLists(config);
+  /** `lists`: the write rules' (src/policy), so NIP-86 changes reach both */
+  constructor(private config: Config, private verifier: SigChecker, lists: AccessLists) {
+    this.lists = lists;
     this.limiter = new RateLimiter(config.rateLimits);
     this.dms = new ProtectedKinds(config.auth.readKinds);
     this.workers = new SpiderWorkers(config.spider.workerPubkeys);
@@ -106,10 +106,8 @@ export class Access {
     this.httpRequests = new KeyedBuckets(httpRate, Math.max(1, httpRate * burstSeconds));
   }
 
-  /** Loads the persisted lists and adds the policy hooks. */
-  install(policies: Policies, store: EventStore): void {
-    this.lists.open(store.env);
-    policies.rejectEvent.unshift(...writePolicies(this.config, this.lists, store.ranks));
+  /** Adds the per-connection hooks (the write rules are src/policy's, already in the lists). */
+  install(policies: Policies): void {
     policies.rejectFilter.push(authToRead(this.config.auth.required), this.dms.rejectFilter());
     policies.rejectConnection.push((ip) => {
       if (!this.lists.ipAllowedToConnect(ip)) return 'blocked: your IP address is not on this relay\'s allow list';
