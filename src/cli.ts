@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // orbweaver <relay|spider|worker|sync|import|export|stats|verify|directory|config> — the only entry point.
 import { ConfigError, loadConfig, envTable, configSchema, type Config } from './config.js';
-import { loggerFor } from './relay/logger.js';
+import { loggerFor } from './lib/logger.js';
 import { VERSION } from './relay/version.js';
 import { didYouMean } from './config/suggest.js';
 import { DataDirError } from './app/data-dir.js';

@@ -6,7 +6,7 @@
 // /directory, /metrics and NIP-86. The running relay records its URL and
 // pid in its data directory (owner.ts), so commands given that directory find it.
 import type { Config } from '../config.js';
-import type { Logger } from '../relay/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { Registry, relayMetrics } from '../relay/metrics.js';
 import { startRelay, type RelayHandle } from '../relay/server.js';
 import { SPIDER_HINT, spiderOffSection, spiderSection } from './spider-section.js';

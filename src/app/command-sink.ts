@@ -6,7 +6,7 @@
 import { storeSearchOptions } from '../config/search.js';
 import { storeMapOptions } from '../config/relay.js';
 import type { Config } from '../config/schema.js';
-import type { Logger } from '../relay/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
 import { openPipeline, type Pipeline } from './pipeline.js';

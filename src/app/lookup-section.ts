@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import type { Section } from '../relay/dashboard/status.js';
 import type { RelayHandle } from '../relay/server.js';
-import type { Logger } from '../relay/logger.js';
+import type { Logger } from '../lib/logger.js';
 import type { Pipeline } from './pipeline.js';
 import { RelayDirectory } from '../directory/records.js';
 import { ingestSink } from '../ingest/sink.js';

@@ -15,7 +15,7 @@ import { emptyPolicies } from '../ingest/hooks.js';
 import type { WritePipeline } from '../ingest/pipeline.js';
 import { writeRules } from '../policy/index.js';
 import type { AccessLists } from '../policy/lists.js';
-import type { Logger } from '../relay/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { checkDataDir } from './data-dir.js';
 
 /** The write side, the access lists its rules read (the relay's Access shares them), and what closes it. */

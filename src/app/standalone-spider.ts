@@ -3,7 +3,7 @@
 // spider over it and, with spider.monitor, the monitor beside it. Wired here, as app.ts wires them
 // inside the relay, so the command itself only reads its flags and prints.
 import type { Config } from '../config/schema.js';
-import type { Logger } from '../relay/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { localRelayUrl, openCommandSink } from './command-sink.js';
 import { heapLimitMb, oldSpaceMb } from './heap-limit.js';
 import { createSpider, type Spider } from '../spider/spider.js';

@@ -2,7 +2,7 @@
 // (NIP-01 EVENT after NIP-42 AUTH with the worker's key) and the worker loop over them, wired here;
 // the command reads its flags and calls runWorkerProcess.
 import type { Config } from '../config/schema.js';
-import type { Logger } from '../relay/logger.js';
+import type { Logger } from '../lib/logger.js';
 import { homeSink, pubkeyOf } from '../remote/deliver.js';
 import { RedisQueue } from '../spider/queue/redis.js';
 import { runWorker } from '../spider/queue/worker.js';

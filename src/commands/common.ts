@@ -2,7 +2,7 @@
 import type { Config } from '../config.js';
 import { openStore } from '../store/index.js';
 import type { EventStore } from '../store/types.js';
-import { commandLogger } from '../relay/logger.js';
+import { commandLogger } from '../lib/logger.js';
 import { checkDataDir } from '../app/data-dir.js';
 import { unknownOption } from '../config/suggest.js';
 import { storeMapOptions } from '../config/relay.js';

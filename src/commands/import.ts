@@ -9,7 +9,7 @@ import { accessSync, constants, createReadStream, fstatSync, statSync } from 'no
 import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
 import { openPipeline } from '../app/pipeline.js';
-import { commandLogger } from '../relay/logger.js';
+import { commandLogger } from '../lib/logger.js';
 import { describeOwner, liveOwner } from '../app/owner.js';
 import { oldSpaceMb } from '../app/heap-limit.js';
 import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';

@@ -2,7 +2,7 @@
 // against the configured data directory. Events go through the one ingest path: to the relay that
 // owns the data directory (or the one given with --relay) over NIP-01 EVENT, so they reach its live
 // subscribers, else into the store in this process (app/command-sink.ts decides).
-import { loggerFor } from '../relay/logger.js';
+import { loggerFor } from '../lib/logger.js';
 import type { Config } from '../config/schema.js';
 import { SinkError } from '../app/command-sink.js';
 import { nothingToCrawl, openStandaloneSpider, type StandaloneSpider } from '../app/standalone-spider.js';

@@ -4,7 +4,7 @@
 // answers (so its live subscribers see them), else ingested in this process (app/command-sink.ts).
 // Progress on stderr, a summary at the end; exit 0 done, 1 the remote was not reached, 2 error.
 import type { Config } from '../config.js';
-import { createLogger } from '../relay/logger.js';
+import { createLogger } from '../lib/logger.js';
 import { FilterError, parseFilter, type Filter } from '../nostr/filter.js';
 import { openCommandSink, SinkError } from '../app/command-sink.js';
 import { connectRemote, emptySummary, follow, syncOnce, type Direction, type SyncSummary } from '../sync/sync.js';

@@ -8,7 +8,7 @@ import { checkDataDir } from '../app/data-dir.js';
 import { describeOwner, liveOwner } from '../app/owner.js';
 import { storeMapOptions } from '../config/relay.js';
 import { storeSearchOptions } from '../config/search.js';
-import { commandLogger } from '../relay/logger.js';
+import { commandLogger } from '../lib/logger.js';
 import { openStore } from '../store/index.js';
 import { repairStore, StoreVersionError, storeDbs, verifyStore, type Progress, type RepairReport, type VerifyReport } from '../store/verify.js';
 import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';

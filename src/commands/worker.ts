@@ -2,7 +2,7 @@
 // machine (docs/scaling.md). Settings come from the same config as the relay (spider.*: timeouts,
 // allowPrivate, leaseTtl, maxAttempts, workerKey, deliveryTimeout); the flags override spider.redis,
 // the home relay URL and the number of relays fetched at once.
-import { loggerFor } from '../relay/logger.js';
+import { loggerFor } from '../lib/logger.js';
 import { unknownOption } from '../config/suggest.js';
 import type { Config } from '../config/schema.js';
 import { localRelayUrl } from '../app/command-sink.js';

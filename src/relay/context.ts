@@ -6,7 +6,7 @@ import type { LiveIndex } from './live-index.js';
 import type { Connection } from './connection.js';
 import type { RelayMetrics } from './metrics.js';
 import type { Policies } from '../ingest/hooks.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../lib/logger.js';
 import type { Access } from './policy/access.js';
 import type { QueryRunner } from './query-pool.js';
 import type { MissLookup } from './lookup.js';

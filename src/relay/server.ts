@@ -10,7 +10,7 @@ import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { closedMessage, noticeMessage } from '../nostr/messages.js';
 import { loadUws } from './uws.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../lib/logger.js';
 import type { Registry, RelayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
 import { Connection } from './connection.js';

@@ -8,7 +8,7 @@ import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial'
 import type { Config } from '../../config.js';
 import type { EventStore } from '../../store/types.js';
 import type { SigChecker } from '../auth/nip42.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../lib/logger.js';
 import { checkHttpAuth } from '../auth/nip98.js';
 import { parseCidr } from '../../policy/cidr.js';
 import { parsePubkey } from '../../nostr/keys.js';
