@@ -15,6 +15,8 @@ import { kindPrefix, keySerial, serialKey, timeRange, u32 } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
 export const RANK_META_KEY = 'trustRank';
+/** The most trusted pubkeys of the current pass, best first, 32 bytes each (search reads them by rank). */
+export const RANK_TOP_KEY = 'trustTop';
 const VALUE_BYTES = 21;
 
 export interface RankRecord {
@@ -324,6 +326,11 @@ export class RankStore {
       start = Buffer.from(last);
       await pause();
     }
+  }
+
+  /** The pass's most trusted pubkeys, best first (written before its meta: readers rebuild on a new generation). */
+  async setTop(pubkeys: Buffer): Promise<void> {
+    await this.dbs.meta.put(RANK_TOP_KEY, pubkeys);
   }
 
   async setMeta(m: RankMeta): Promise<void> {

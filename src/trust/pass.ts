@@ -14,6 +14,11 @@ export const FOLLOWS = 3;
 export const MUTES = 10000;
 /** Rank rows written per transaction. */
 const WRITE_CHUNK = 2000;
+/**
+ * The most trusted pubkeys listed for search, best first: it finds a trusted person by rank, not
+ * only among the first matches of the index's key order (store/search/trusted.ts).
+ */
+export const TOP_LISTED = 20_000;
 
 export interface PassOptions extends RankParams {
   roots: readonly string[];
@@ -201,6 +206,15 @@ export function topIds(score: ArrayLike<number>, k: number, eligible: Uint8Array
   return ids;
 }
 
+/** The `k` highest scores' pubkeys, best first, concatenated (ties: lower id first). */
+function topPubkeys(ids: PubkeyIds, score: Float64Array, k: number): Buffer {
+  const all = new Uint8Array(score.length).fill(1);
+  const top = topIds(score, k, all).sort((a, b) => score[b]! - score[a]! || a - b);
+  const out = Buffer.allocUnsafe(top.length * 32);
+  top.forEach((i, j) => out.set(ids.key(i), j * 32));
+  return out;
+}
+
 /** 1 for each id that follows someone. */
 function listHolders(follows: Rows, n: number): Uint8Array {
   const out = new Uint8Array(n);
@@ -248,6 +262,7 @@ export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassRe
     await tick();
   }
   await ranks.prune(generation, () => tick());
+  await ranks.setTop(topPubkeys(ids, r.score, TOP_LISTED));
   const meta: RankMeta = {
     mode: rootIds.length > 0 ? 'rooted' : 'global',
     roots: rootIds.length,

@@ -114,6 +114,10 @@ test('search with the defaults (a global rank, no roots): a trusted person whose
   }
   const lukas = await ids('lukas');
   assert.ok(lukas.indexOf(exact.pk) > 0, 'the exact name nobody follows: shown, not first');
+  // 60 newer profiles whose names come first in the index's key order ("lukas a…") and share the
+  // word: the trusted person is still found, by rank, beyond the search window (40)
+  for (let i = 0; i < 60; i++) await pub(new Author().sign({ kind: 0, created_at: t0 + 10 + i, content: JSON.stringify({ name: `Lukas A${i}` }) }));
+  for (const q of ['lukas', 'luk', 'lukas p']) assert.equal((await ids(q))[0], person.pk, `${q}: the trusted person first among 60 more matches`);
   c.close();
 });
 

@@ -27,6 +27,7 @@ import { CompiledFilter } from '../match.js';
 import { planFilter } from '../planner.js';
 import type { CountMode, Item, Scan, ScanEnv } from '../query.js';
 import { exactRange, postingSerial, prefixRange, type SearchDbs } from './schema.js';
+import { KEY_CHARS, lettersOf, trustedNames } from './trusted.js';
 
 /**
  * Entries counted per key to find the rarest (it drives the intersection). Past this many, every
@@ -36,6 +37,8 @@ import { exactRange, postingSerial, prefixRange, type SearchDbs } from './schema
 const ESTIMATE_CAP = 256;
 /** Keys compared at most (a long CJK query has many bigrams; any of them can drive). */
 const MAX_ESTIMATED_KEYS = 8;
+/** Listed trusted people read at most per search (trusted.ts): each costs one tierOf on a string. */
+const MAX_TRUSTED_READ = 4000;
 /** First chunk of keys read from a range; chunks double up to MAX_CHUNK. */
 const FIRST_CHUNK = 32;
 const MAX_CHUNK = 1024;
@@ -76,6 +79,9 @@ export class SearchScan implements Scan {
   /** rooted rank below which a profile is left out (include:spam: never); -1 = hide nothing */
   private readonly hideBelow: number;
   private readonly ranked: boolean;
+  private readonly meta: RankMeta | undefined;
+  /** results found by rank (trusted()), per tier: the index phases' stopping rule counts only their own */
+  private readonly byRank: number[] = Array.from({ length: TIERS }, () => 0);
   private readonly pk = Buffer.allocUnsafe(32);
   private readonly seen = new Set<number>();
   private read = 0;
@@ -104,6 +110,7 @@ export class SearchScan implements Scan {
     // first. Only a rooted rank hides anything, and never a pubkey it did not score.
     const meta = this.s.rankWindow > 0 ? (env.dbs.meta.get(RANK_META_KEY) as RankMeta | undefined) : undefined;
     this.ranked = meta !== undefined;
+    this.meta = meta;
     this.want = this.ranked ? Math.max(limit, this.s.rankWindow) : limit;
     this.hideBelow = this.q.includeSpam ? -1 : searchHideBelow(meta);
     this.work = this.run();
@@ -172,10 +179,52 @@ export class SearchScan implements Scan {
       // a rare domain drives: all of its postings, since their tiers come in no order (stop early only for domain: alone)
       if (q.text === '' || (yield* this.estimate([r], ESTIMATE_CAP)) < ESTIMATE_CAP) return void (yield* this.postings([r], q.text === '' ? TIER.EXACT : -1));
     }
+    if (q.text !== '') yield* this.trusted();
     if (q.text !== '' && (yield* this.postings([prefixRange(KEY_CLASS.FIELD, q.text)], TIER.FIELD_PREFIX))) return;
     if (q.terms.length === 0) return;
     if (yield* this.postings(yield* this.rarest([KEY_CLASS.NAME]), TIER.NAME)) return;
     yield* this.postings(yield* this.rarest([KEY_CLASS.NAME, KEY_CLASS.BODY]), TIER.BODY);
+  }
+
+  /**
+   * The most trusted people whose names match, by rank (trusted.ts): up to the rank window of
+   * name matches among the listed people under the query's first letters (and its first word's),
+   * so a trusted person is found wherever its name falls in the index's key order. A REQ only: a
+   * COUNT or an export reads every match anyway.
+   */
+  private *trusted(): Generator<number, void> {
+    const { q } = this;
+    if (!this.ranked || this.countMode || this.limit === Infinity || q.domain !== undefined) return;
+    const t = trustedNames(this.env.dbs, this.s, this.meta!);
+    if (!t) return;
+    const first = q.terms[0];
+    const keyA = lettersOf(q.text, KEY_CHARS);
+    const keyB = first && !first.run ? lettersOf(first.text, KEY_CHARS) : keyA;
+    const a = t.byPrefix.get(keyA) ?? [];
+    const b = keyB !== keyA ? t.byPrefix.get(keyB) ?? [] : [];
+    let found = 0;
+    // both lists ascend (most trusted first): merged, each person once
+    let i = 0;
+    let j = 0;
+    for (let read = 0; (i < a.length || j < b.length) && read < MAX_TRUSTED_READ && found < this.want; read++) {
+      let at: number;
+      if (j >= b.length || (i < a.length && a[i]! < b[j]!)) at = a[i++]!;
+      else if (i >= a.length || b[j]! < a[i]!) at = b[j++]!;
+      else {
+        at = a[i++]!;
+        j++;
+      }
+      if ((read & 63) === 63) yield 64;
+      const tier = tierOf(q, t.docs[at]!);
+      if (tier < 0 || tier > TIER.NAME) continue;
+      const before = this.buckets[tier]!.length;
+      this.consider(t.serials[at]!);
+      if (this.buckets[tier]!.length > before) {
+        this.byRank[tier]!++;
+        found++;
+      }
+    }
+    yield 1;
   }
 
   /** Scores the filter's own (few) events: ids and authors filters. */
@@ -261,7 +310,7 @@ export class SearchScan implements Scan {
   private enough(upTo: number): boolean {
     if (this.limit === Infinity) return false;
     let n = 0;
-    for (let t = 0; t <= upTo && t < TIERS; t++) n += this.buckets[t].length;
+    for (let t = 0; t <= upTo && t < TIERS; t++) n += this.buckets[t].length - this.byRank[t]!;
     if (n < this.limit) return false;
     // ranked: go on past `limit` so the most trusted can be found, but only within the window
     // (results or entries read by this phase): a phase with few matches still ends at `limit`
