@@ -6,9 +6,9 @@ import type { Config } from '../config/schema.js';
 import type { EventStore } from '../store/types.js';
 import type { Ingest } from '../ingest/types.js';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
-import { crawlRelay, sharedState, MAX_PENDING_EVENTS, type CrawlOptions, type SharedState } from './fetch/crawl.js';
+import { crawlRelay, sharedState, type CrawlOptions, type SharedState } from './fetch/crawl.js';
+import { crawlOptions, knownCheckFor } from './fetch/options.js';
 import type { HomeItems } from './fetch/negentropy.js';
-import { nothingKnown, storeKnown, type KnownCheck } from './fetch/admit.js';
 import { AuthorBook } from './fetch/authors.js';
 import { RelayDirectory } from '../directory/records.js';
 import { SpiderRuns } from '../directory/runs.js';
@@ -68,22 +68,6 @@ export interface Spider {
   readonly runs: SpiderRuns;
   /** stops scheduling, ends the run in progress quickly (connections closed), waits for it */
   stop(): Promise<void>;
-}
-
-export function crawlOptions(c: SpiderConfig): CrawlOptions {
-  return {
-    pageSize: c.pageSize, idleTimeout: c.idleTimeout, maxEventBytes: c.maxEventBytes, maxEventsPerRelay: c.maxEventsPerRelay,
-    rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries, maxStuckSlices: c.maxStuckSlices,
-    lookback: Math.floor(c.lookback / 1000), connectTimeout: c.connectTimeout, relayBudget: c.relayBudget,
-    maxRelayTagsPerList: c.maxRelayTagsPerList, subscriptionsPerRelay: c.subscriptionsPerRelay, allowPrivate: c.allowPrivate,
-    maxPendingEvents: MAX_PENDING_EVENTS, negentropy: c.negentropy,
-  };
-}
-
-/** What the home already holds: the remote sink's answer, or the store an in-process sink writes into. */
-export function knownCheckFor(sink: EventSink, store: Pick<EventStore, 'precheck'> | undefined): KnownCheck {
-  if (sink.known) return (evs) => sink.known!(evs);
-  return sink.kind === 'ingest' && store ? storeKnown(store) : nothingKnown;
 }
 
 export function createSpider(deps: SpiderDeps): Spider {

@@ -13,7 +13,7 @@ import { crawlRelay, sharedState } from '../../src/spider/fetch/crawl.js';
 import { homeSink } from '../../src/remote/deliver.js';
 import { AuthorBook } from '../../src/spider/fetch/authors.js';
 import { HexBloom } from '../../src/spider/fetch/bloom.js';
-import { knownCheckFor } from '../../src/spider/spider.js';
+import { knownCheckFor } from '../../src/spider/fetch/options.js';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { openHome, spiderConfig, quietLog, population, countingVerifier, crawlDeps } from './harness.js';

@@ -9,7 +9,7 @@ import type { EventStore } from '../../src/store/types.js';
 import type { Ingest } from '../../src/ingest/types.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { ingestSink, type EventSink } from '../../src/ingest/sink.js';
-import { crawlOptions } from '../../src/spider/spider.js';
+import { crawlOptions } from '../../src/spider/fetch/options.js';
 import { sharedState, type CrawlDeps } from '../../src/spider/fetch/crawl.js';
 import { storeKnown } from '../../src/spider/fetch/admit.js';
 import { AuthorBook } from '../../src/spider/fetch/authors.js';

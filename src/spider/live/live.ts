@@ -11,7 +11,7 @@ import type { RelayDirectory } from '../../directory/records.js';
 import { loadVerifier, type EventVerifier } from '../../nostr/verify.js';
 import type { Target } from '../../remote/url.js';
 import { excludedRelays } from '../excluded.js';
-import { crawlOptions } from '../spider.js';
+import { crawlOptions } from '../fetch/options.js';
 import { directoryKinds } from '../kinds.js';
 import { catchUpper } from './catch-up.js';
 import { chooseLive, writeRelayScores, type Chosen, type PubkeyWeight } from './select.js';

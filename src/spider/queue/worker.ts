@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { loadVerifier, type EventVerifier } from '../../nostr/verify.js';
 import type { Config } from '../../config/schema.js';
 import { crawlRelay, sharedState } from '../fetch/crawl.js';
-import { crawlOptions, knownCheckFor } from '../spider.js';
+import { crawlOptions, knownCheckFor } from '../fetch/options.js';
 import { AuthorBook } from '../fetch/authors.js';
 import { scratchEnv } from './scratch.js';
 import type { EventSink } from '../../ingest/sink.js';
