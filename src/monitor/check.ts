@@ -9,6 +9,8 @@ import type { NostrEvent } from '../nostr/event.js';
 import { networkOf, refusalRequirement, wholeMs } from './nip66.js';
 import { probeRelay } from '../remote/probe.js';
 import type { RelayCheck } from './types.js';
+import { runProbes } from './probes/run.js';
+import type { ProbeReport } from './probes/types.js';
 
 export interface CheckOptions {
   timeout: number;
@@ -16,6 +18,8 @@ export interface CheckOptions {
   /** measure rtt-write with this event where the relay's NIP-11 does not say writing is closed to us */
   writeEvent?: NostrEvent;
   signal?: AbortSignal;
+  /** run the probes (src/monitor/probes) on an online relay, within this budget (ms) in all */
+  probes?: { budget: number };
   /** DNS override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
@@ -73,5 +77,18 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
   if (p.write && !p.write.ok) note(p.write.message, 'write');
   if (p.error) check.error = p.error.slice(0, 300);
   else if (p.closed) check.error = `read: CLOSED ${p.closed}`.slice(0, 300);
+  if (o.probes && check.online && !o.signal?.aborted) {
+    check.probes = await runProbes(target, {
+      timeout: o.timeout, budget: o.probes.budget, nip11: check.nip11, nip11Status: nip11Status(n11, check.nip11),
+      readWithoutAuth: p.answer === 'eose' || p.answer === 'event' ? true : check.observed.auth !== undefined ? false : null, signal: o.signal,
+    });
+  }
   return check;
+}
+
+/** NIP-11 as the probes report it: a valid document, one served but unreadable, or none. */
+function nip11Status(f: { doc: unknown; error?: string }, checked: Nip11Info | null): ProbeReport['nip11'] {
+  if (checked) return 'valid';
+  if (f.doc !== null || /not JSON|larger than/.test(f.error ?? '')) return 'invalid';
+  return 'absent';
 }

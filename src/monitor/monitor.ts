@@ -132,11 +132,11 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     return p;
   };
 
-  const writeProbe = () => (cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true }, Math.floor(Date.now() / 1000)) : null);
+  const writeProbe = () => (cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true, probes: cfg.monitorProbes }, Math.floor(Date.now() / 1000)) : null);
 
   async function announce(): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
-    await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite }, now));
+    await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite, probes: cfg.monitorProbes }, now));
     await publisher.publish(monitorProfile({ relayName: deps.config.info.name, relayUrl: deps.config.publicUrl || undefined }, now));
     if (cfg.monitorRelays.length) await publisher.publish(monitorRelayList(cfg.monitorRelays, now));
     lastAnnounce = Date.now();
@@ -162,7 +162,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     const worker = async () => {
       while (next < urls.length && !signal.aborted) {
         const url = urls[next++];
-        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve });
+        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget } : undefined });
         if (signal.aborted) break;
         if (c.refused) { s.refused++; continue; }
         s.checked++;
@@ -178,7 +178,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         }
         await history.record(c, published);
         changes++;
-        log.debug({ url, online: c.online, rtt: c.rtt, error: c.error }, 'monitor: relay checked');
+        log.debug({ url, online: c.online, rtt: c.rtt, error: c.error, probes: c.probes && { ms: c.probes.ms, cut: c.probes.cut } }, 'monitor: relay checked');
       }
     };
     await Promise.all(Array.from({ length: Math.min(cfg.monitorConcurrency, urls.length) }, worker));

@@ -95,7 +95,8 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
 
 test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 10166 and kind 0; snapshots; the key kept in the data directory', async () => {
   const home = await openHome();
-  const honest = await new FakeRelay({ nip11: NIP11 }).start();
+  // it answers a search with a matching profile: T Search is published only for a search answered
+  const honest = await new FakeRelay({ nip11: NIP11, search: 'serve', profiles: [{ kind: 0, content: '{"name":"a nostr user"}', tags: [] }] }).start();
   const auth = await new FakeRelay({ behaviour: 'auth', nip11: { supported_nips: [1, 42], limitation: { auth_required: true } } }).start();
   const silent = await new FakeRelay({ behaviour: 'silent' }).start();
   const unsafe = await new FakeRelay().start();
@@ -139,7 +140,7 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     assert.equal(ann.length, 1);
     assert.ok(verifyEvent(ann[0]));
     assert.deepEqual(tag(ann[0], 'frequency'), [['3600']]);
-    assert.deepEqual(tag(ann[0], 'c').map((t) => t[0]), ['nip11', 'ssl', 'open', 'read']);
+    assert.deepEqual(tag(ann[0], 'c').map((t) => t[0]), ['nip11', 'ssl', 'open', 'read', 'nip50', 'nip45', 'nip77', 'nip42', 'limits'], 'the probes are announced (spider.monitorProbes, on by default)');
     assert.deepEqual(tag(ann[0], 'timeout')[2], ['open', '1500']);
     const profile = await q({ kinds: [0], authors: [monitor.pubkey] });
     assert.equal(JSON.parse(profile[0].content).name, 'Home monitor');

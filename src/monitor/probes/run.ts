@@ -1,0 +1,70 @@
+// The probes of one check (docs/monitor.md, "Probes"): one WebSocket to the pinned address with the
+// spider's client, the NIP probes side by side (search, COUNT, NEG-OPEN, the gated REQ: four
+// subscriptions at most, the spider's subscriptionsPerRelay), then the limits one after another.
+// Read-only: nothing is written. Bounded per relay like the spider's fetches: each request has the
+// check's timeout, the whole run the probe budget, and the relay may send at most MAX_FRAMES messages
+// and MAX_BYTES bytes (frames over 256 KiB close the connection) before the probes are cut short.
+import { RelayClient } from '../../remote/client.js';
+import type { Target } from '../../remote/url.js';
+import type { Nip11Info } from '../../remote/nip11.js';
+import { probeSearch } from './search.js';
+import { probeCount } from './count.js';
+import { probeNegentropy } from './negentropy.js';
+import { askGated, authObservation } from './auth.js';
+import { probeLimits } from './limits.js';
+import type { NipProbe, ProbeReport } from './types.js';
+
+export const MAX_FRAMES = 2_000;
+export const MAX_BYTES = 4 * 1024 * 1024;
+const MAX_PAYLOAD = 256 * 1024;
+
+export interface ProbeRunOptions {
+  /** per request */
+  timeout: number;
+  /** the whole run on one relay */
+  budget: number;
+  nip11: Nip11Info | null;
+  nip11Status: ProbeReport['nip11'];
+  /** the check's plain REQ: served (EVENT/EOSE), refused auth-required (false), else null */
+  readWithoutAuth: boolean | null;
+  signal?: AbortSignal;
+}
+
+const skipped: NipProbe = { outcome: 'skipped' };
+
+export async function runProbes(target: Target, o: ProbeRunOptions): Promise<ProbeReport> {
+  const started = performance.now();
+  const report: ProbeReport = { nip11: o.nip11Status, ms: 0 };
+  const ctl = new AbortController();
+  const cut = (why: string) => { if (!ctl.signal.aborted) { report.cut ??= why; ctl.abort(); } };
+  const onOuter = () => cut('aborted');
+  o.signal?.addEventListener('abort', onOuter, { once: true });
+  const budget = setTimeout(() => cut(`budget of ${o.budget} ms spent`), o.budget);
+  let client: RelayClient | null = null;
+  let guard: NodeJS.Timeout | undefined;
+  try {
+    client = await RelayClient.connect(target, { connectTimeout: o.timeout, maxPayload: MAX_PAYLOAD, maxFrame: MAX_PAYLOAD, userAgent: 'orbweaver-monitor' }, ctl.signal);
+    const c = client;
+    c.onClose = (reason) => cut(reason);
+    guard = setInterval(() => {
+      if (c.framesIn > MAX_FRAMES || c.bytesIn > MAX_BYTES) cut(`flood: ${c.framesIn} messages, ${c.bytesIn} bytes`);
+    }, 25);
+    const step = { timeout: o.timeout, signal: ctl.signal };
+    const [search, count, negentropy, gated] = await Promise.all([probeSearch(c, step), probeCount(c, step), probeNegentropy(c, step), askGated(c, step)]);
+    Object.assign(report, { search, count, negentropy });
+    const authRefusals = [search, count, negentropy].filter((p) => /^(NEG-ERR )?auth-required:/.test(p.detail ?? '')).length + (gated ? 1 : 0);
+    if (!ctl.signal.aborted) report.limits = await probeLimits(c, o.nip11, step);
+    report.auth = authObservation(c.challenges, o.readWithoutAuth, gated, authRefusals);
+  } catch (e) {
+    report.cut ??= `connect: ${(e as Error).message}`.slice(0, 200);
+    report.search ??= skipped; report.count ??= skipped; report.negentropy ??= skipped;
+  } finally {
+    clearTimeout(budget);
+    clearInterval(guard);
+    o.signal?.removeEventListener('abort', onOuter);
+    client?.close();
+  }
+  // a flood or a garbage-only relay is cut short: what was still pending is no observation
+  report.ms = Math.max(1, Math.ceil(performance.now() - started));
+  return report;
+}
