@@ -87,8 +87,8 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
     assert.deepEqual(published(i), { N: [1], T: [] });
 
     const x = await checkRelay(limited.url, opts);
-    assert.deepEqual(x.probes?.limits, { limit: { asked: 51, got: 51 }, filters: { asked: 3, accepted: false }, subscriptions: { asked: 5, accepted: false } });
-    assert.deepEqual(decide(x.nip11, x.probes).differences.filter((d) => /max_/.test(d)), ['claims max_limit 50, sent 51 events to limit 51', 'claims max_filters 3, refused a REQ with 3']);
+    assert.deepEqual(x.probes?.limits, { limit: { asked: 51, got: 51 }, filters: { asked: 3, accepted: false, reason: 'invalid: too many filters' }, subscriptions: { asked: 5, accepted: false } });
+    assert.deepEqual(decide(x.nip11, x.probes).differences.filter((d) => /max_/.test(d)), ['claims max_limit 50, sent 51 events to limit 51', 'claims max_filters 3, refused a REQ with 3 (invalid: too many filters)']);
     assert.ok(all.every((r) => r.connections === 2), 'one connection for the check, one for the probes');
     assert.ok(all.every((r) => (r.verbs.EVENT ?? 0) === 0), 'read-only: no EVENT written');
   } finally {

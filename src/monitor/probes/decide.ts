@@ -83,7 +83,7 @@ export function decide(nip11: Nip11Info | null, probes: ProbeReport | undefined)
   const lim = nip11?.limitation ?? {};
   const l = probes.limits;
   if (l?.limit && lim.max_limit && l.limit.got > lim.max_limit) differences.push(`claims max_limit ${lim.max_limit}, sent ${l.limit.got} events to limit ${l.limit.asked}`);
-  if (l?.filters && lim.max_filters && !l.filters.accepted) differences.push(`claims max_filters ${lim.max_filters}, refused a REQ with ${l.filters.asked}`);
+  if (l?.filters && lim.max_filters && !l.filters.accepted) differences.push(`claims max_filters ${lim.max_filters}, refused a REQ with ${l.filters.asked}${l.filters.reason ? ` (${l.filters.reason})` : ''}`);
   if (l?.subscriptions && l.subscriptions.accepted) differences.push(`claims max_subscriptions ${lim.max_subscriptions}, accepted ${l.subscriptions.asked}`);
   if (probes.auth?.readWithoutAuth === true && lim.auth_required === true) differences.push('claims auth_required, served a REQ without AUTH');
   if (probes.nip11 === 'invalid') differences.push('NIP-11 document not valid');

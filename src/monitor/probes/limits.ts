@@ -24,8 +24,9 @@ export async function probeLimits(client: RelayClient, nip11: Nip11Info | null, 
 
   const nf = Math.min(lim.max_filters && lim.max_filters > 0 ? lim.max_filters : DEFAULT_FILTERS, MAX_FILTERS);
   const who = nobody();
-  const f = await ask(client, Array.from({ length: nf }, (_, i) => ({ authors: [who], kinds: [i] })), { ...o, maxEvents: 1 });
-  if (f.end === 'eose' || f.end === 'closed' || f.end === 'silent') out.filters = { asked: nf, accepted: f.end === 'eose' };
+  // distinct filters of kind 1 (no gated kind: DMs would be refused for AUTH, not for their number)
+  const f = await ask(client, Array.from({ length: nf }, (_, i) => ({ authors: [who], kinds: [1], since: i })), { ...o, maxEvents: 1 });
+  if (f.end === 'eose' || f.end === 'closed' || f.end === 'silent') out.filters = { asked: nf, accepted: f.end === 'eose', ...(f.reason ? { reason: f.reason } : {}) };
   if (o.signal.aborted) return out;
 
   const ns = lim.max_subscriptions;

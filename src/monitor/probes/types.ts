@@ -39,7 +39,7 @@ export interface LimitsProbe {
   /** a REQ asking `asked` kind 1 events got `got` before EOSE (fewer than asked: clamped, or the relay holds fewer) */
   limit?: { asked: number; got: number };
   /** a REQ with `asked` filters was accepted (EOSE) or refused (CLOSED / NOTICE / no answer) */
-  filters?: { asked: number; accepted: boolean };
+  filters?: { asked: number; accepted: boolean; reason?: string };
   /** `asked` subscriptions open at once: the last one accepted or refused (only where NIP-11 claims a small maximum) */
   subscriptions?: { asked: number; accepted: boolean };
 }
