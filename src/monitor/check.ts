@@ -61,7 +61,8 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
     }
   }
   const write = o.writeEvent && writeAllowed(check.nip11) ? o.writeEvent : undefined;
-  const p = await probeRelay(target, { timeout: o.timeout, write, signal: o.signal });
+  // with probes, the check's connection is handed over to them: one connection per relay and check
+  const p = await probeRelay(target, { timeout: o.timeout, write, signal: o.signal, handOver: o.probes !== undefined });
   if (p.ssl) check.ssl = p.ssl;
   if (p.open !== undefined) check.rtt.open = wholeMs(p.open);
   // a refused REQ is a round trip but no read: rtt-read only for a served one (EVENT or EOSE)
@@ -80,8 +81,13 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
   if (o.probes && check.online && !o.signal?.aborted) {
     check.probes = await runProbes(target, {
       timeout: o.timeout, budget: o.probes.budget, nip11: check.nip11, nip11Status: nip11Status(n11, check.nip11),
-      readWithoutAuth: p.answer === 'eose' || p.answer === 'event' ? true : check.observed.auth !== undefined ? false : null, signal: o.signal,
+      readWithoutAuth: p.read !== undefined && p.closed === undefined ? true : check.observed.auth !== undefined ? false : null,
+      socket: p.socket, challenged: p.challenged ? (p.challengedFirst ? 'first' : 'later') : undefined, signal: o.signal,
     });
+  } else if (p.socket) {
+    const ws = p.socket;
+    ws.close(1000);
+    setTimeout(() => { try { ws.terminate(); } catch { /* gone */ } }, 500).unref();
   }
   return check;
 }

@@ -60,6 +60,17 @@ export class RelayClient implements NegTransport {
     return c.open(signal).then(() => c);
   }
 
+  /** Takes over a connection that is already open (the monitor's probes continue the check's visit). */
+  static adopt(ws: WebSocket, target: Target, opts: ClientOptions): RelayClient {
+    const c = new RelayClient(target, opts);
+    c.ws = ws;
+    ws.on('error', (e) => c.shutdown(`error: ${e.message}`));
+    ws.on('close', (code, reason) => c.shutdown(`connection closed (${code}${reason.length ? ' ' + reason.toString().slice(0, 100) : ''})`));
+    ws.on('message', (data, isBinary) => c.onMessage(data as Buffer, isBinary));
+    if (ws.readyState !== WebSocket.OPEN) queueMicrotask(() => c.shutdown('not open'));
+    return c;
+  }
+
   private open(signal?: AbortSignal): Promise<void> {
     const t = this.target;
     return new Promise((resolve, reject) => {

@@ -65,7 +65,9 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
   const modest = await new FakeRelay({ nip11: { supported_nips: [1, 11] }, search: 'serve', neg: 'serve', count: 'hll', authOnDemand: true, profiles: PROFILES }).start();
   const ignores = await new FakeRelay({ nip11: { supported_nips: [1, 50] }, search: 'ignore', profiles: PROFILES, count: 'garbage' }).start();
   const limited = await new FakeRelay({ nip11: { supported_nips: [1], limitation: { max_limit: 50, max_filters: 3, max_subscriptions: 4 } }, kind1: 200, maxLimit: 100, maxFilters: 2, maxSubs: 4 }).start();
-  const all = [liar, modest, ignores, limited];
+  const greeter = await new FakeRelay({ challengeOnConnect: true }).start();
+  const members = await new FakeRelay({ behaviour: 'auth', nip11: { supported_nips: [1, 42], limitation: { auth_required: true } } }).start();
+  const all = [liar, modest, ignores, limited, greeter, members];
   try {
     const l = await checkRelay(liar.url, opts);
     assert.equal(l.online, true);
@@ -89,7 +91,12 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
     const x = await checkRelay(limited.url, opts);
     assert.deepEqual(x.probes?.limits, { limit: { asked: 51, got: 51 }, filters: { asked: 3, accepted: false, reason: 'invalid: too many filters' }, subscriptions: { asked: 5, accepted: false } });
     assert.deepEqual(decide(x.nip11, x.probes).differences.filter((d) => /max_/.test(d)), ['claims max_limit 50, sent 51 events to limit 51', 'claims max_filters 3, refused a REQ with 3 (invalid: too many filters)']);
-    assert.ok(all.every((r) => r.connections === 2), 'one connection for the check, one for the probes');
+    const gr = await checkRelay(greeter.url, opts);
+    assert.deepEqual(gr.probes?.auth, { challenge: 'connect', readWithoutAuth: true }, 'challenged on connect, served without AUTH');
+    assert.deepEqual(published(gr), { N: [42], T: [] }, 'no document: N 42 from the challenge alone');
+    const mb = await checkRelay(members.url, opts);
+    assert.deepEqual([mb.probes?.auth?.challenge, mb.probes?.auth?.readWithoutAuth], ['connect', false]);
+    assert.ok(all.every((r) => r.connections === 1), 'the probes continue on the check\'s connection');
     assert.ok(all.every((r) => (r.verbs.EVENT ?? 0) === 0), 'read-only: no EVENT written');
   } finally {
     await Promise.all(all.map((r) => r.close()));
@@ -116,7 +123,7 @@ test('hostile probes: garbage, floods and drips are bounded, cut short and publi
     assert.match(f.probes!.cut ?? '', /^flood: \d+ messages/, 'a flood cuts the probes short');
     assert.ok(flood.hostileFrames >= 2000);
     assert.equal(d.probes!.search!.outcome, 'silent', 'dripped events without EOSE: no answer within the timeout');
-    assert.ok(all.every((r) => r.connections === 2), 'one probe connection each, no retries');
+    assert.ok(all.every((r) => r.connections === 1), 'one connection each, no retries');
   } finally {
     await Promise.all(all.map((r) => r.close()));
   }

@@ -4,6 +4,7 @@
 // Read-only: nothing is written. Bounded per relay like the spider's fetches: each request has the
 // check's timeout, the whole run the probe budget, and the relay may send at most MAX_FRAMES messages
 // and MAX_BYTES bytes (frames over 256 KiB close the connection) before the probes are cut short.
+import type WebSocket from 'ws';
 import { RelayClient } from '../../remote/client.js';
 import type { Target } from '../../remote/url.js';
 import type { Nip11Info } from '../../remote/nip11.js';
@@ -27,6 +28,10 @@ export interface ProbeRunOptions {
   nip11Status: ProbeReport['nip11'];
   /** the check's plain REQ: served (EVENT/EOSE), refused auth-required (false), else null */
   readWithoutAuth: boolean | null;
+  /** the check's connection, handed over (src/remote/probe.ts, handOver): the probes continue on it; else they open their own */
+  socket?: WebSocket;
+  /** the check's connection was challenged: before its REQ's answer (on connect) or after */
+  challenged?: 'first' | 'later';
   signal?: AbortSignal;
 }
 
@@ -43,7 +48,8 @@ export async function runProbes(target: Target, o: ProbeRunOptions): Promise<Pro
   let client: RelayClient | null = null;
   let guard: NodeJS.Timeout | undefined;
   try {
-    client = await RelayClient.connect(target, { connectTimeout: o.timeout, maxPayload: MAX_PAYLOAD, maxFrame: MAX_PAYLOAD, userAgent: 'orbweaver-monitor' }, ctl.signal);
+    const copts = { connectTimeout: o.timeout, maxPayload: MAX_PAYLOAD, maxFrame: MAX_PAYLOAD, userAgent: 'orbweaver-monitor' };
+    client = o.socket ? RelayClient.adopt(o.socket, target, copts) : await RelayClient.connect(target, copts, ctl.signal);
     const c = client;
     c.onClose = (reason) => cut(reason);
     guard = setInterval(() => {
@@ -54,7 +60,10 @@ export async function runProbes(target: Target, o: ProbeRunOptions): Promise<Pro
     Object.assign(report, { search, count, negentropy });
     const authRefusals = [search, count, negentropy].filter((p) => /^(NEG-ERR )?auth-required:/.test(p.detail ?? '')).length + (gated ? 1 : 0);
     if (!ctl.signal.aborted) report.limits = await probeLimits(c, o.nip11, step);
-    report.auth = authObservation(c.challenges, o.readWithoutAuth, gated, authRefusals);
+    // on the check's connection, its challenge came first (answer 0 or 1); ours are counted after it
+    const earlier = o.challenged ? [{ afterAnswers: o.challenged === 'first' ? 0 : 1 }] : [];
+    const shift = o.socket ? 1 : 0;
+    report.auth = authObservation([...earlier, ...c.challenges.map((x) => ({ afterAnswers: x.afterAnswers + shift }))], o.readWithoutAuth, gated, authRefusals);
   } catch (e) {
     report.cut ??= `connect: ${(e as Error).message}`.slice(0, 200);
     report.search ??= skipped; report.count ??= skipped; report.negentropy ??= skipped;
