@@ -233,10 +233,13 @@ export class RelayClient implements NegTransport {
     return id;
   }
 
-  /** Stops routing a subscription and tells the relay (CLOSE), unless the relay already closed it. */
-  unsubscribe(id: string): void {
+  /**
+   * Stops routing a subscription and tells the relay (CLOSE), unless the relay already closed it;
+   * `tell` false: no CLOSE (the connection is closed next, which ends every subscription).
+   */
+  unsubscribe(id: string, tell = true): void {
     if (!this.subs.delete(id)) return;
-    if (this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
+    if (tell && this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
   }
 
   /** NIP-77: opens a negentropy session; answers go to `handlers` until NEG-ERR, negClose or the connection ends. */
@@ -255,9 +258,10 @@ export class RelayClient implements NegTransport {
     if (this.negs.has(id) && this.isOpen) this.send(`["NEG-MSG",${JSON.stringify(id)},"${hex}"]`);
   }
 
-  negClose(id: string): void {
+  /** Stops a negentropy session: NEG-CLOSE, unless `tell` is false (the connection is closed next). */
+  negClose(id: string, tell = true): void {
     if (!this.negs.delete(id)) return;
-    if (this.isOpen) this.send(JSON.stringify(['NEG-CLOSE', id]));
+    if (tell && this.isOpen) this.send(JSON.stringify(['NEG-CLOSE', id]));
   }
 
   /** NIP-45 COUNT; null when unsupported, refused, aborted, or no answer within timeoutMs. */

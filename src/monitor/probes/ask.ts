@@ -20,6 +20,12 @@ export interface AskOptions {
   signal: AbortSignal;
   /** leave the subscription open after EOSE (the subscription-count probe) */
   keepOpen?: boolean;
+  /**
+   * send CLOSE after EOSE; else the subscription is only forgotten here: the probes' connection is
+   * closed right after them, which ends every subscription (fewer messages per relay). The
+   * subscription-count probe needs the others closed first.
+   */
+  tidy?: boolean;
 }
 
 export function ask(client: RelayClient, filters: WireFilter[], o: AskOptions): Promise<Asked & { id: string }> {
@@ -36,7 +42,7 @@ export function ask(client: RelayClient, filters: WireFilter[], o: AskOptions): 
       out.end = end;
       if (reason !== undefined) out.reason = reason.slice(0, 200);
       out.ms = performance.now() - started;
-      if (end !== 'closed' && !(end === 'eose' && o.keepOpen)) client.unsubscribe(id);
+      if (end !== 'closed' && !(end === 'eose' && o.keepOpen)) client.unsubscribe(id, o.tidy === true || end !== 'eose');
       resolve({ ...out, id });
     };
     const onAbort = () => finish('aborted');
@@ -54,7 +60,12 @@ export function ask(client: RelayClient, filters: WireFilter[], o: AskOptions): 
 /** Whole milliseconds, at least 1 (as the check's round-trip times). */
 export const whole = (ms: number): number => Math.max(1, Math.ceil(ms));
 
-/** A 32-byte hex key no one holds, for filters that must match (almost) nothing on every relay. */
+/** A 32-byte hex key no one holds, for filters that must match (almost) nothing on every relay (not a secret: Math.random is enough). */
 export function nobody(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(32)), (b) => b.toString(16).padStart(2, '0')).join('');
+  let h = '';
+  for (let i = 0; i < 8; i++) h += Math.floor(Math.random() * 0x1_0000_0000).toString(16).padStart(8, '0');
+  return h;
 }
+
+/** What each probe is given: the check's timeout, the run's signal, and whether to tidy up (ask.ts). */
+export interface Step { timeout: number; signal: AbortSignal; tidy?: boolean }

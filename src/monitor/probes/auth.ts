@@ -3,11 +3,11 @@
 // connection received tell on-connect from on-demand; the check's own plain REQ tells whether a read
 // is served without AUTH.
 import type { RelayClient } from '../../remote/client.js';
-import { ask, nobody } from './ask.js';
+import { ask, nobody, type Step } from './ask.js';
 import type { AuthProbe } from './types.js';
 
 /** The gated REQ: answered auth-required:, its reason; else undefined. */
-export async function askGated(client: RelayClient, o: { timeout: number; signal: AbortSignal }): Promise<string | undefined> {
+export async function askGated(client: RelayClient, o: Step): Promise<string | undefined> {
   const a = await ask(client, [{ kinds: [4, 1059], '#p': [nobody()], limit: 1 }], { ...o, maxEvents: 1 });
   return a.end === 'closed' && /^auth-required:/.test(a.reason ?? '') ? a.reason : undefined;
 }

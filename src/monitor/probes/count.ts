@@ -2,10 +2,10 @@
 // the filter NIP-45 gives `hll` for) must be answered with a count; CLOSED is a refusal; `hll`, when
 // given, must be 256 one-byte registers in hex.
 import type { RelayClient } from '../../remote/client.js';
-import { nobody, whole } from './ask.js';
+import { nobody, whole, type Step } from './ask.js';
 import type { CountProbe } from './types.js';
 
-export async function probeCount(client: RelayClient, o: { timeout: number; signal: AbortSignal }): Promise<CountProbe> {
+export async function probeCount(client: RelayClient, o: Step): Promise<CountProbe> {
   const started = performance.now();
   const a = await client.countAnswer([{ kinds: [3], '#p': [nobody()] }], o.timeout, o.signal);
   if (o.signal.aborted) return { outcome: 'skipped' };

@@ -4,10 +4,10 @@
 import type { RelayClient } from '../../remote/client.js';
 import { Negentropy, NegentropyStorage, NegentropyError } from '../../nostr/negentropy.js';
 import { bytesToHex, hexToBytes } from '../../nostr/negentropy-storage.js';
-import { nobody, whole } from './ask.js';
+import { nobody, whole, type Step } from './ask.js';
 import type { NipProbe } from './types.js';
 
-export function probeNegentropy(client: RelayClient, o: { timeout: number; signal: AbortSignal }): Promise<NipProbe> {
+export function probeNegentropy(client: RelayClient, o: Step): Promise<NipProbe> {
   const neg = new Negentropy(NegentropyStorage.fromItems([]), 0);
   const first = bytesToHex(neg.initiate());
   const started = performance.now();
@@ -19,7 +19,7 @@ export function probeNegentropy(client: RelayClient, o: { timeout: number; signa
       done = true;
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);
-      if (close) client.negClose(id);
+      if (close) client.negClose(id, o.tidy === true || p.outcome !== 'served');
       resolve(p);
     };
     const onAbort = () => finish({ outcome: 'skipped' }, true);

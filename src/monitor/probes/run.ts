@@ -1,6 +1,8 @@
 // The probes of one check (docs/monitor.md, "Probes"): one WebSocket to the pinned address with the
-// spider's client, the NIP probes side by side (search, COUNT, NEG-OPEN, the gated REQ: four
-// subscriptions at most, the spider's subscriptionsPerRelay), then the limits one after another.
+// spider's client — the check's own connection, handed over, where there is one — in four lanes side
+// by side: search, COUNT, NEG-OPEN, and the gated REQ followed by the limits (four requests open at
+// most, the spider's subscriptionsPerRelay). Subscriptions end with the connection (no CLOSE each)
+// unless the subscription count is probed.
 // Read-only: nothing is written. Bounded per relay like the spider's fetches: each request has the
 // check's timeout, the whole run the probe budget, and the relay may send at most MAX_FRAMES messages
 // and MAX_BYTES bytes (frames over 256 KiB close the connection) before the probes are cut short.
@@ -12,7 +14,7 @@ import { probeSearch } from './search.js';
 import { probeCount } from './count.js';
 import { probeNegentropy } from './negentropy.js';
 import { askGated, authObservation } from './auth.js';
-import { probeLimits } from './limits.js';
+import { probeLimits, probesSubscriptions } from './limits.js';
 import type { NipProbe, ProbeReport } from './types.js';
 
 export const MAX_FRAMES = 2_000;
@@ -55,11 +57,18 @@ export async function runProbes(target: Target, o: ProbeRunOptions): Promise<Pro
     guard = setInterval(() => {
       if (c.framesIn > MAX_FRAMES || c.bytesIn > MAX_BYTES) cut(`flood: ${c.framesIn} messages, ${c.bytesIn} bytes`);
     }, 25);
-    const step = { timeout: o.timeout, signal: ctl.signal };
-    const [search, count, negentropy, gated] = await Promise.all([probeSearch(c, step), probeCount(c, step), probeNegentropy(c, step), askGated(c, step)]);
+    // subscriptions are closed with the connection, unless the subscription count is probed
+    const step = { timeout: o.timeout, signal: ctl.signal, tidy: probesSubscriptions(o.nip11) };
+    // four lanes, at most four requests open at once (the spider's subscriptionsPerRelay)
+    const gatedThenLimits = async () => {
+      const g = await askGated(c, step);
+      const l = ctl.signal.aborted ? undefined : await probeLimits(c, o.nip11, step);
+      return [g, l] as const;
+    };
+    const [search, count, negentropy, [gated, limits]] = await Promise.all([probeSearch(c, step), probeCount(c, step), probeNegentropy(c, step), gatedThenLimits()]);
     Object.assign(report, { search, count, negentropy });
+    if (limits) report.limits = limits;
     const authRefusals = [search, count, negentropy].filter((p) => /^(NEG-ERR )?auth-required:/.test(p.detail ?? '')).length + (gated ? 1 : 0);
-    if (!ctl.signal.aborted) report.limits = await probeLimits(c, o.nip11, step);
     // on the check's connection, its challenge came first (answer 0 or 1); ours are counted after it
     const earlier = o.challenged ? [{ afterAnswers: o.challenged === 'first' ? 0 : 1 }] : [];
     const shift = o.socket ? 1 : 0;

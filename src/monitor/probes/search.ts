@@ -2,7 +2,7 @@
 // word (or EOSE when there are none), and a search for a nonsense word with no events — a relay that
 // ignores `search` answers both with whatever kind 0 it holds. CLOSED is a refusal.
 import type { RelayClient } from '../../remote/client.js';
-import { ask, whole } from './ask.js';
+import { ask, whole, type Step } from './ask.js';
 import type { NipProbe } from './types.js';
 
 /** The word searched: the commonest in kind 0 profiles ("nostr" in names, abouts, nip05 domains). */
@@ -19,7 +19,7 @@ export function matchesWord(ev: unknown, word: string): boolean {
   return Array.isArray(e.tags) && e.tags.some((t) => Array.isArray(t) && t.some((x) => typeof x === 'string' && x.toLowerCase().includes(w)));
 }
 
-export async function probeSearch(client: RelayClient, o: { timeout: number; signal: AbortSignal }): Promise<NipProbe> {
+export async function probeSearch(client: RelayClient, o: Step): Promise<NipProbe> {
   const a = await ask(client, [{ kinds: [0], search: SEARCH_WORD, limit: LIMIT }], { ...o, maxEvents: LIMIT });
   if (a.end === 'aborted') return { outcome: 'skipped' };
   if (a.end === 'silent') return { outcome: 'silent' };
