@@ -58,7 +58,7 @@ export const DIRECTORY_SCRIPT = String.raw`
     var maxNip = s.byNip.reduce(function (a, g) { return Math.max(a, g.relays); }, 0);
     var serving = (s.serving || []).map(function (g) { return ['NIP-' + g.nip, count(g.relays), g.fastest.slice(0, 3).map(function (f) { return f.url + ' ' + millis(f.rtt); }).join(', ') || '-']; });
     byId('serving').replaceChildren(serving.length ? grid(['NIP', 'online now', 'fastest'], serving) : make('p', 'no probes yet', 'muted'));
-    byId('differing').textContent = s.differing ? s.differing + ' relays claim otherwise than the probes saw (filter: differs)' : 'claims agree with the probes';
+    byId('differing').textContent = s.differing ? s.differing + (s.differing === 1 ? ' relay claims' : ' relays claim') + ' otherwise than the probes saw (filter: differs)' : 'claims agree with the probes';
     byId('by-nip').replaceChildren(s.byNip.length ? grid(['NIP', 'relays', ''], s.byNip.map(function (g) { return ['NIP-' + (g.nip < 10 ? '0' : '') + g.nip, count(g.relays), bar(g.relays, maxNip)]; })) : make('p', 'no NIP-11 document seen yet', 'muted'));
   }
 
