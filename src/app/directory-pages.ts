@@ -52,6 +52,7 @@ export function monitorMetrics(registry: Registry, status: () => MonitorStatus):
     cycles: registry.counter('orbweaver_monitor_cycles_total', 'monitor cycles finished'),
     checks: registry.counter('orbweaver_monitor_checks_total', 'relay checks, by result (online, offline)'),
     published: registry.counter('orbweaver_monitor_published_total', 'kind 30166 events stored by our ingest path'),
+    probes: registry.counter('orbweaver_monitor_probes_total', 'probe outcomes by NIP (50, 45, 77) and outcome (served, refused, wrong, empty, silent, skipped)'),
   };
 }
 

@@ -35,6 +35,8 @@ export interface MonitorMetrics {
   cycles: { inc(): void };
   checks: { inc(labels: { result: 'online' | 'offline' }): void };
   published: { inc(): void };
+  /** probe outcomes: nip 50/45/77, outcome served/refused/wrong/empty/silent/skipped */
+  probes?: { inc(labels: { nip: string; outcome: string }): void };
 }
 
 export interface MonitorDeps {
@@ -167,6 +169,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         if (c.refused) { s.refused++; continue; }
         s.checked++;
         deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
+        if (c.probes) for (const [nip, p] of [['50', c.probes.search], ['45', c.probes.count], ['77', c.probes.negentropy]] as const) if (p) deps.metrics?.probes?.inc({ nip, outcome: p.outcome });
         let published: { id: string; createdAt: number } | null = null;
         if (c.online) {
           s.online++;

@@ -118,6 +118,9 @@ test('probes on real relays: N and T as observed, differences shown, the finder 
     const page = await (await fetch(monitor.httpUrl + '/directory')).text();
     assert.match(page, /Serving now \(probed\)/);
     assert.ok(page.includes('claims NIP-50, refused: unsupported: search'), 'the differences are in the page\'s document');
+    const metrics = await (await fetch(monitor.httpUrl + '/metrics')).text();
+    assert.match(metrics, /^orbweaver_monitor_probes_total\{nip="50",outcome="refused"\} [1-9]\d*$/m);
+    assert.match(metrics, /^orbweaver_monitor_probes_total\{nip="77",outcome="served"\} [1-9]\d*$/m);
     assert.equal(liar.verbs.EVENT ?? 0, 0, 'nothing written to the relays without monitorWrite');
     cl.close();
   } finally {
