@@ -18,8 +18,8 @@ export interface CheckOptions {
   /** measure rtt-write with this event where the relay's NIP-11 does not say writing is closed to us */
   writeEvent?: NostrEvent;
   signal?: AbortSignal;
-  /** run the probes (src/monitor/probes) on an online relay, within this budget (ms) in all */
-  probes?: { budget: number };
+  /** run the probes (src/monitor/probes) on an online relay, within this budget (ms) in all; `limits` false: not the limits this time */
+  probes?: { budget: number; limits?: boolean };
   /** DNS override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
@@ -82,7 +82,7 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
     check.probes = await runProbes(target, {
       timeout: o.timeout, budget: o.probes.budget, nip11: check.nip11, nip11Status: nip11Status(n11, check.nip11),
       readWithoutAuth: p.read !== undefined && p.closed === undefined ? true : check.observed.auth !== undefined ? false : null,
-      socket: p.socket, challenged: p.challenged ? (p.challengedFirst ? 'first' : 'later') : undefined, signal: o.signal,
+      limits: o.probes.limits, socket: p.socket, challenged: p.challenged ? (p.challengedFirst ? 'first' : 'later') : undefined, signal: o.signal,
     });
   } else if (p.socket) {
     const ws = p.socket;

@@ -107,6 +107,8 @@ export interface Monitor {
 
 const ANNOUNCE_EVERY = 24 * 3_600_000;
 const NEW_RELAY_TICK = 60_000;
+/** how often the limits are probed per relay (the other probes run at every check) */
+export const LIMITS_EVERY = 24 * 3_600_000;
 
 export function createMonitor(deps: MonitorDeps): Monitor {
   const cfg = deps.config.spider;
@@ -164,7 +166,11 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     const worker = async () => {
       while (next < urls.length && !signal.aborted) {
         const url = urls[next++];
-        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget } : undefined });
+        // the limits probe reads the most (up to 501 events): once a day per relay, its last result kept between
+        const lastLimits = history.latest(url)?.probeReport?.limits;
+        const limitsDue = !lastLimits?.at || Date.now() - lastLimits.at >= LIMITS_EVERY;
+        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget, limits: limitsDue } : undefined });
+        if (c.probes && !c.probes.limits && lastLimits) c.probes.limits = lastLimits;
         if (signal.aborted) break;
         if (c.refused) { s.refused++; continue; }
         s.checked++;

@@ -154,6 +154,9 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     const hs = monitor.history.latest(silent.url)!;
     assert.deepEqual([hs.online, hs.uptimeDay, hs.lastOnline, hs.checks], [false, 0, null, 2]);
     const hh = monitor.history.latest(honest.url)!;
+    const h1 = monitor.history.snapshots(honest.url);
+    assert.ok(hh.probeReport?.limits?.at !== undefined && hh.probeReport.limits.at < h1[1].t, 'the limits are probed once a day: the first check\'s kept at the second');
+    assert.deepEqual(h1.map((x) => x.p?.['50']), ['served', 'served'], 'each check keeps its probe outcomes, like its round-trip times');
     assert.deepEqual([hh.online, hh.uptimeDay, hh.software, hh.nips], [true, 1, NIP11.software, NIP11.supported_nips]);
     assert.equal(hh.published, stored.filter((e) => e.kind === 30166 && tag(e, 'd')[0][0] === honest.url).at(-1)!.id);
     await monitor.stop();

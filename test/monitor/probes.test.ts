@@ -65,9 +65,10 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
   const modest = await new FakeRelay({ nip11: { supported_nips: [1, 11] }, search: 'serve', neg: 'serve', count: 'hll', authOnDemand: true, profiles: PROFILES }).start();
   const ignores = await new FakeRelay({ nip11: { supported_nips: [1, 50] }, search: 'ignore', profiles: PROFILES, count: 'garbage' }).start();
   const limited = await new FakeRelay({ nip11: { supported_nips: [1], limitation: { max_limit: 50, max_filters: 3, max_subscriptions: 4 } }, kind1: 200, maxLimit: 100, maxFilters: 2, maxSubs: 4 }).start();
+  const mostlyOff = await new FakeRelay({ search: 'ignore', profiles: [PROFILES[1], PROFILES[1], PROFILES[0]] }).start();
   const greeter = await new FakeRelay({ challengeOnConnect: true }).start();
   const members = await new FakeRelay({ behaviour: 'auth', nip11: { supported_nips: [1, 42], limitation: { auth_required: true } } }).start();
-  const all = [liar, modest, ignores, limited, greeter, members];
+  const all = [liar, modest, ignores, limited, greeter, members, mostlyOff];
   try {
     const l = await checkRelay(liar.url, opts);
     assert.equal(l.online, true);
@@ -83,13 +84,16 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
 
     const i = await checkRelay(ignores.url, opts);
     assert.equal(i.probes?.search?.outcome, 'wrong');
-    assert.match(i.probes?.search?.detail ?? '', /1 of 3 events do not contain "nostr"/);
+    assert.equal(i.probes?.search?.detail, 'a nonsense word was answered with events: search ignored', 'two of its three profiles say "nostr": the nonsense word tells');
+    const i2 = await checkRelay(mostlyOff.url, opts);
+    assert.deepEqual([i2.probes?.search?.outcome, i2.probes?.search?.detail], ['wrong', '2 of 3 events do not contain "nostr"']);
     assert.equal(i.probes?.count?.outcome, 'wrong');
     assert.equal(i.probes?.negentropy?.outcome, 'silent', 'NEG-OPEN ignored: no answer within the timeout');
     assert.deepEqual(published(i), { N: [1], T: [] });
 
     const x = await checkRelay(limited.url, opts);
-    assert.deepEqual(x.probes?.limits, { limit: { asked: 51, got: 51 }, filters: { asked: 3, accepted: false, reason: 'invalid: too many filters' }, subscriptions: { asked: 5, accepted: false } });
+    assert.equal(typeof x.probes?.limits?.at, 'number');
+    assert.deepEqual({ ...x.probes?.limits, at: 0 }, { at: 0, limit: { asked: 51, got: 51 }, filters: { asked: 3, accepted: false, reason: 'invalid: too many filters' }, subscriptions: { asked: 5, accepted: false } });
     assert.deepEqual(decide(x.nip11, x.probes).differences.filter((d) => /max_/.test(d)), ['claims max_limit 50, sent 51 events to limit 51', 'claims max_filters 3, refused a REQ with 3 (invalid: too many filters)']);
     const gr = await checkRelay(greeter.url, opts);
     assert.deepEqual(gr.probes?.auth, { challenge: 'connect', readWithoutAuth: true }, 'challenged on connect, served without AUTH');

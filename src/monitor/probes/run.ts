@@ -32,6 +32,8 @@ export interface ProbeRunOptions {
   readWithoutAuth: boolean | null;
   /** the check's connection, handed over (src/remote/probe.ts, handOver): the probes continue on it; else they open their own */
   socket?: WebSocket;
+  /** probe the limits this time (they are probed once a day: src/monitor/monitor.ts) */
+  limits?: boolean;
   /** the check's connection was challenged: before its REQ's answer (on connect) or after */
   challenged?: 'first' | 'later';
   signal?: AbortSignal;
@@ -58,11 +60,11 @@ export async function runProbes(target: Target, o: ProbeRunOptions): Promise<Pro
       if (c.framesIn > MAX_FRAMES || c.bytesIn > MAX_BYTES) cut(`flood: ${c.framesIn} messages, ${c.bytesIn} bytes`);
     }, 25);
     // subscriptions are closed with the connection, unless the subscription count is probed
-    const step = { timeout: o.timeout, signal: ctl.signal, tidy: probesSubscriptions(o.nip11) };
+    const step = { timeout: o.timeout, signal: ctl.signal, tidy: o.limits !== false && probesSubscriptions(o.nip11) };
     // four lanes, at most four requests open at once (the spider's subscriptionsPerRelay)
     const gatedThenLimits = async () => {
       const g = await askGated(c, step);
-      const l = ctl.signal.aborted ? undefined : await probeLimits(c, o.nip11, step);
+      const l = ctl.signal.aborted || o.limits === false ? undefined : { at: Date.now(), ...(await probeLimits(c, o.nip11, step)) };
       return [g, l] as const;
     };
     const [search, count, negentropy, [gated, limits]] = await Promise.all([probeSearch(c, step), probeCount(c, step), probeNegentropy(c, step), gatedThenLimits()]);

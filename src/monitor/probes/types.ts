@@ -36,6 +36,8 @@ export interface AuthProbe {
 }
 
 export interface LimitsProbe {
+  /** ms since epoch when they were probed (they are probed once a day per relay; between, the last are kept) */
+  at?: number;
   /** a REQ asking `asked` kind 1 events got `got` before EOSE (fewer than asked: clamped, or the relay holds fewer) */
   limit?: { asked: number; got: number };
   /** a REQ with `asked` filters was accepted (EOSE) or refused (CLOSED / NOTICE / no answer) */
