@@ -102,6 +102,15 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
     assert.deepEqual([mb.probes?.auth?.challenge, mb.probes?.auth?.readWithoutAuth], ['connect', false]);
     assert.ok(all.every((r) => r.connections === 1), 'the probes continue on the check\'s connection');
     assert.ok(all.every((r) => (r.verbs.EVENT ?? 0) === 0), 'read-only: no EVENT written');
+    const sent = (r: FakeRelay) => Object.values(r.verbs).reduce((a, b) => a + b, 0);
+    assert.ok(sent(modest) <= 12, `a few small messages per check: ${JSON.stringify(modest.verbs)}`);
+
+    // probes off (spider.monitorProbes false): no probe message, N and T as NIP-11 claims them
+    const before = { ...liar.verbs };
+    const off = await checkRelay(liar.url, { timeout: 1000, allowPrivate: true });
+    assert.equal(off.probes, undefined);
+    assert.deepEqual([liar.verbs.REQ - before.REQ, liar.verbs.COUNT - before.COUNT, liar.verbs['NEG-OPEN'] - before['NEG-OPEN']], [1, 0, 0], 'the check\'s REQ only');
+    assert.deepEqual(published(off), { N: [1, 11, 45, 50, 77], T: ['Search'] });
   } finally {
     await Promise.all(all.map((r) => r.close()));
   }
