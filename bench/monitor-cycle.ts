@@ -65,15 +65,18 @@ async function main(): Promise<void> {
     const config = configSchema.parse({ dataDir: home.dir, spider });
     const monitor = createMonitor({ config, store: home.store, put: async (ev) => (await home.ingest(ev, { source: 'monitor' })).status, logger: quietLog, validate: false });
     const baseAnon = rssAnonMb();
-    const runs: Array<{ ms: number; checked: number; online: number; published: number; cpuMs: number }> = [];
+    const runs: Array<{ ms: number; checked: number; online: number; published: number; cpuMs: number; peakRssAnonMb: number; heapMb: number }> = [];
     for (let c = 0; c < cycles; c++) {
+      peakAnon = rssAnonMb();
       const cpu = process.cpuUsage();
       const t0 = performance.now();
       const s = await monitor.runOnce();
       const ms = Math.round(performance.now() - t0);
       const used = process.cpuUsage(cpu);
-      runs.push({ ms, checked: s.checked, online: s.online, published: s.published, cpuMs: Math.round((used.user + used.system) / 1000) });
+      peakAnon = Math.max(peakAnon, rssAnonMb());
+      runs.push({ ms, checked: s.checked, online: s.online, published: s.published, cpuMs: Math.round((used.user + used.system) / 1000), peakRssAnonMb: peakAnon, heapMb: Math.round(process.memoryUsage().heapTotal / 1048576) });
     }
+    peakAnon = Math.max(...runs.map((r) => r.peakRssAnonMb));
     await monitor.stop();
     peakAnon = Math.max(peakAnon, rssAnonMb());
     const result = {
@@ -81,7 +84,7 @@ async function main(): Promise<void> {
       cycles: runs, peakRssAnonMb: peakAnon, rssAnonBeforeCyclesMb: baseAnon, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
     };
     process.stdout.write(JSON.stringify(result) + '\n');
-    process.stderr.write(`monitor-cycle: ${n} relays, probes ${result.probes}: cycles ${runs.map((r) => `${r.ms} ms (${r.online}/${r.checked} online, cpu ${r.cpuMs} ms)`).join(', ')}; peak RssAnon ${peakAnon} MB (${baseAnon} MB before the cycles), max RSS ${result.maxRssMb} MB\n`);
+    process.stderr.write(`monitor-cycle: ${n} relays, probes ${result.probes}: cycles ${runs.map((r) => `${r.ms} ms (${r.online}/${r.checked} online, cpu ${r.cpuMs} ms, peak RssAnon ${r.peakRssAnonMb} MB, heap ${r.heapMb} MB)`).join(', ')}; peak RssAnon ${peakAnon} MB (${baseAnon} MB before the cycles), max RSS ${result.maxRssMb} MB\n`);
   } finally {
     clearInterval(sampler);
     child.stdin!.end();

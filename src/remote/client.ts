@@ -298,11 +298,15 @@ export class RelayClient implements NegTransport {
     try { this.ws.send(text); } catch (e) { this.shutdown(`send failed: ${(e as Error).message}`); }
   }
 
-  close(): void {
+  /** Closes politely, and for good after `graceMs` (a relay that does not answer the close is not waited for). */
+  close(graceMs = 1000): void {
     this.shutdown('closed by us');
     try { this.ws.close(1000); } catch { /* ignore */ }
     // Do not wait for a polite close handshake from an unresponsive relay.
     const ws = this.ws;
-    setTimeout(() => { try { ws.terminate(); } catch { /* ignore */ } }, 1000).unref();
+    if (ws.readyState === WebSocket.CLOSED) return;
+    const t = setTimeout(() => { try { ws.terminate(); } catch { /* ignore */ } }, graceMs);
+    t.unref();
+    ws.once('close', () => clearTimeout(t));
   }
 }
