@@ -81,6 +81,8 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
     assert.deepEqual([m.probes?.search?.outcome, m.probes?.count?.outcome, m.probes?.count?.hll, m.probes?.negentropy?.outcome], ['served', 'served', true, 'served']);
     assert.deepEqual(m.probes?.auth, { challenge: 'demand', readWithoutAuth: true, gated: 'auth-required: DMs need AUTH' });
     assert.deepEqual(published(m), { N: [1, 11, 42, 45, 50, 77], T: ['Search'] }, 'served without claiming: published');
+    assert.equal(m.probes?.cut, undefined, 'not cut short');
+    assert.equal(l.probes?.cut, undefined);
 
     const i = await checkRelay(ignores.url, opts);
     assert.equal(i.probes?.search?.outcome, 'wrong');

@@ -82,7 +82,10 @@ export async function runProbes(target: Target, o: ProbeRunOptions): Promise<Pro
     clearTimeout(budget);
     clearInterval(guard);
     o.signal?.removeEventListener('abort', onOuter);
-    client?.close();
+    if (client) {
+      client.onClose = undefined; // our own close is no cut
+      client.close(500);
+    }
   }
   // a flood or a garbage-only relay is cut short: what was still pending is no observation
   report.ms = Math.max(1, Math.ceil(performance.now() - started));
