@@ -12,6 +12,7 @@ import { decide } from '../../src/monitor/probes/decide.js';
 import { authObservation } from '../../src/monitor/probes/auth.js';
 import { matchesWord } from '../../src/monitor/probes/search.js';
 import type { ProbeReport } from '../../src/monitor/probes/types.js';
+import { parseServes, serves, servingNow, type DirectoryRow } from '../../src/directory/view.js';
 import type { RelayCheck } from '../../src/monitor/types.js';
 
 const opts = { timeout: 1000, allowPrivate: true, probes: { budget: 5000 } };
@@ -45,6 +46,23 @@ test('decide: N as observed, the claim kept where no probe can tell, T Search on
   assert.deepEqual([empty.nips, empty.types, empty.differences], [[50], [], []], 'an empty search keeps the claim but is no Search type');
   assert.deepEqual(decide({ supported_nips: [50, 1, 1] }, undefined), { nips: [1, 50], types: ['Search'], claimed: [1, 50], differences: [] }, 'probes off: the claims as before');
   assert.deepEqual(decide(null, { ...base, nip11: 'invalid' }).differences, ['NIP-11 document not valid']);
+});
+
+test('the finder (pure): which relays serve a NIP and are online now, lowest latency first', () => {
+  const row = (url: string, o: Partial<DirectoryRow>) => ({ url, online: true, rttRead: null, rttOpen: null, nips: [], probes: {}, ...o }) as DirectoryRow;
+  const rows = [
+    row('wss://slow', { rttRead: 90, probes: { 50: 'served' } }),
+    row('wss://fast', { rttRead: 12, probes: { 50: 'served', 42: 'challenge on demand' } }),
+    row('wss://open-only', { rttOpen: 30, probes: { 50: 'served' } }),
+    row('wss://liar', { rttRead: 1, nips: [50], probes: { 50: 'refused' } }),
+    row('wss://down', { online: false, probes: { 50: 'served' } }),
+    row('wss://unprobed', { rttRead: 5, nips: [50, 11] }),
+  ];
+  assert.deepEqual(servingNow(rows, 50).map((r) => r.url), ['wss://unprobed', 'wss://fast', 'wss://open-only', 'wss://slow'], 'the probe decides where it ran; else the published N');
+  assert.equal(serves(rows[1], 42), true);
+  assert.equal(serves(rows[0], 42), false);
+  assert.equal(serves(rows[5], 11), true);
+  assert.deepEqual(['50', 'NIP-50', 'nip50', 'search', 'count', 'negentropy', 'auth', 'everything', ''].map(parseServes), [50, 50, 50, 50, 45, 77, 42, null, null]);
 });
 
 test('auth observation and word matching (pure)', () => {
