@@ -7,13 +7,13 @@ import type { Config } from '../config.js';
 import type { RelayHandle } from '../relay/server.js';
 import type { RelayDirectory } from '../directory/records.js';
 import type { SpiderStatus } from '../spider/index.js';
-import { utc, type DirectoryView } from '../directory/view.js';
+import { parseServes, utc, type DirectoryView } from '../directory/view.js';
 import type { Section } from '../relay/dashboard/status.js';
 import { directorySource, type HealthSource } from './spider-section.js';
 import type { SpiderRuns } from '../directory/runs.js';
 import type { Monitor, MonitorMetrics, MonitorStatus } from '../monitor/monitor.js';
 import type { Registry } from '../relay/metrics.js';
-import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type MonitorInfo } from '../monitor/document.js';
+import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, servingAnswer, type MonitorInfo } from '../monitor/document.js';
 import { directoryPage } from '../monitor/page.js';
 import { normalizeRelayUrl } from '../remote/url.js';
 import type { LiveStatus } from '../spider/live/index.js';
@@ -52,6 +52,7 @@ export function monitorMetrics(registry: Registry, status: () => MonitorStatus):
     cycles: registry.counter('orbweaver_monitor_cycles_total', 'monitor cycles finished'),
     checks: registry.counter('orbweaver_monitor_checks_total', 'relay checks, by result (online, offline)'),
     published: registry.counter('orbweaver_monitor_published_total', 'kind 30166 events stored by our ingest path'),
+    probes: registry.counter('orbweaver_monitor_probes_total', 'probe outcomes by NIP (50, 45, 77) and outcome (served, refused, wrong, empty, silent, skipped)'),
   };
 }
 
@@ -79,6 +80,12 @@ export function mountDirectory(relay: RelayHandle, o: { config: Config; director
   });
   relay.addPage('/directory.json', (query) => {
     const asked = query.get('relay');
+    const nip = query.get('serves');
+    if (nip !== null) {
+      const n = parseServes(nip);
+      if (n === null) return { status: '400 Bad Request', type: 'application/json', body: JSON.stringify({ error: 'serves: a NIP number (50, 45, 77, 42) or search, count, negentropy' }) };
+      return { type: 'application/json', body: JSON.stringify(servingAnswer(source.cached(), n)) };
+    }
     if (asked === null) return { type: 'application/json', body: JSON.stringify(document()) };
     const url = normalizeRelayUrl(asked) ?? asked;
     const row = source.cached().rows.find((r) => r.url === url) ?? null;

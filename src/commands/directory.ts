@@ -8,22 +8,25 @@
 // pages.
 import type { Config } from '../config.js';
 import { RelayDirectory } from '../directory/records.js';
-import { directoryView, formatDirectory, TEXT_WIDTH, utc, wrap, type DirectoryRow } from '../directory/view.js';
+import { directoryView, formatDirectory, parseServes, TEXT_WIDTH, utc, wrap, type DirectoryRow } from '../directory/view.js';
 import { normalizeRelayUrl } from '../remote/url.js';
-import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, type RelayDetail } from '../monitor/document.js';
+import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, servingAnswer, type RelayDetail, type ServingAnswer } from '../monitor/document.js';
 import { monitorInfo } from '../app/directory-pages.js';
 import { openCommandStore, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 import { parsePubkey } from '../nostr/keys.js';
 import { formatPeople, personOf, topPeople } from '../trust/people.js';
 
-export const DIRECTORY_USAGE = `usage: orbweaver directory [--json] [--relay <url>] [--people [n]] [--pubkey <hex|npub>]
+export const DIRECTORY_USAGE = `usage: orbweaver directory [--json] [--relay <url>] [--serves <nip>] [--people [n]] [--pubkey <hex|npub>]
   every relay in the directory, in 100 columns: URL, hop, state, last crawl, events fetched /
   stored in it, and the next attempt or — once the NIP-66 monitor checked relays — online, uptime
   over 7 days and read RTT; then the monitor's summary (online now / 24 h / 7 d, networks,
   software, NIPs). Times in UTC.
   --json          the /directory.json document (rows with every field, summary, candidates)
   --relay <url>   one relay in full: crawl, quirks, last error, software, and the monitor's uptime
-                  per day, RTT percentiles, NIPs, requirements, certificate, events per kind
+                  per day, RTT percentiles, NIPs claimed and observed, probes, requirements,
+                  certificate, events per kind
+  --serves <nip>  the relays online now that the probes saw serve a NIP (50 or search, 45 or
+                  count, 77 or negentropy, 42 or auth), lowest measured latency first
   --people [n]    the n (default 50) pubkeys with the highest trust rank: rank, followers, mutes, name
   --pubkey <pk>   one pubkey's trust rank (0-100), followers and mutes`;
 
@@ -47,7 +50,11 @@ function formatDetail(r: DirectoryRow, d: RelayDetail | null): string {
       `  rtt open:     p50 ${ms(d.stats.rttOpen.p50)}, p90 ${ms(d.stats.rttOpen.p90)}, p99 ${ms(d.stats.rttOpen.p99)}`,
       `  rtt read:     p50 ${ms(d.stats.rttRead.p50)}, p90 ${ms(d.stats.rttRead.p90)}, p99 ${ms(d.stats.rttRead.p99)}`,
       `  network:      ${r.network ?? '-'}`,
-      `  NIPs:         ${r.nips.join(', ') || '-'}`,
+      `  NIPs:         ${r.nips.join(', ') || '-'} (published: NIP-11 claims ${r.claimedNips.join(', ') || 'none'}, corrected by the probes)`,
+      `  probes:       ${Object.entries(r.probes).map(([n, o]) => `NIP-${n} ${o}`).join(', ') || '-'}${d.probeReport?.cut ? ` (cut short: ${d.probeReport.cut})` : ''}`,
+      `  limits:       ${limitsLine(d)}`,
+      `  differences:  ${r.differences.join('; ') || 'none: the claims hold'}`,
+      `  probe history: ${Object.entries(d.probeStats).map(([n, m]) => `NIP-${n} ${Object.entries(m).map(([o, c]) => `${o} ${c}`).join('/')}`).join(', ') || '-'}`,
       `  requirements: ${r.requirements.join(', ') || '-'}`,
       `  certificate:  ${r.sslExpires ? `${r.sslValid ? 'valid' : 'NOT valid'}, expires ${utc(r.sslExpires)}${r.sslIssuer ? `, issued by ${r.sslIssuer}` : ''}` : '-'}`,
       `  latest 30166: ${d.published ?? '-'}`,
@@ -58,11 +65,29 @@ function formatDetail(r: DirectoryRow, d: RelayDetail | null): string {
   return lines.flatMap((l) => wrap(l, TEXT_WIDTH, ' '.repeat(16))).join('\n');
 }
 
+function limitsLine(d: RelayDetail): string {
+  const l = d.probeReport?.limits;
+  if (!l) return '-';
+  const parts: string[] = [];
+  if (l.limit) parts.push(`limit ${l.limit.asked} asked, ${l.limit.got} sent`);
+  if (l.filters) parts.push(`${l.filters.asked} filters ${l.filters.accepted ? 'accepted' : 'refused'}`);
+  if (l.subscriptions) parts.push(`${l.subscriptions.asked} subscriptions ${l.subscriptions.accepted ? 'accepted' : 'refused'}`);
+  return parts.join(', ') || '-';
+}
+
+/** The finder's answer as text: one relay a line, fastest first. */
+function formatServing(a: ServingAnswer): string {
+  if (a.relays.length === 0) return `no relay online now serves NIP-${a.nip} (as the monitor's probes saw it)`;
+  const w = Math.min(70, Math.max(...a.relays.map((r) => r.url.length)));
+  return [`relays online now serving NIP-${a.nip}, lowest latency first:`, ...a.relays.map((r) => `${r.url.padEnd(w)}  read ${ms(r.rttRead)}  open ${ms(r.rttOpen)}  ${a.nip === 50 || a.nip === 45 || a.nip === 77 ? (r.claimedNips.includes(a.nip) ? 'claimed' : 'NOT claimed') : ''}`.trimEnd())].join('\n');
+}
+
 export async function directoryCommand(config: Config, argv: string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
   const args = [...argv];
   if (takeFlag(args, '--help')) { out.write(DIRECTORY_USAGE + '\n'); return 0; }
   const json = takeFlag(args, '--json');
   const relay = takeOption(args, '--relay');
+  const servesArg = takeOption(args, '--serves');
   const pubkey = takeOption(args, '--pubkey');
   const peopleAt = args.indexOf('--people');
   let people: number | undefined;
@@ -72,7 +97,9 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
     args.splice(peopleAt, count === undefined ? 1 : 2);
     people = count ?? 50;
   }
-  rejectUnknown(args, ['--json', '--relay', '--people', '--pubkey', '--help'], 'directory');
+  rejectUnknown(args, ['--json', '--relay', '--serves', '--people', '--pubkey', '--help'], 'directory');
+  const servesNip = servesArg === undefined ? null : parseServes(servesArg);
+  if (servesArg !== undefined && servesNip === null) throw new UsageError(`--serves: a NIP number (50, 45, 77, 42) or search, count, negentropy, auth: ${servesArg.slice(0, 40)}`);
   const store = await openCommandStore(config);
   try {
     if (pubkey !== undefined) {
@@ -94,6 +121,11 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
       backoff: { base: config.spider.failureBackoff, max: config.spider.maxFailureBackoff },
       ...(records ? healthLookups(records.history) : {}),
     });
+    if (servesNip !== null) {
+      const a = servingAnswer(view, servesNip);
+      out.write((json ? JSON.stringify(a, null, 2) : formatServing(a)) + '\n');
+      return 0;
+    }
     if (relay !== undefined) {
       const url = normalizeRelayUrl(relay) ?? relay;
       const row = view.rows.find((r) => r.url === url);

@@ -105,6 +105,8 @@ export const spiderSchema = z
     monitorTimeout: duration('10s', 'timeout of each check of a relay (NIP-11, open, read, write), also announced in kind 10166; at least 100ms').refine((v) => v >= 100, 'expected at least 100ms'),
     monitorConcurrency: int(8, 'relays checked (or candidates validated) at the same time', 1, 64),
     monitorWrite: bool(false, 'also measure rtt-write: publish the monitor\'s kind 10166 announcement to relays whose NIP-11 does not require auth, payment or restrict writes'),
+    monitorProbes: bool(true, 'probe what each online relay serves (NIP-50 search, NIP-77 NEG-OPEN, NIP-45 COUNT, NIP-42 AUTH, limits) with a few read-only messages, and publish N/T tags as observed rather than as NIP-11 claims (docs/monitor.md)'),
+    monitorProbeBudget: duration('30s', 'most time the probes spend on one relay per check (each request also has monitorTimeout); at least 100ms').refine((v) => v >= 100, 'expected at least 100ms'),
     monitorRetention: duration('30d', 'check history kept per relay (uptime and RTT figures look back at most this far)'),
     finderKinds: intList([2, 3, 10002], 'stored kinds whose r tags name relay candidates (kind 3 and kind 2 content are read too; NIP-66 30166 of other monitors always)'),
     validateBatch: int(100, 'relay candidates validated per monitor cycle, least-failed and oldest first (0: none)', 0, 100_000),

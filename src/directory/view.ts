@@ -64,8 +64,14 @@ export interface DirectoryRow {
   rttOpenP90: number | null;
   rttReadP50: number | null;
   rttReadP90: number | null;
-  /** supported NIPs (NIP-11), NIP-66 requirements (auth, !payment, …) and types */
+  /** supported NIPs as published in N tags (NIP-11's claims corrected by the probes), NIP-66 requirements (auth, !payment, …) and types */
   nips: number[];
+  /** NIP-11's supported_nips as claimed */
+  claimedNips: number[];
+  /** claim against observation, in words ("claims NIP-50, refused: …", "serves NIP-45 without claiming it") */
+  differences: string[];
+  /** the latest probe outcome by NIP ({"50": "served", "77": "refused", "42": "challenge on demand"}) */
+  probes: Record<string, string>;
   requirements: string[];
   types: string[];
   /** wss:// certificate: notAfter (ms since epoch) and issuer */
@@ -89,6 +95,10 @@ export interface RelayHealth {
   software: string | null;
   version: string | null;
   nips: number[];
+  /** NIP-11's claim, the differences from what the probes saw, the probe outcomes (absent in records from before the probes) */
+  claimedNips?: number[];
+  differences?: string[];
+  probes?: Record<string, string>;
   requirements: string[];
   types: string[];
   ssl: { valid: boolean; expires?: number; issuer?: string } | null;
@@ -186,6 +196,9 @@ function healthFields(rec: RelayRecord, h: RelayHealth | undefined) {
     rttReadP50: h?.rttRead.p50 ?? null,
     rttReadP90: h?.rttRead.p90 ?? null,
     nips: h?.nips ?? rec.nip11?.supported_nips ?? [],
+    claimedNips: h?.claimedNips ?? h?.nips ?? rec.nip11?.supported_nips ?? [],
+    differences: h?.differences ?? [],
+    probes: h?.probes ?? {},
     requirements: h?.requirements ?? [],
     types: h?.types ?? [],
     sslExpires: h?.ssl?.expires !== undefined ? h.ssl.expires * 1000 : null,
@@ -216,8 +229,38 @@ export interface DirectorySummary {
   byNetwork: Record<string, number>;
   /** checked relays by NIP-11 software and version (unknown: no document), most relays first */
   bySoftware: Array<{ software: string; version: string | null; relays: number; online: number }>;
-  /** checked relays listing each NIP in their NIP-11 supported_nips, by NIP */
+  /** checked relays publishing each NIP (N tags: NIP-11's claims corrected by the probes), by NIP */
   byNip: Array<{ nip: number; relays: number }>;
+  /** the finder for clients: relays online now that serve search, COUNT, negentropy, lowest latency first (at most 10 each) */
+  serving: Array<{ nip: number; relays: number; fastest: Array<{ url: string; rtt: number | null }> }>;
+  /** checked relays whose NIP-11 claims differ from what the probes saw */
+  differing: number;
+}
+
+/** NIPs the finder answers for (`orbweaver directory --serves`, /directory.json?serves=), by name. */
+export const SERVES_NAMES: Record<string, number> = { search: 50, count: 45, negentropy: 77, neg: 77, auth: 42 };
+export const FINDER_NIPS = [50, 45, 77];
+
+/** "50", "nip-50", "NIP50", "search", "count", "negentropy" -> the NIP; null otherwise. */
+export function parseServes(s: string): number | null {
+  const t = s.trim().toLowerCase();
+  if (SERVES_NAMES[t] !== undefined) return SERVES_NAMES[t];
+  const m = /^(?:nip-?)?(\d{1,3})$/.exec(t);
+  return m ? Number(m[1]) : null;
+}
+
+/** A relay serves a NIP: what its latest probe saw where a probe tests that NIP, else what it publishes (N). */
+export function serves(r: DirectoryRow, nip: number): boolean {
+  const seen = r.probes[String(nip)];
+  if (seen !== undefined) return nip === 42 ? seen.startsWith('challenge') : seen === 'served';
+  return r.nips.includes(nip);
+}
+
+const latency = (r: DirectoryRow) => r.rttRead ?? r.rttOpen;
+
+/** Relays online now that serve `nip`, lowest measured latency (read RTT, else open) first. */
+export function servingNow(rows: readonly DirectoryRow[], nip: number): DirectoryRow[] {
+  return rows.filter((r) => r.online === true && serves(r, nip)).sort((a, b) => (latency(a) ?? Infinity) - (latency(b) ?? Infinity) || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
 }
 
 const HOUR_MS = 3_600_000;
@@ -245,6 +288,11 @@ export function directorySummary(rows: readonly DirectoryRow[], now: number): Di
     byNetwork,
     bySoftware: [...soft.values()].sort((a, b) => b.relays - a.relays || (a.software < b.software ? -1 : a.software > b.software ? 1 : 0) || String(a.version ?? '').localeCompare(String(b.version ?? ''))),
     byNip: [...nips].map(([nip, relays]) => ({ nip, relays })).sort((a, b) => a.nip - b.nip),
+    serving: FINDER_NIPS.map((nip) => {
+      const on = servingNow(checked, nip);
+      return { nip, relays: on.length, fastest: on.slice(0, 10).map((r) => ({ url: r.url, rtt: latency(r) })) };
+    }),
+    differing: checked.filter((r) => r.differences.length > 0).length,
   };
 }
 
@@ -311,8 +359,9 @@ export function formatDirectory(v: DirectoryView): string {
       ...wrap(`networks: ${Object.entries(s.byNetwork).map(([n, c]) => `${n} ${c}`).join(', ')}`),
       ...wrap(`software: ${s.bySoftware.slice(0, 10).map((g) => `${g.software}${g.version ? ' ' + g.version : ''} ${g.relays}`).join(', ')}`),
       ...wrap(`NIPs: ${s.byNip.map((g) => `${g.nip}: ${g.relays}`).join(', ') || '-'}`),
+      ...wrap(`serving now (probed): ${s.serving.map((g) => `NIP-${g.nip} ${g.relays}`).join(', ')}; claims differ from the probes at ${s.differing} relays`),
     );
   }
-  out.push('errors, quirks, software, NIPs: orbweaver directory --relay <url>; every field: --json');
+  out.push(...wrap('errors, quirks, software, NIPs, probes: orbweaver directory --relay <url>; who serves a NIP now: --serves 50|45|77; every field: --json'));
   return out.join('\n');
 }

@@ -9,6 +9,8 @@ import type { NostrEvent } from '../nostr/event.js';
 import { networkOf, refusalRequirement, wholeMs } from './nip66.js';
 import { probeRelay } from '../remote/probe.js';
 import type { RelayCheck } from './types.js';
+import { runProbes } from './probes/run.js';
+import type { ProbeReport } from './probes/types.js';
 
 export interface CheckOptions {
   timeout: number;
@@ -16,6 +18,8 @@ export interface CheckOptions {
   /** measure rtt-write with this event where the relay's NIP-11 does not say writing is closed to us */
   writeEvent?: NostrEvent;
   signal?: AbortSignal;
+  /** run the probes (src/monitor/probes) on an online relay, within this budget (ms) in all; `limits` false: not the limits this time */
+  probes?: { budget: number; limits?: boolean };
   /** DNS override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
@@ -57,7 +61,8 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
     }
   }
   const write = o.writeEvent && writeAllowed(check.nip11) ? o.writeEvent : undefined;
-  const p = await probeRelay(target, { timeout: o.timeout, write, signal: o.signal });
+  // with probes, the check's connection is handed over to them: one connection per relay and check
+  const p = await probeRelay(target, { timeout: o.timeout, write, signal: o.signal, handOver: o.probes !== undefined });
   if (p.ssl) check.ssl = p.ssl;
   if (p.open !== undefined) check.rtt.open = wholeMs(p.open);
   // a refused REQ is a round trip but no read: rtt-read only for a served one (EVENT or EOSE)
@@ -73,5 +78,23 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
   if (p.write && !p.write.ok) note(p.write.message, 'write');
   if (p.error) check.error = p.error.slice(0, 300);
   else if (p.closed) check.error = `read: CLOSED ${p.closed}`.slice(0, 300);
+  if (o.probes && check.online && !o.signal?.aborted) {
+    check.probes = await runProbes(target, {
+      timeout: o.timeout, budget: o.probes.budget, nip11: check.nip11, nip11Status: nip11Status(n11, check.nip11),
+      readWithoutAuth: p.read !== undefined && p.closed === undefined ? true : check.observed.auth !== undefined ? false : null,
+      limits: o.probes.limits, socket: p.socket, challenged: p.challenged ? (p.challengedFirst ? 'first' : 'later') : undefined, signal: o.signal,
+    });
+  } else if (p.socket) {
+    const ws = p.socket;
+    ws.close(1000);
+    setTimeout(() => { try { ws.terminate(); } catch { /* gone */ } }, 500).unref();
+  }
   return check;
+}
+
+/** NIP-11 as the probes report it: a valid document, one served but unreadable, or none. */
+function nip11Status(f: { doc: unknown; error?: string }, checked: Nip11Info | null): ProbeReport['nip11'] {
+  if (checked) return 'valid';
+  if (f.doc !== null || /not JSON|larger than/.test(f.error ?? '')) return 'invalid';
+  return 'absent';
 }

@@ -56,6 +56,9 @@ export const DIRECTORY_SCRIPT = String.raw`
     var maxSoft = s.bySoftware.reduce(function (a, g) { return Math.max(a, g.relays); }, 0);
     byId('by-software').replaceChildren(s.bySoftware.length ? grid(['software', 'version', 'relays', 'online', ''], s.bySoftware.slice(0, 20).map(function (g) { return [labelled(softName(g.software), g.software), g.version || '-', count(g.relays), count(g.online), bar(g.relays, maxSoft)]; })) : make('p', 'no relay checked yet', 'muted'));
     var maxNip = s.byNip.reduce(function (a, g) { return Math.max(a, g.relays); }, 0);
+    var serving = (s.serving || []).map(function (g) { return ['NIP-' + g.nip, count(g.relays), g.fastest.slice(0, 3).map(function (f) { return f.url + ' ' + millis(f.rtt); }).join(', ') || '-']; });
+    byId('serving').replaceChildren(serving.length ? grid(['NIP', 'online now', 'fastest'], serving) : make('p', 'no probes yet', 'muted'));
+    byId('differing').textContent = s.differing ? s.differing + (s.differing === 1 ? ' relay claims' : ' relays claim') + ' otherwise than the probes saw (filter: differs)' : 'claims agree with the probes';
     byId('by-nip').replaceChildren(s.byNip.length ? grid(['NIP', 'relays', ''], s.byNip.map(function (g) { return ['NIP-' + (g.nip < 10 ? '0' : '') + g.nip, count(g.relays), bar(g.relays, maxNip)]; })) : make('p', 'no NIP-11 document seen yet', 'muted'));
   }
 
@@ -97,7 +100,7 @@ export const DIRECTORY_SCRIPT = String.raw`
   function wanted(r, q) {
     if (show && status(r) !== show) return false;
     if (!q) return true;
-    var text = [r.url, r.name || '', r.software || '', r.version || '', r.network || '', status(r), r.state, r.requirements.join(' '), r.nips.map(function (n) { return 'nip-' + n + ' nip' + n; }).join(' ')].join(' ').toLowerCase();
+    var text = [r.url, r.name || '', r.software || '', r.version || '', r.network || '', status(r), r.state, r.requirements.join(' '), r.nips.map(function (n) { return 'nip-' + n + ' nip' + n; }).join(' '), (r.differences || []).length ? 'differs ' + r.differences.join(' ') : ''].join(' ').toLowerCase();
     return q.split(/\s+/).every(function (w) { return text.indexOf(w) >= 0; });
   }
 
@@ -205,7 +208,10 @@ export const DIRECTORY_SCRIPT = String.raw`
       ['uptime', '24 h ' + share(d.stats.uptimeDay) + ' · 7 d ' + share(d.stats.uptimeWeek) + ' · 30 d ' + share(d.stats.uptimeMonth) + ' (' + d.checksInWindow + ' checks)'],
       ['software', [r.software, r.version].filter(Boolean).join(' ') || '-'],
       ['network', r.network || '-'],
-      ['NIPs', r.nips && r.nips.length ? r.nips.join(', ') : '-'],
+      ['NIPs', r.nips && r.nips.length ? r.nips.join(', ') + ' (published: claims corrected by the probes)' : '-'],
+      ['NIPs claimed', r.claimedNips && r.claimedNips.length ? r.claimedNips.join(', ') : '-'],
+      ['probes', r.probes && Object.keys(r.probes).length ? Object.keys(r.probes).map(function (n) { return 'NIP-' + n + ' ' + r.probes[n]; }).join(', ') + (d.probeReport && d.probeReport.cut ? ' (cut short: ' + d.probeReport.cut + ')' : '') : '-'],
+      ['differences', r.differences && r.differences.length ? r.differences.join('; ') : 'none'],
       ['requirements', r.requirements && r.requirements.length ? r.requirements.join(', ') : '-'],
       ['certificate', r.sslExpires ? (r.sslValid ? 'valid' : 'NOT valid') + ', expires ' + stamp(r.sslExpires) + (r.sslIssuer ? ', issued by ' + r.sslIssuer : '') : '-'],
       ['crawl', r.state ? r.state + (r.hop >= 0 ? ' · hop ' + r.hop : ' · found by the finder') + ' · last ' + stamp(r.lastCrawl) : '-'],
@@ -217,6 +223,11 @@ export const DIRECTORY_SCRIPT = String.raw`
     parts.push(uptimeBar(d.days));
     parts.push(make('h3', 'Round-trip times of the checks'));
     parts.push(rttChart(d));
+    if (d.probes && d.probes.length) {
+      parts.push(make('h3', 'Probe history (latest first)'));
+      var nipsSeen = Object.keys(d.probeStats || {});
+      parts.push(grid(['check'].concat(nipsSeen.map(function (n) { return 'NIP-' + n; })), d.probes.slice(-20).reverse().map(function (p) { return [stamp(p[0])].concat(nipsSeen.map(function (n) { return p[1][n] || '-'; })); })));
+    }
     if (d.crawl) {
       parts.push(make('h3', 'Events per kind from the crawl'));
       parts.push(grid(['kind', 'last crawl', 'all crawls'], Object.keys(d.crawl.total).sort(function (a, b) { return a - b; }).map(function (k) { return [k, count(d.crawl.last[k] || 0), count(d.crawl.total[k])]; })));

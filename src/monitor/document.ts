@@ -4,7 +4,8 @@
 // uptime per day, the checks of the retention window (thinned for the chart), RTT percentiles, its
 // NIP-11 document and its events per kind from the crawl.
 import type { RootDatabase } from 'lmdb';
-import type { DirectoryRow, DirectoryView, ViewContext } from '../directory/view.js';
+import { servingNow, type DirectoryRow, type DirectoryView, type ViewContext } from '../directory/view.js';
+import type { ProbeReport } from './probes/types.js';
 import { CandidateStore } from '../directory/candidates.js';
 import { MonitorHistory, type CrawlKinds } from './history.js';
 import { dailyUptime, relayStats, thin, type DayUptime } from './stats.js';
@@ -48,6 +49,27 @@ export interface RelayDetail {
   published: string | null;
   firstChecked: number | null;
   retentionMs: number;
+  /** the latest probes in full (null: none ran) */
+  probeReport: ProbeReport | null;
+  /** each probe's history like the round-trip times': [ms, outcome by NIP] of the checks that probed, thinned */
+  probes: Array<[number, Record<string, string>]>;
+  /** per probed NIP, how often each outcome was seen over the window */
+  probeStats: Record<string, Record<string, number>>;
+}
+
+/** The finder's answer: the relays online now that serve a NIP, lowest latency first. */
+export interface ServingAnswer {
+  nip: number;
+  generatedAt: number;
+  relays: Array<Pick<DirectoryRow, 'url' | 'rttRead' | 'rttOpen' | 'uptimeWeek' | 'nips' | 'claimedNips' | 'probes' | 'software'>>;
+}
+
+export function servingAnswer(view: DirectoryView, nip: number): ServingAnswer {
+  return {
+    nip,
+    generatedAt: view.generatedAt,
+    relays: servingNow(view.rows, nip).map((r) => ({ url: r.url, rttRead: r.rttRead, rttOpen: r.rttOpen, uptimeWeek: r.uptimeWeek, nips: r.nips, claimedNips: r.claimedNips, probes: r.probes, software: r.software })),
+  };
 }
 
 const MAX_POINTS = 720;
@@ -99,5 +121,17 @@ export function relayDetail(url: string, row: DirectoryRow | null, history: Moni
     published: latest?.published ?? null,
     firstChecked: latest?.firstChecked ?? null,
     retentionMs: history.retentionMs,
+    probeReport: latest?.probeReport ?? null,
+    probes: thin(snaps.filter((s) => s.p), MAX_POINTS).map((s) => [s.t, s.p!]),
+    probeStats: probeStats(snaps),
   };
+}
+
+function probeStats(snaps: ReadonlyArray<{ p?: Record<string, string> }>): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const s of snaps) for (const [nip, o] of Object.entries(s.p ?? {})) {
+    const m = (out[nip] ??= {});
+    m[o] = (m[o] ?? 0) + 1;
+  }
+  return out;
 }

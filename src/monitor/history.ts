@@ -5,7 +5,9 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { RelayHealth } from '../directory/view.js';
 import { relayStats, DAY } from './stats.js';
-import { requirements, relayTypes, supportedNips } from './nip66.js';
+import { requirements } from './nip66.js';
+import { decide, outcomes } from './probes/decide.js';
+import type { ProbeReport } from './probes/types.js';
 import type { RelayCheck, Snapshot } from './types.js';
 
 /** The latest health of a relay as kept (RelayHealth plus what the detail page shows). */
@@ -20,6 +22,8 @@ export interface HealthRecord extends RelayHealth {
   publishedAt: number | null;
   rtt: RelayHealth['rtt'] & { nip11?: number };
   answer: string | null;
+  /** the latest probes in full (limits, AUTH, details of each refusal); null: none ran */
+  probeReport?: ProbeReport | null;
 }
 
 export interface CrawlKinds {
@@ -69,6 +73,8 @@ export class MonitorHistory {
     if (c.rtt.read !== undefined) snap.r = c.rtt.read;
     if (c.rtt.write !== undefined) snap.w = c.rtt.write;
     if (!c.online && c.error) snap.e = c.error.slice(0, 120);
+    const probed = outcomes(c.probes);
+    if (Object.keys(probed).length) snap.p = probed;
     await this.addSnapshot(c.url, snap);
     await this.prune(c.url, c.checkedAt);
     const prev = this.health.get(c.url);
@@ -79,6 +85,9 @@ export class MonitorHistory {
     if (lastOnline === null) for (let i = snaps.length - 1; i >= 0 && lastOnline === null; i--) if (snaps[i].on) lastOnline = snaps[i].t;
     // a check without a document (offline, or it stopped serving one) keeps what was last known of it
     const nip11 = c.nip11;
+    // N and T as published: the claims corrected by the probes (src/monitor/probes/decide.ts)
+    const pub = decide(nip11, c.probes);
+    const fresh = nip11 !== null || c.probes !== undefined;
     const rec: HealthRecord = {
       url: c.url,
       checkedAt: c.checkedAt,
@@ -89,9 +98,12 @@ export class MonitorHistory {
       name: nip11?.name ?? prev?.name ?? null,
       software: nip11?.software ?? prev?.software ?? null,
       version: nip11 ? nip11.version ?? null : prev?.version ?? null,
-      nips: nip11 ? supportedNips(nip11) : prev?.nips ?? [],
+      nips: fresh ? pub.nips : prev?.nips ?? [],
+      claimedNips: nip11 ? pub.claimed : prev?.claimedNips ?? [],
+      differences: fresh ? pub.differences : prev?.differences ?? [],
+      probes: c.probes ? probed : c.online ? {} : prev?.probes ?? {},
       requirements: nip11 || c.online ? requirements(nip11, c.observed) : prev?.requirements ?? [],
-      types: nip11 ? relayTypes(nip11) : prev?.types ?? [],
+      types: fresh ? pub.types : prev?.types ?? [],
       ssl: c.ssl ? { valid: c.ssl.valid, ...(c.ssl.expires !== undefined ? { expires: c.ssl.expires } : {}), ...(c.ssl.issuer ? { issuer: c.ssl.issuer } : {}) } : prev?.ssl ?? null,
       error: c.error ?? null,
       uptimeDay: st.uptimeDay,
@@ -105,6 +117,7 @@ export class MonitorHistory {
       published: published?.id ?? prev?.published ?? null,
       publishedAt: published?.createdAt ?? prev?.publishedAt ?? null,
       answer: c.answer ?? null,
+      probeReport: c.probes ?? (c.online ? null : prev?.probeReport ?? null),
     };
     await this.health.put(c.url, rec);
     return rec;

@@ -35,6 +35,8 @@ export interface MonitorMetrics {
   cycles: { inc(): void };
   checks: { inc(labels: { result: 'online' | 'offline' }): void };
   published: { inc(): void };
+  /** probe outcomes: nip 50/45/77, outcome served/refused/wrong/empty/silent/skipped */
+  probes?: { inc(labels: { nip: string; outcome: string }): void };
 }
 
 export interface MonitorDeps {
@@ -105,6 +107,8 @@ export interface Monitor {
 
 const ANNOUNCE_EVERY = 24 * 3_600_000;
 const NEW_RELAY_TICK = 60_000;
+/** how often the limits are probed per relay (the other probes run at every check) */
+export const LIMITS_EVERY = 24 * 3_600_000;
 
 export function createMonitor(deps: MonitorDeps): Monitor {
   const cfg = deps.config.spider;
@@ -132,11 +136,11 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     return p;
   };
 
-  const writeProbe = () => (cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true }, Math.floor(Date.now() / 1000)) : null);
+  const writeProbe = () => (cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true, probes: cfg.monitorProbes }, Math.floor(Date.now() / 1000)) : null);
 
   async function announce(): Promise<void> {
     const now = Math.floor(Date.now() / 1000);
-    await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite }, now));
+    await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite, probes: cfg.monitorProbes }, now));
     await publisher.publish(monitorProfile({ relayName: deps.config.info.name, relayUrl: deps.config.publicUrl || undefined }, now));
     if (cfg.monitorRelays.length) await publisher.publish(monitorRelayList(cfg.monitorRelays, now));
     lastAnnounce = Date.now();
@@ -162,11 +166,16 @@ export function createMonitor(deps: MonitorDeps): Monitor {
     const worker = async () => {
       while (next < urls.length && !signal.aborted) {
         const url = urls[next++];
-        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve });
+        // the limits probe reads the most (up to 501 events): once a day per relay, its last result kept between
+        const lastLimits = history.latest(url)?.probeReport?.limits;
+        const limitsDue = !lastLimits?.at || Date.now() - lastLimits.at >= LIMITS_EVERY;
+        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget, limits: limitsDue } : undefined });
+        if (c.probes && !c.probes.limits && lastLimits) c.probes.limits = lastLimits;
         if (signal.aborted) break;
         if (c.refused) { s.refused++; continue; }
         s.checked++;
         deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
+        if (c.probes) for (const [nip, p] of [['50', c.probes.search], ['45', c.probes.count], ['77', c.probes.negentropy]] as const) if (p) deps.metrics?.probes?.inc({ nip, outcome: p.outcome });
         let published: { id: string; createdAt: number } | null = null;
         if (c.online) {
           s.online++;
@@ -178,7 +187,7 @@ export function createMonitor(deps: MonitorDeps): Monitor {
         }
         await history.record(c, published);
         changes++;
-        log.debug({ url, online: c.online, rtt: c.rtt, error: c.error }, 'monitor: relay checked');
+        log.debug({ url, online: c.online, rtt: c.rtt, error: c.error, probes: c.probes && { ms: c.probes.ms, cut: c.probes.cut } }, 'monitor: relay checked');
       }
     };
     await Promise.all(Array.from({ length: Math.min(cfg.monitorConcurrency, urls.length) }, worker));

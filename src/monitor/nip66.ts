@@ -8,13 +8,16 @@
 // - `s` carries the NIP-11 software and, when given, its version as a third element;
 // - the certificate of a wss:// relay as `ssl` (valid / !valid), `ssl-expires` (unix seconds) and
 //   `ssl-issuer`, the names BigBrotr's monitor uses;
-// - `T` only where it can be told from outside: `Search` when NIP-11 lists NIP-50;
+// - `N` and `T` as observed (src/monitor/probes/decide.ts): a NIP a probe saw served is published
+//   whether claimed or not, a claimed one the probe saw refused is not, the claim is kept where no
+//   probe can tell; `T Search` only for a relay that answered a search (with probes off: the claims);
 // - `R` from NIP-11's limitation, corrected by what the check saw: only a refusal shows a
 //   requirement (`auth-required:` makes `auth`, `payment-required:` makes `payment`, a write refused
 //   `restricted:` or `blocked:` makes `writes`, `pow:` makes `pow`). An AUTH challenge alone is no
 //   requirement: many relays challenge every connection and serve it without AUTH.
 import type { Nip11Info } from '../remote/nip11.js';
 import type { Network, Observed, RelayCheck } from './types.js';
+import { decide } from './probes/decide.js';
 
 export const RELAY_DISCOVERY_KIND = 30166;
 export const MONITOR_ANNOUNCEMENT_KIND = 10166;
@@ -85,9 +88,10 @@ export function discoveryEvent(c: RelayCheck, createdAt: number): EventTemplate 
   if (c.rtt.open !== undefined) tags.push(['rtt-open', String(c.rtt.open)]);
   if (c.rtt.read !== undefined) tags.push(['rtt-read', String(c.rtt.read)]);
   if (c.rtt.write !== undefined) tags.push(['rtt-write', String(c.rtt.write)]);
-  for (const n of supportedNips(c.nip11)) tags.push(['N', String(n)]);
+  const pub = decide(c.nip11, c.probes);
+  for (const n of pub.nips) tags.push(['N', String(n)]);
   for (const r of requirements(c.nip11, c.observed)) tags.push(['R', r]);
-  for (const t of relayTypes(c.nip11)) tags.push(['T', t]);
+  for (const t of pub.types) tags.push(['T', t]);
   if (c.nip11?.software) tags.push(c.nip11.version ? ['s', c.nip11.software, c.nip11.version] : ['s', c.nip11.software]);
   for (const t of c.nip11?.tags ?? []) tags.push(['t', t]);
   for (const l of c.nip11?.language_tags ?? []) tags.push(['l', l, 'ISO-639-1']);
@@ -99,14 +103,14 @@ export function discoveryEvent(c: RelayCheck, createdAt: number): EventTemplate 
   return { kind: RELAY_DISCOVERY_KIND, created_at: createdAt, tags, content: c.nip11Json ?? '' };
 }
 
-/** The checks a monitor announces (`c` tags), in the order they run. */
-export function monitorChecks(write: boolean): string[] {
-  return ['nip11', 'ssl', 'open', 'read', ...(write ? ['write'] : [])];
+/** The checks a monitor announces (`c` tags), in the order they run; the probes as `nip50`, `nip45`, `nip77`, `nip42`, `limits`. */
+export function monitorChecks(write: boolean, probes = false): string[] {
+  return ['nip11', 'ssl', 'open', 'read', ...(write ? ['write'] : []), ...(probes ? ['nip50', 'nip45', 'nip77', 'nip42', 'limits'] : [])];
 }
 
 /** Kind 10166: how often this monitor publishes, what it checks and with which timeouts. */
-export function announcementEvent(o: { intervalMs: number; timeoutMs: number; write: boolean }, createdAt: number): EventTemplate {
-  const checks = monitorChecks(o.write);
+export function announcementEvent(o: { intervalMs: number; timeoutMs: number; write: boolean; probes?: boolean }, createdAt: number): EventTemplate {
+  const checks = monitorChecks(o.write, o.probes);
   const tags: string[][] = [['frequency', String(Math.round(o.intervalMs / 1000))]];
   for (const c of checks) tags.push(['timeout', c, String(o.timeoutMs)]);
   for (const c of checks) tags.push(['c', c]);

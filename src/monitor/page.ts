@@ -30,6 +30,7 @@ ${fig('candidates', 'candidates', '')}
 <section><h2>By network</h2><div id="by-network"></div></section>
 <section><h2>By software and version</h2><div id="by-software"></div></section>
 <section><h2>By supported NIP</h2><div id="by-nip"></div></section>
+<section><h2>Serving now (probed)</h2><div id="serving"></div><p class="sub" id="differing"></p></section>
 </div>
 <section id="detail" hidden></section>
 <h2>Relays</h2>

@@ -1,6 +1,7 @@
 // Shapes shared by the monitor's parts: what one check of a relay found, and the history kept of it.
 import type { Nip11Info } from '../remote/nip11.js';
 import type { NostrAnswer, SslInfo } from '../remote/probe.js';
+import type { ProbeReport } from './probes/types.js';
 
 export type { NostrAnswer, SslInfo };
 
@@ -31,6 +32,8 @@ export interface RelayCheck {
    * showed it (src/monitor/nip66.ts, refusalRequirement). An AUTH challenge alone is none.
    */
   observed: Observed;
+  /** what the probes saw it serve (src/monitor/probes; absent: probes off, or the relay offline) */
+  probes?: ProbeReport;
   /** why it is offline (or what went wrong on the way) */
   error?: string;
   /** the address is not one we may contact (SSRF rules): nothing was contacted */
@@ -49,6 +52,8 @@ export interface Snapshot {
   w?: number;
   /** error, shortened */
   e?: string;
+  /** probe outcomes by NIP ({"50": "served", "77": "refused", …}; src/monitor/probes/decide.ts, outcomes) */
+  p?: Record<string, string>;
 }
 
 /** Figures over the history of one relay, as of `at`. */

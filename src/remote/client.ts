@@ -28,12 +28,15 @@ export interface ClientOptions {
 
 let subCounter = 0;
 
+/** A relay's answer to COUNT: the figure, a refusal (CLOSED), or an answer that is no count. */
+export type CountAnswer = { count: number; hll?: string; approximate?: boolean } | { closed: string } | { invalid: string };
+
 export class RelayClient implements NegTransport {
   private ws!: WebSocket;
   private subs = new Map<string, SubHandlers>();
   /** NIP-77 sessions by subscription id (src/remote/reconcile.ts drives them) */
   private negs = new Map<string, NegHandlers>();
-  private countWaiters = new Map<string, (n: number | null) => void>();
+  private countWaiters = new Map<string, (a: CountAnswer | null) => void>();
   private closedReason: string | null = null;
   /** NOTICE texts received (last few), for logs and quirk detection */
   readonly notices: string[] = [];
@@ -41,6 +44,12 @@ export class RelayClient implements NegTransport {
   dropped = { oversized: 0, malformed: 0, unknownSub: 0 };
   /** bytes of every message received */
   bytesIn = 0;
+  /** messages received (any verb, parsed or not) */
+  framesIn = 0;
+  /** Nostr answers routed so far (EVENT, EOSE, CLOSED, COUNT, NEG-*): tells a challenge on connect from one on demand */
+  answers = 0;
+  /** NIP-42 challenges received, with how many answers had been routed before each (0: on connect) */
+  readonly challenges: Array<{ afterAnswers: number }> = [];
   private noticeListeners = new Set<(text: string) => void>();
   onClose?: (reason: string) => void;
 
@@ -49,6 +58,17 @@ export class RelayClient implements NegTransport {
   static connect(target: Target, opts: ClientOptions, signal?: AbortSignal): Promise<RelayClient> {
     const c = new RelayClient(target, opts);
     return c.open(signal).then(() => c);
+  }
+
+  /** Takes over a connection that is already open (the monitor's probes continue the check's visit). */
+  static adopt(ws: WebSocket, target: Target, opts: ClientOptions): RelayClient {
+    const c = new RelayClient(target, opts);
+    c.ws = ws;
+    ws.on('error', (e) => c.shutdown(`error: ${e.message}`));
+    ws.on('close', (code, reason) => c.shutdown(`connection closed (${code}${reason.length ? ' ' + reason.toString().slice(0, 100) : ''})`));
+    ws.on('message', (data, isBinary) => c.onMessage(data as Buffer, isBinary));
+    if (ws.readyState !== WebSocket.OPEN) queueMicrotask(() => c.shutdown('not open'));
+    return c;
   }
 
   private open(signal?: AbortSignal): Promise<void> {
@@ -122,6 +142,7 @@ export class RelayClient implements NegTransport {
   private onMessage(data: Buffer, isBinary: boolean): void {
     const bytes = data.length;
     this.bytesIn += bytes;
+    this.framesIn++;
     if (isBinary) { this.dropped.malformed++; return; }
     // NIP-77 messages are bounded by maxPayload alone: relays send up to ~1 MB of hex per NEG-MSG
     if (bytes > this.opts.maxFrame && !(this.negs.size > 0 && /^\s*\[\s*"NEG-/.test(data.subarray(0, 16).toString('latin1')))) {
@@ -136,6 +157,7 @@ export class RelayClient implements NegTransport {
     if (!Array.isArray(msg) || typeof msg[0] !== 'string') { this.dropped.malformed++; return; }
     const verb = msg[0];
     const sub = typeof msg[1] === 'string' ? this.subs.get(msg[1]) : undefined;
+    if (verb === 'EVENT' || verb === 'EOSE' || verb === 'CLOSED' || verb === 'COUNT' || verb === 'NEG-MSG' || verb === 'NEG-ERR') this.answers++;
     switch (verb) {
       case 'EVENT':
         if (!sub) { this.dropped.unknownSub++; return; }
@@ -154,8 +176,13 @@ export class RelayClient implements NegTransport {
         const w = typeof msg[1] === 'string' ? this.countWaiters.get(msg[1]) : undefined;
         if (!w) return;
         this.countWaiters.delete(msg[1] as string);
-        const n = (msg[2] as { count?: unknown } | undefined)?.count;
-        w(Number.isSafeInteger(n) && (n as number) >= 0 ? (n as number) : null);
+        const body = msg[2] as { count?: unknown; hll?: unknown; approximate?: unknown } | undefined;
+        const n = body?.count;
+        if (!Number.isSafeInteger(n) || (n as number) < 0) { w({ invalid: JSON.stringify(msg[2] ?? null).slice(0, 100) }); return; }
+        const a: CountAnswer = { count: n as number };
+        if (body?.hll !== undefined) a.hll = typeof body.hll === 'string' ? body.hll.slice(0, 1024) : '';
+        if (body?.approximate === true) a.approximate = true;
+        w(a);
         return;
       }
       case 'NOTICE': {
@@ -179,8 +206,10 @@ export class RelayClient implements NegTransport {
         return;
       }
       case 'AUTH':
+        if (this.challenges.length < 20) this.challenges.push({ afterAnswers: this.answers });
+        return; // we do not authenticate: the monitor's probes only note the challenge
       case 'OK':
-        return; // we neither authenticate nor publish on this connection
+        return; // we do not publish on this connection
       default:
         this.dropped.malformed++;
     }
@@ -204,10 +233,13 @@ export class RelayClient implements NegTransport {
     return id;
   }
 
-  /** Stops routing a subscription and tells the relay (CLOSE), unless the relay already closed it. */
-  unsubscribe(id: string): void {
+  /**
+   * Stops routing a subscription and tells the relay (CLOSE), unless the relay already closed it;
+   * `tell` false: no CLOSE (the connection is closed next, which ends every subscription).
+   */
+  unsubscribe(id: string, tell = true): void {
     if (!this.subs.delete(id)) return;
-    if (this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
+    if (tell && this.isOpen) this.send(JSON.stringify(['CLOSE', id]));
   }
 
   /** NIP-77: opens a negentropy session; answers go to `handlers` until NEG-ERR, negClose or the connection ends. */
@@ -226,17 +258,27 @@ export class RelayClient implements NegTransport {
     if (this.negs.has(id) && this.isOpen) this.send(`["NEG-MSG",${JSON.stringify(id)},"${hex}"]`);
   }
 
-  negClose(id: string): void {
+  /** Stops a negentropy session: NEG-CLOSE, unless `tell` is false (the connection is closed next). */
+  negClose(id: string, tell = true): void {
     if (!this.negs.delete(id)) return;
-    if (this.isOpen) this.send(JSON.stringify(['NEG-CLOSE', id]));
+    if (tell && this.isOpen) this.send(JSON.stringify(['NEG-CLOSE', id]));
   }
 
   /** NIP-45 COUNT; null when unsupported, refused, aborted, or no answer within timeoutMs. */
-  count(filters: WireFilter[], timeoutMs: number, signal?: AbortSignal): Promise<number | null> {
+  async count(filters: WireFilter[], timeoutMs: number, signal?: AbortSignal): Promise<number | null> {
+    const a = await this.countAnswer(filters, timeoutMs, signal);
+    return a && 'count' in a ? a.count : null;
+  }
+
+  /**
+   * NIP-45 COUNT with the whole answer: the count (and `hll`, `approximate` when given), the CLOSED
+   * reason of a refusal, an answer that is no count; null when aborted or no answer within timeoutMs.
+   */
+  countAnswer(filters: WireFilter[], timeoutMs: number, signal?: AbortSignal): Promise<CountAnswer | null> {
     if (!this.isOpen || signal?.aborted) return Promise.resolve(null);
     const id = `owc${(++subCounter).toString(36)}`;
-    return new Promise<number | null>((resolve) => {
-      const done = (n: number | null) => {
+    return new Promise<CountAnswer | null>((resolve) => {
+      const done = (n: CountAnswer | null) => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         this.countWaiters.delete(id);
@@ -247,7 +289,7 @@ export class RelayClient implements NegTransport {
       signal?.addEventListener('abort', onAbort, { once: true });
       this.countWaiters.set(id, done);
       // A relay that answers COUNT with CLOSED: route it like a subscription.
-      this.subs.set(id, { event() {}, eose() {}, closed: () => done(null) });
+      this.subs.set(id, { event() {}, eose() {}, closed: (reason) => done(reason.startsWith('connection: ') ? null : { closed: reason }) });
       this.send(JSON.stringify(['COUNT', id, ...filters]));
     }).finally(() => { this.subs.delete(id); });
   }
@@ -256,11 +298,15 @@ export class RelayClient implements NegTransport {
     try { this.ws.send(text); } catch (e) { this.shutdown(`send failed: ${(e as Error).message}`); }
   }
 
-  close(): void {
+  /** Closes politely, and for good after `graceMs` (a relay that does not answer the close is not waited for). */
+  close(graceMs = 1000): void {
     this.shutdown('closed by us');
     try { this.ws.close(1000); } catch { /* ignore */ }
     // Do not wait for a polite close handshake from an unresponsive relay.
     const ws = this.ws;
-    setTimeout(() => { try { ws.terminate(); } catch { /* ignore */ } }, 1000).unref();
+    if (ws.readyState === WebSocket.CLOSED) return;
+    const t = setTimeout(() => { try { ws.terminate(); } catch { /* ignore */ } }, graceMs);
+    t.unref();
+    ws.once('close', () => clearTimeout(t));
   }
 }

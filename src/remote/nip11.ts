@@ -13,7 +13,7 @@ export interface Nip11Info {
   /** the relay's own pubkey (NIP-11 `self`) */
   self?: string;
   supported_nips?: number[];
-  limitation?: { max_limit?: number; max_subscriptions?: number; max_message_length?: number; auth_required?: boolean; payment_required?: boolean; restricted_writes?: boolean; min_pow_difficulty?: number };
+  limitation?: { max_limit?: number; max_subscriptions?: number; max_filters?: number; max_message_length?: number; auth_required?: boolean; payment_required?: boolean; restricted_writes?: boolean; min_pow_difficulty?: number };
   /** topics (NIP-11 `tags`) and languages (`language_tags`), for the monitor's NIP-66 t and l tags */
   tags?: string[];
   language_tags?: string[];
@@ -39,7 +39,7 @@ export function sanitizeNip11(doc: unknown): Nip11Info | null {
   if (typeof lim === 'object' && lim !== null && !Array.isArray(lim)) {
     const l = lim as Record<string, unknown>;
     out.limitation = {};
-    for (const k of ['max_limit', 'max_subscriptions', 'max_message_length'] as const) { const v = posInt(l[k]); if (v !== undefined) out.limitation[k] = v; }
+    for (const k of ['max_limit', 'max_subscriptions', 'max_filters', 'max_message_length'] as const) { const v = posInt(l[k]); if (v !== undefined) out.limitation[k] = v; }
     for (const k of ['auth_required', 'payment_required', 'restricted_writes'] as const) if (typeof l[k] === 'boolean') out.limitation[k] = l[k] as boolean;
     if (Number.isSafeInteger(l.min_pow_difficulty) && (l.min_pow_difficulty as number) >= 0) out.limitation.min_pow_difficulty = l.min_pow_difficulty as number;
   }

@@ -34,6 +34,11 @@ export interface ProbeOptions {
   /** largest frame accepted (bigger closes the connection) */
   maxPayload?: number;
   signal?: AbortSignal;
+  /**
+   * hand the open connection over instead of closing it (the monitor's probes continue on it):
+   * `socket` in the result, without this module's listeners; the caller closes it
+   */
+  handOver?: boolean;
 }
 
 export interface ProbeResult {
@@ -55,6 +60,10 @@ export interface ProbeResult {
   write?: { ok: boolean; message: string; ms?: number };
   ssl?: SslInfo;
   error?: string;
+  /** the challenge came before the answer to our REQ (sent on connect) */
+  challengedFirst?: boolean;
+  /** with handOver: the open connection, when the visit ended without an error */
+  socket?: WebSocket;
 }
 
 const READ_FILTER = { kinds: [1], limit: 1 };
@@ -90,6 +99,12 @@ export function probeRelay(target: Target, o: ProbeOptions): Promise<ProbeResult
       if (error && !result.error) result.error = error;
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
+      if (o.handOver && !error && !result.error && ws?.readyState === WebSocket.OPEN) {
+        for (const ev of ['message', 'close', 'error', 'unexpected-response', 'open']) ws.removeAllListeners(ev);
+        ws.on('error', () => { /* the new owner listens */ });
+        result.socket = ws;
+        return resolve(result);
+      }
       try {
         if (ws.readyState === WebSocket.OPEN) ws.close(1000);
         // an unresponsive relay is not owed a polite close handshake
@@ -146,7 +161,7 @@ export function probeRelay(target: Target, o: ProbeOptions): Promise<ProbeResult
       try { msg = JSON.parse(data.toString()); } catch { return; }
       if (!Array.isArray(msg) || typeof msg[0] !== 'string') return;
       const verb = msg[0];
-      if (verb === 'AUTH') { result.challenged = true; result.answer ??= 'auth'; return; }
+      if (verb === 'AUTH') { if (!result.challenged) result.challengedFirst = result.read === undefined; result.challenged = true; result.answer ??= 'auth'; return; }
       if (verb === 'NOTICE') { result.answer ??= 'notice'; return; }
       if (step === 'read' && msg[1] === subId && (verb === 'EVENT' || verb === 'EOSE' || verb === 'CLOSED')) {
         result.read = performance.now() - stepStart;

@@ -95,7 +95,8 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
 
 test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 10166 and kind 0; snapshots; the key kept in the data directory', async () => {
   const home = await openHome();
-  const honest = await new FakeRelay({ nip11: NIP11 }).start();
+  // it answers a search with a matching profile: T Search is published only for a search answered
+  const honest = await new FakeRelay({ nip11: NIP11, search: 'serve', profiles: [{ kind: 0, content: '{"name":"a nostr user"}', tags: [] }] }).start();
   const auth = await new FakeRelay({ behaviour: 'auth', nip11: { supported_nips: [1, 42], limitation: { auth_required: true } } }).start();
   const silent = await new FakeRelay({ behaviour: 'silent' }).start();
   const unsafe = await new FakeRelay().start();
@@ -139,7 +140,7 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     assert.equal(ann.length, 1);
     assert.ok(verifyEvent(ann[0]));
     assert.deepEqual(tag(ann[0], 'frequency'), [['3600']]);
-    assert.deepEqual(tag(ann[0], 'c').map((t) => t[0]), ['nip11', 'ssl', 'open', 'read']);
+    assert.deepEqual(tag(ann[0], 'c').map((t) => t[0]), ['nip11', 'ssl', 'open', 'read', 'nip50', 'nip45', 'nip77', 'nip42', 'limits'], 'the probes are announced (spider.monitorProbes, on by default)');
     assert.deepEqual(tag(ann[0], 'timeout')[2], ['open', '1500']);
     const profile = await q({ kinds: [0], authors: [monitor.pubkey] });
     assert.equal(JSON.parse(profile[0].content).name, 'Home monitor');
@@ -153,6 +154,9 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     const hs = monitor.history.latest(silent.url)!;
     assert.deepEqual([hs.online, hs.uptimeDay, hs.lastOnline, hs.checks], [false, 0, null, 2]);
     const hh = monitor.history.latest(honest.url)!;
+    const h1 = monitor.history.snapshots(honest.url);
+    assert.ok(hh.probeReport?.limits?.at !== undefined && hh.probeReport.limits.at < h1[1].t, 'the limits are probed once a day: the first check\'s kept at the second');
+    assert.deepEqual(h1.map((x) => x.p?.['50']), ['served', 'served'], 'each check keeps its probe outcomes, like its round-trip times');
     assert.deepEqual([hh.online, hh.uptimeDay, hh.software, hh.nips], [true, 1, NIP11.software, NIP11.supported_nips]);
     assert.equal(hh.published, stored.filter((e) => e.kind === 30166 && tag(e, 'd')[0][0] === honest.url).at(-1)!.id);
     await monitor.stop();

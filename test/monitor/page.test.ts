@@ -74,6 +74,21 @@ test('/directory: figures, views, a sortable filterable table, the detail with u
     assert.deepEqual((await tableRows(page)).map((r) => r[col('URL')]), [fx.urls.beta], 'filtered by a supported NIP');
     await page.fill('#filter', 'khatru');
     assert.deepEqual((await tableRows(page)).map((r) => r[col('URL')]), [fx.urls.gamma], 'filtered by software');
+    // the probes (docs/monitor.md): Alpha claims NIP-77 and leaves NEG-OPEN unanswered; nobody serves 45/50/77 here
+    const serving = await page.$$eval('#serving tbody tr', (trs) => trs.map((tr) => [...tr.children].slice(0, 2).map((c) => c.textContent)));
+    assert.deepEqual(serving, [['NIP-50', '0'], ['NIP-45', '0'], ['NIP-77', '0']]);
+    assert.equal(await page.textContent('#differing'), '1 relay claims otherwise than the probes saw (filter: differs)');
+    await page.fill('#filter', 'differs');
+    assert.deepEqual((await tableRows(page)).map((r) => r[col('URL')]), [fx.urls.alpha], 'filtered by a claim the probes contradict');
+    await page.click(`#relays tbody tr[data-url="${fx.urls.alpha}"] td:nth-child(2)`);
+    await page.waitForSelector('#detail svg.rtt');
+    const facts = Object.fromEntries(await page.$$eval('#detail table.facts tr', (trs) => trs.map((tr) => [tr.children[0]?.textContent, tr.children[1]?.textContent])));
+    assert.equal(facts.differences, 'claims NIP-77, no answer');
+    assert.equal(facts['NIPs claimed'], '1, 2, 4, 9, 11, 22, 28, 40, 70, 77');
+    assert.match(facts.probes ?? '', /NIP-77 silent/);
+    assert.match(await page.textContent('#detail') ?? '', /Probe history \(latest first\)/);
+    await page.click('#close-detail');
+    await page.waitForSelector('#detail', { state: 'hidden' });
     await page.fill('#filter', '');
     await page.click('#chips button[data-show="offline"]');
     assert.deepEqual((await tableRows(page)).map((r) => r[col('URL')]).sort(), [fx.urls.dead, fx.urls.silent].sort(), 'offline only');

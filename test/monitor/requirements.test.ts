@@ -52,7 +52,7 @@ test('NIP-66 requirements: each R tag and rtt tag says what the check saw', asyn
     // a payment-required: refusal wins over a payment_required: false claim; it says nothing of writes
     assert.deepEqual(R(payment.url), ['payment']);
     assert.deepEqual(R(pow.url), ['pow']);
-    assert.equal(payment.events.length, 1, 'the write was tried');
+    assert.ok(payment.events.length >= 1, 'the write was tried (once per check; the probes make a check longer, so a second cycle may have begun)');
     cl.close();
   } finally {
     await Promise.all([monitor, plain, authAll, challenging, denying].map((r) => r.cleanup()));
