@@ -127,6 +127,12 @@ export function encodeDoc(d: SearchDoc): EncodedDoc {
   return [list(d.fields), list(d.name), list(d.body), d.domain].join(RS);
 }
 
+/** The whole fields and the name terms of a stored doc (its first two sections), in order. */
+export function nameItems(doc: EncodedDoc): string[] {
+  const [fields = '', names = ''] = doc.split(RS, 2);
+  return (fields + names).split(US).filter((x) => x !== '');
+}
+
 /** Whether `needle` occurs in doc[from, to). */
 const within = (doc: string, needle: string, from: number, to: number): boolean => {
   const i = doc.indexOf(needle, from);

@@ -14,9 +14,11 @@
 // more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
 //
 // Trust ranks (store/ranks.ts, when stored and trust.searchWindow > 0): the name tiers are blended
-// with the author's trust (ordered()), the body tier comes after them, most trusted first. A phase then reads up to searchWindow results of its tiers, not
-// just `limit`, so a trusted profile that is not among the newest matches still comes first;
-// a rooted rank below trust.hideBelow leaves a profile out unless the query says include:spam.
+// with the author's trust (ordered()), the body tier comes after them, most trusted first. A
+// phase then reads up to searchWindow results of its tiers, not just `limit`, and the most trusted
+// people are also read by rank (trusted()), so a trusted profile that is not among the newest
+// matches still comes first; a rooted rank below trust.hideBelow leaves a profile out unless the
+// query says include:spam.
 import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
 import type { Filter } from '../../nostr/filter.js';
 import { createdAtOf, headerLength, idHexOf, kindOf, OFF_PUBKEY } from '../codec.js';

@@ -5,6 +5,7 @@
 // main thread and every query thread) keeps, per rank generation, their current profiles'
 // searchable names under their first letters, best first. A search then also reads the most
 // trusted matches of its first letters (scan.ts), checked against the store like any candidate.
+import { nameItems } from '../../nostr/search.js';
 import { addrKey, readSerial, serialKey } from '../keys.js';
 import { RANK_TOP_KEY, type RankMeta } from '../ranks.js';
 import type { Dbs } from '../schema.js';
@@ -23,8 +24,6 @@ export interface TrustedNames {
   byPrefix: Map<string, number[]>;
 }
 
-const RS = '\u001e';
-const US = '\u001f';
 /** The first `n` code points. */
 export const lettersOf = (s: string, n: number): string => {
   let out = '';
@@ -61,10 +60,8 @@ export function trustedNames(dbs: Dbs, s: SearchDbs, meta: RankMeta): TrustedNam
     const at = t.serials.length;
     t.serials.push(serial);
     t.docs.push(doc);
-    // the whole fields and the name terms (the doc's first two sections), each under its first letters
-    const [fields = '', names = ''] = doc.split(RS, 2);
-    for (const item of (fields + names).split(US)) {
-      if (item === '') continue;
+    // the whole fields and the name terms, each under its first letters
+    for (const item of nameItems(doc)) {
       let key = '';
       let k = 0;
       for (const ch of item) {
