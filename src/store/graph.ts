@@ -175,7 +175,7 @@ export function pubkeyId(dbs: Dbs, pubkeyHex: string): number | undefined {
 /** The pubkey (hex) of an id. */
 export function idPubkey(dbs: Dbs, id: number): string | undefined {
   const v = dbs.graph.idpk.getBinaryFast(u32(id));
-  return v ? v.toString('hex') : undefined;
+  return v ? v.toString('hex', 0, v.length) : undefined; // explicit end: see codec.ts jsonOf
 }
 
 /** Journals a write: the previous value of `key` in `db` (undefined: it was absent). */
