@@ -46,6 +46,7 @@ button{font:inherit;font-size:.85em;border:1px solid var(--line);background:var(
 .detail-head h2{border:0;margin:.7em 0 .2em;font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 table.facts th{white-space:nowrap}
 svg.uptime{display:block;width:100%;max-width:46em;height:2.2em}
+svg.probes{display:block;width:100%;height:auto}svg.probes .nip{font-size:10px;fill:var(--muted)}
 .day.good{fill:var(--up)}.day.fair{fill:var(--warn)}.day.poor{fill:var(--down)}.day.none{fill:var(--line)}
 .chart{position:relative;max-width:46em}
 svg.rtt{display:block;width:100%;height:150px;border-bottom:1px solid var(--line)}

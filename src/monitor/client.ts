@@ -194,6 +194,34 @@ export const DIRECTORY_SCRIPT = String.raw`
     return box;
   }
 
+  // One row per NIP probed, one cell per check: what the probe saw, coloured like the uptime bar
+  // (served green, empty or silent amber, refused or wrong red, skipped grey); each cell's title
+  // names the check and the outcome, and the legend counts the outcomes over the window.
+  var PROBE_CLASS = { served: 'good', empty: 'fair', silent: 'fair', refused: 'poor', wrong: 'poor', skipped: 'none' };
+  function probeChart(d) {
+    var nips = Object.keys(d.probeStats || {}).sort(function (a, b) { return a - b; });
+    var pts = d.probes.slice(-60), cell = 12, label = 56, row = 16;
+    var W = label + pts.length * cell, H = nips.length * row;
+    var box = make('div', null, 'chart');
+    var g = shape('svg', { viewBox: '0 0 ' + W + ' ' + H, class: 'probes', role: 'img', 'aria-label': 'probe outcomes per NIP over the checks', style: 'max-width:' + W + 'px' });
+    nips.forEach(function (n, i) {
+      var t = shape('text', { x: 0, y: i * row + 12, class: 'nip' }); t.textContent = 'NIP-' + n; g.appendChild(t);
+      pts.forEach(function (p, j) {
+        var o = p[1][n];
+        g.appendChild(shape('rect', { x: label + j * cell + 1, y: i * row + 2, width: cell - 2, height: row - 4, rx: 2, class: 'day ' + (o ? PROBE_CLASS[o] || 'none' : 'none'), 'data-nip': n, 'data-outcome': o || '' },
+          stamp(p[0]) + ': NIP-' + n + ' ' + (o || 'not probed')));
+      });
+    });
+    box.appendChild(g);
+    var legend = make('div', null, 'legend');
+    nips.forEach(function (n) {
+      var st = d.probeStats[n];
+      legend.appendChild(make('span', 'NIP-' + n + ': ' + Object.keys(st).map(function (o) { return o + ' ' + st[o]; }).join(' · ')));
+    });
+    box.appendChild(legend);
+    return box;
+  }
+
   function renderDetail() {
     var box = byId('detail');
     if (!current) { box.hidden = true; return; }
@@ -224,9 +252,8 @@ export const DIRECTORY_SCRIPT = String.raw`
     parts.push(make('h3', 'Round-trip times of the checks'));
     parts.push(rttChart(d));
     if (d.probes && d.probes.length) {
-      parts.push(make('h3', 'Probe history (latest first)'));
-      var nipsSeen = Object.keys(d.probeStats || {});
-      parts.push(grid(['check'].concat(nipsSeen.map(function (n) { return 'NIP-' + n; })), d.probes.slice(-20).reverse().map(function (p) { return [stamp(p[0])].concat(nipsSeen.map(function (n) { return p[1][n] || '-'; })); })));
+      parts.push(make('h3', 'Probe history (one column per check, oldest left)'));
+      parts.push(probeChart(d));
     }
     if (d.crawl) {
       parts.push(make('h3', 'Events per kind from the crawl'));

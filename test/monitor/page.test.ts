@@ -86,7 +86,13 @@ test('/directory: figures, views, a sortable filterable table, the detail with u
     assert.equal(facts.differences, 'claims NIP-77, no answer');
     assert.equal(facts['NIPs claimed'], '1, 2, 4, 9, 11, 22, 28, 40, 70, 77');
     assert.match(facts.probes ?? '', /NIP-77 silent/);
-    assert.match(await page.textContent('#detail') ?? '', /Probe history \(latest first\)/);
+    // the probe history is a chart: a row per NIP probed, a cell per check, the latest NIP-77 cell silent
+    const cells = await page.$$eval('#detail svg.probes rect[data-nip="77"]', (rs) => rs.map((r) => [r.getAttribute('data-outcome'), r.getAttribute('class'), r.querySelector('title')?.textContent ?? '']));
+    assert.ok(cells.length >= 1, 'a NIP-77 row in the probe chart');
+    assert.equal(cells.at(-1)![0], 'silent');
+    assert.equal(cells.at(-1)![1], 'day fair', 'silent is drawn amber');
+    assert.match(cells.at(-1)![2], /NIP-77 silent/);
+    assert.match(await page.textContent('#detail .chart:has(svg.probes) .legend') ?? '', /NIP-77: .*silent \d+/);
     await page.click('#close-detail');
     await page.waitForSelector('#detail', { state: 'hidden' });
     await page.fill('#filter', '');
