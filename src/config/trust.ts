@@ -13,6 +13,7 @@ export const trustSchema = z
     debounce: duration('30s', 'wait after the first new follow or mute list before recomputing, so one crawl batch costs one pass'),
     damping: fraction(0.85, 'PageRank damping: the share of a pubkey\'s rank passed on to whom it follows (the rest goes back to the roots)'),
     globalSeeds: int(100, 'global rank only: the pubkeys ranked highest by plain PageRank become its seeds, and the rank is personalised to them, so a ring of fresh accounts that only follow each other and their target reaches no seed and lifts nothing; 0 = plain PageRank (any ring of N accounts adds about N pubkeys\' share to its target)', 0, 100_000),
+    keepGraph: bool(true, 'keep the follow and mute graph in memory between passes (4 bytes a follow, ~16 a list) so that a pass reads only the lists that changed since the one before; off: every pass reads the whole graph and nothing is kept'),
     iterations: int(40, 'most PageRank iterations per pass', 1, 1000),
     tolerance: z.number().min(0).default(1e-7).describe('a pass stops early once the ranks change by less than this in total (L1)'),
     muteWeight: z.number().min(0).default(1).describe('how much a mute counts against: a pubkey loses this times the rank of each muter divided by the muter\'s number of mutes'),

@@ -9,9 +9,9 @@
 // (graph.ts: edges as pairs of the store's pubkey ids, the pubkey of an id), so the trust service
 // never sees the store's layout.
 import type { Database, RootDatabase } from 'lmdb';
-import { headerLength, OFF_PUBKEY } from './codec.js';
-import { edgeKey, kindIdKey, NEXT_PKID_KEY } from './graph.js';
-import { kindPrefix, keySerial, serialKey, timeRange, u32 } from './keys.js';
+import { headerLength, kindOf, OFF_PUBKEY } from './codec.js';
+import { edgeKey, graphMembers, kindIdKey, NEXT_PKID_KEY, pubkeyId } from './graph.js';
+import { kindPrefix, keySerial, readSerial, SERIAL_BYTES, serialKey, timeRange, u32 } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
 export const RANK_META_KEY = 'trustRank';
@@ -44,6 +44,10 @@ export interface RankMeta {
   iterations: number;
   /** search hides rooted ranks below this (config trust.hideBelow at the time of the pass) */
   hideBelow: number;
+  /** what the pass read: the whole graph, or only the lists changed since the pass before (trust.keepGraph) */
+  read?: 'graph' | 'changed';
+  /** lists read one by one (the changed ones) */
+  listsRead?: number;
 }
 
 /** The rank below which searches leave a profile out (include:spam aside): a rooted pass's hideBelow, else -1 (none). */
@@ -81,6 +85,12 @@ export interface AuthorList {
 export interface EdgeBatch {
   followee: Uint32Array;
   follower: Uint32Array;
+}
+
+/** A batch of current lists of one kind: authors[i] (store id, ascending) holds the list stored under serials[i]. */
+export interface ListBatch {
+  authors: Uint32Array;
+  serials: Float64Array;
 }
 
 /** A batch of pubkeys by store id: ids[i] is the pubkey keys[32·i, 32·i + 32). */
@@ -232,27 +242,63 @@ export class RankStore {
   }
 
   /**
-   * The authors (store ids) of the current lists of one graph kind, at most `batch` at a time, no
-   * read transaction held between batches. Includes lists with no member: their authors are
-   * pubkeys of the graph too.
+   * The current lists of one graph kind: their authors (store ids, ascending) and each list's
+   * serial, at most `batch` at a time, no read transaction held between batches. Includes lists
+   * with no member: their authors are pubkeys of the graph too. A serial changes whenever the list
+   * is replaced (serials only grow), so a pass that kept them knows which lists changed since.
    */
-  async *listAuthors(kind: number, batch = 65_536): AsyncGenerator<Uint32Array> {
+  async *listAuthors(kind: number, batch = 65_536): AsyncGenerator<ListBatch> {
     const end = kindIdKey(kind + 1, 0);
     let start = kindIdKey(kind, 0);
     let exclusive = false;
     for (;;) {
-      const out = new Uint32Array(batch);
+      const authors = new Uint32Array(batch);
+      const serials = new Float64Array(batch);
       let n = 0;
-      for (const k of this.dbs.graph.graphcur.getKeys({ start, end, exclusiveStart: exclusive, limit: batch })) {
-        if (k.length < 6) continue;
-        out[n++] = k.readUInt32BE(2);
+      for (const { key, value } of this.dbs.graph.graphcur.getRange({ start, end, exclusiveStart: exclusive, limit: batch })) {
+        if (key.length < 6 || value.length < 4 + SERIAL_BYTES) continue;
+        authors[n] = key.readUInt32BE(2);
+        serials[n++] = readSerial(value, 4);
       }
       if (n === 0) return;
-      yield out.subarray(0, n);
+      yield { authors: authors.subarray(0, n), serials: serials.subarray(0, n) };
       if (n < batch) return;
-      start = kindIdKey(kind, out[n - 1]!);
+      start = kindIdKey(kind, authors[n - 1]!);
       exclusive = true;
     }
+  }
+
+  /** The serial of an author's current list of a graph kind (store id), or undefined when it has none. */
+  listSerial(kind: number, author: number): number | undefined {
+    const v = this.dbs.graph.graphcur.getBinary(kindIdKey(kind, author));
+    return v && v.length >= 4 + SERIAL_BYTES ? readSerial(v, 4) : undefined;
+  }
+
+  /**
+   * The members (store ids) of the list stored under `serial`, as the graph holds them (graph.ts
+   * graphMembers: the distinct 64-hex `p` values), the author itself left out; null when that event
+   * is gone (replaced or deleted since its serial was read) or a member has no id (not written by
+   * the graph: the store changed in between).
+   */
+  listMembers(kind: number, author: number, serial: number): Uint32Array | null {
+    const value = this.dbs.events.getBinary(serialKey(serial));
+    if (!value || value.length === 0 || kindOf(value) !== kind) return null;
+    let tags: unknown;
+    try {
+      tags = (JSON.parse(value.toString('utf8', headerLength(value), value.length)) as { tags?: unknown }).tags;
+    } catch {
+      return null;
+    }
+    if (!Array.isArray(tags)) return null;
+    const members = graphMembers(kind, tags.filter((t): t is string[] => Array.isArray(t) && t.every((x) => typeof x === 'string')));
+    const out = new Uint32Array(members.length);
+    let n = 0;
+    for (const m of members) {
+      const id = pubkeyId(this.dbs as Dbs, m);
+      if (id === undefined) return null;
+      if (id !== author) out[n++] = id;
+    }
+    return out.subarray(0, n);
   }
 
   /** One past the highest store pubkey id given so far (ids are dense from 1; graph.ts NEXT_PKID_KEY). */

@@ -70,6 +70,18 @@ export class Rows {
     this.start.push(this.edges);
   }
 
+  /** Adds a row whose first n targets are sorted, distinct and not `src`: copied as they are (no sort). */
+  addSorted(src: number, targets: Uint32Array, n: number): void {
+    for (let i = 0; i < n; i++) {
+      const c = this.edges >>> CHUNK_BITS;
+      if (c === this.chunks.length) this.chunks.push(new Uint32Array(CHUNK));
+      this.chunks[c]![this.edges & (CHUNK - 1)] = targets[i]!;
+      this.edges++;
+    }
+    this.src.push(src);
+    this.start.push(this.edges);
+  }
+
   /**
    * Lays out one row per author whose length is not 0, in author order, to be filled with set()
    * and then tidy(). Returns the first slot of each author's row (advance it per target set).

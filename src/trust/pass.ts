@@ -8,6 +8,8 @@ import type { RankMeta, RankRecord, RankStore } from '../store/ranks.js';
 import { Rows, U32Chunks, U32List } from './graph.js';
 import { pageRank, type RankParams } from './pagerank.js';
 import { PubkeyIds } from './pubkeys.js';
+import { givePassIds, IdMap, SEEN } from './pass-ids.js';
+import { keepRows, refreshLists, rowsOfKept, scanLists, type KeptGraph } from './kept-graph.js';
 import { rankScale } from './scale.js';
 
 export const FOLLOWS = 3;
@@ -19,12 +21,20 @@ const WRITE_CHUNK = 2000;
  * only among the first matches of the index's key order (store/search/trusted.ts).
  */
 export const TOP_LISTED = 20_000;
+/**
+ * A pass reads the whole graph rather than the changed lists when more than this share of the
+ * lists changed: parsing a list costs about three times its share of a whole read (measured at
+ * 600,000 directory events: docs/trust.md).
+ */
+const MAX_CHANGED_SHARE = 0.25;
 
 export interface PassOptions extends RankParams {
   roots: readonly string[];
   /** global mode: how many of plain PageRank's highest become the seeds of the rank (0: plain PageRank) */
   globalSeeds?: number;
   hideBelow: number;
+  /** keep the graph for the next pass, so that it reads only the lists that changed (trust.keepGraph) */
+  keepGraph?: boolean;
 }
 
 export interface PassResult {
@@ -34,6 +44,8 @@ export interface PassResult {
   rank: Uint8Array;
   followers: Uint32Array;
   mutes: Uint32Array;
+  /** the graph for the next pass (with keepGraph) */
+  kept?: KeptGraph;
 }
 
 /** A graph kind's edges as read: runs of one followee (store ids), 4 bytes an edge. */
@@ -45,29 +57,8 @@ interface ReadKind {
   follower: U32Chunks;
 }
 
-/** Not (yet) given a pass id: a store id that is not in the graph, and one that is. */
-const ABSENT = 0xffffffff;
-const SEEN = 0xfffffffe;
 /** Edges handled between two yields when the rows are built. */
 const SLICE = 2_000_000;
-
-/** Store pubkey id -> pass id (or ABSENT, SEEN), growing when the store gives ids during the pass. */
-class IdMap {
-  map: Uint32Array;
-  max = 0;
-  constructor(limit: number) {
-    this.map = new Uint32Array(Math.max(1, limit)).fill(ABSENT);
-  }
-  see(id: number): void {
-    if (id >= this.map.length) {
-      const bigger = new Uint32Array(Math.max(id + 1, this.map.length * 2)).fill(ABSENT);
-      bigger.set(this.map);
-      this.map = bigger;
-    }
-    this.map[id] = SEEN;
-    if (id > this.max) this.max = id;
-  }
-}
 
 async function readKind(ranks: RankStore, kind: number, m: IdMap): Promise<ReadKind> {
   const read: ReadKind = { runFollowee: new U32List(), runEnd: new U32List(), follower: new U32Chunks() };
@@ -89,11 +80,6 @@ async function readKind(ranks: RankStore, kind: number, m: IdMap): Promise<ReadK
     await tick();
   }
   if (cur >= 0) read.runEnd.push(read.follower.length);
-  // the authors of lists with no member (or only themselves) are pubkeys of the graph too
-  for await (const b of ranks.listAuthors(kind)) {
-    for (const a of b) if (m.map[a] !== SEEN) m.see(a);
-    await tick();
-  }
   return read;
 }
 
@@ -149,22 +135,49 @@ async function rowsOf(read: ReadKind, pass: Uint32Array, n: number): Promise<Row
  * holds the members of each author's current list (a `p` tag with a 64-lowercase-hex value,
  * duplicates once), read as followee-major edges, regrouped by follower here. Targets come in
  * followee order, so with ids given in store id order each row is sorted as it is placed.
+ * With `keep`, the graph is also returned in store ids for the next pass (kept-graph.ts).
  */
-export async function readGraph(ranks: RankStore, ids: PubkeyIds): Promise<{ follows: Rows; mutes: Rows }> {
+export async function readGraph(ranks: RankStore, ids: PubkeyIds, keep = false): Promise<{ follows: Rows; mutes: Rows; kept?: KeptGraph }> {
   const m = new IdMap(ranks.pubkeyIdLimit());
+  // the current lists first (their authors are pubkeys of the graph, with no member too): a list
+  // replaced while the edges are read keeps its older serial and is read again by the next pass
+  const scanned = [await scanLists(ranks, FOLLOWS, m), await scanLists(ranks, MUTES, m)];
   const read = [await readKind(ranks, FOLLOWS, m), await readKind(ranks, MUTES, m)];
+  await givePassIds(ranks, m, ids);
   const pass = m.map;
-  for await (const b of ranks.pubkeysOfIds(1, m.max + 1)) {
-    for (let j = 0; j < b.ids.length; j++) {
-      const sid = b.ids[j]!;
-      if (pass[sid] === SEEN) pass[sid] = ids.idOf(b.keys.subarray(j * 32, j * 32 + 32), true);
-    }
-    await tick();
-  }
   // shift(): a kind's edges as read are let go once its rows are built
   const follows = await rowsOf(read.shift()!, pass, ids.size);
   const mutes = await rowsOf(read.shift()!, pass, ids.size);
-  return { follows, mutes };
+  if (!keep) return { follows, mutes };
+  const passToStore = new Uint32Array(ids.size);
+  for (let sid = 0; sid < pass.length; sid++) if (pass[sid]! < SEEN) passToStore[pass[sid]!] = sid;
+  return { follows, mutes, kept: { follows: keepRows(scanned[0]!, follows, passToStore), mutes: keepRows(scanned[1]!, mutes, passToStore) } };
+}
+
+/**
+ * The rows of this pass: from the graph kept by the pass before, brought up to date with the lists
+ * that changed since (kept-graph.ts), else (the first pass, or too much changed) from the whole
+ * graph. The kept graph is updated in place, a kind at a time, so that an old kind's lists are let
+ * go once its new ones are built (8 bytes a follow at the peak, as a whole read); each kind stays a
+ * complete, consistent set of lists with their serials whatever happens after.
+ */
+async function passGraph(ranks: RankStore, ids: PubkeyIds, kept: KeptGraph | undefined, keep: boolean): Promise<{ follows: Rows; mutes: Rows; kept?: KeptGraph; listsRead?: number }> {
+  if (kept && keep) {
+    const most = (lists: number) => Math.max(1000, Math.floor(lists * MAX_CHANGED_SHARE));
+    let listsRead = 0;
+    let complete = true;
+    for (const [kind, field] of [[FOLLOWS, 'follows'], [MUTES, 'mutes']] as const) {
+      const r = await refreshLists(ranks, kind, kept[field], most);
+      if (!r) {
+        complete = false;
+        break;
+      }
+      kept[field] = r.lists;
+      listsRead += r.read;
+    }
+    if (complete) return { ...(await rowsOfKept(ranks, kept, ids)), kept, listsRead };
+  }
+  return readGraph(ranks, ids, keep);
 }
 
 /** Ids ordered by the first two bytes of their pubkey (counting sort: O(n), no comparisons). */
@@ -232,10 +245,10 @@ function followerCounts(follows: Rows, n: number): Uint32Array {
   return out;
 }
 
-export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassResult> {
+export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGraph): Promise<PassResult> {
   const started = Date.now();
   const ids = new PubkeyIds();
-  const { follows, mutes } = await readGraph(ranks, ids);
+  const { follows, mutes, kept: next, listsRead } = await passGraph(ranks, ids, kept, o.keepGraph ?? false);
   // after the graph's pubkeys: a root in no list gets an id of its own
   const rootIds = o.roots.map((r) => ids.idOfHex(r, true)).filter((id) => id >= 0);
   const n = ids.size;
@@ -274,7 +287,9 @@ export async function rankPass(ranks: RankStore, o: PassOptions): Promise<PassRe
     muteEdges: mutes.edges,
     iterations: r.iterations,
     hideBelow: o.hideBelow,
+    read: listsRead === undefined ? 'graph' : 'changed',
+    ...(listsRead === undefined ? {} : { listsRead }),
   };
   await ranks.setMeta(meta);
-  return { meta, ids, score: r.score, rank, followers: r.followers, mutes: r.mutes };
+  return { meta, ids, score: r.score, rank, followers: r.followers, mutes: r.mutes, ...(next ? { kept: next } : {}) };
 }

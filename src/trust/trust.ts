@@ -13,6 +13,7 @@ import { FOLLOWS, MUTES, rankPass } from './pass.js';
 import { trustRoots } from './roots.js';
 import { topOfPass, topPeople, type PeopleView } from './people.js';
 import type { PassResult } from './pass.js';
+import type { KeptGraph } from './kept-graph.js';
 
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
@@ -71,9 +72,12 @@ export function createTrust(o: TrustOptions): Trust {
   let people: PeopleView = { ranks: null, people: [] };
   const refreshPeople = (r?: PassResult) => (r ? topOfPass(o.store, r, PEOPLE) : topPeople(o.store, PEOPLE)).then((v) => { people = v; }, (e: Error) => o.logger.warn({ err: e }, 'trust: people view failed'));
 
+  /** the graph the last pass kept (trust.keepGraph): the next one reads only the lists changed since */
+  let kept: KeptGraph | undefined;
   const pass = async (): Promise<RankMeta> => {
     dirty = false;
-    const r = await rankPass(o.store.ranks, { ...t, roots });
+    const r = await rankPass(o.store.ranks, { ...t, roots }, kept);
+    kept = r.kept;
     passes++;
     o.logger.info({ ...r.meta }, 'trust: ranks computed');
     await refreshPeople(r);

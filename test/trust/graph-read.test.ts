@@ -3,12 +3,15 @@
 // re-ordered, replaced by older versions that lose, and deleted (kind 5 by id and by address),
 // the pass gives the same followers, mutes, scores and ranks as a PageRank over the current lists
 // as written (a model kept here), and the graph readers of RankStore page through everything once.
+// Passes after the first read only the lists that changed (trust.keepGraph) and must equal a pass
+// that reads the whole graph exactly.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Rows } from '../../src/trust/graph.js';
 import { pageRank } from '../../src/trust/pagerank.js';
 import { PubkeyIds } from '../../src/trust/pubkeys.js';
 import { readGraph, rankPass } from '../../src/trust/pass.js';
+import { refreshLists, type KeptGraph, type StoreLists } from '../../src/trust/kept-graph.js';
 import { rankScale } from '../../src/trust/scale.js';
 import type { EventStore } from '../../src/store/types.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
@@ -92,9 +95,24 @@ function prng(seed: number): () => number {
   return () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 0x100000000);
 }
 
-async function checkPass(store: EventStore, m: Model, roots: string[], label: string): Promise<void> {
+/**
+ * A pass checked against the model. With `kept` (the graph the pass before kept) the pass reads only
+ * the lists that changed, and must equal a pass that reads the whole graph bit for bit: the same
+ * pubkeys with the same ids, the same scores. Returns the graph this pass kept.
+ */
+async function checkPass(store: EventStore, m: Model, roots: string[], label: string, kept?: KeptGraph): Promise<KeptGraph | undefined> {
   const want = await m.expected(roots);
-  const got = await rankPass(store.ranks, { ...P, roots, hideBelow: 1 });
+  const got = await rankPass(store.ranks, { ...P, roots, hideBelow: 1, keepGraph: true }, kept);
+  assert.equal(got.meta.read, kept ? 'changed' : 'graph', `${label}: what the pass read`);
+  if (kept) {
+    const full = await rankPass(store.ranks, { ...P, roots, hideBelow: 1 });
+    assert.equal(full.meta.read, 'graph');
+    assert.equal(got.ids.size, full.ids.size, `${label}: the same pubkeys as a full read`);
+    for (let i = 0; i < got.ids.size; i++) {
+      assert.equal(got.ids.hex(i), full.ids.hex(i), `${label}: pass id ${i}`);
+      assert.equal(got.score[i], full.score[i], `${label}: score of ${got.ids.hex(i)} equals a full read's exactly`);
+    }
+  }
   assert.equal(got.meta.nodes, want.nodes, `${label}: nodes`);
   assert.equal(got.meta.edges, want.edges, `${label}: follow edges`);
   assert.equal(got.meta.muteEdges, want.muteEdges, `${label}: mute edges`);
@@ -113,6 +131,7 @@ async function checkPass(store: EventStore, m: Model, roots: string[], label: st
     assert.equal(stored.rank, w.rank, `${label}: rank of ${pk}`);
   }
   assert.equal(seen.size, want.by.size, `${label}: the same pubkeys`);
+  return got.kept;
 }
 
 test('rankPass over the graph: followers, mutes, scores and ranks equal a pass over the current lists, through re-publications, swaps and deletions', async () => {
@@ -138,7 +157,8 @@ test('rankPass over the graph: followers, mutes, scores and ranks equal a pass o
     await m.publish(10000, hex(), [['t', 'nostr']]);
     // an upper-case p tag: not a pubkey for the graph (docs/trust.md), not counted
     await m.publish(3, hex(), [['p', hex().toUpperCase()], ['p', hex()]]);
-    await checkPass(store, m, roots, 'first pass');
+    let kept = await checkPass(store, m, roots, 'first pass');
+    assert.ok(kept, 'the first pass keeps the graph');
 
     for (let round = 0; round < 3; round++) {
       for (const a of authors) {
@@ -170,7 +190,7 @@ test('rankPass over the graph: followers, mutes, scores and ranks equal a pass o
         for await (const b of store.ranks.lists(kind)) for (const l of b) stored.set(l.author.toString('hex'), new Set(l.targets.filter((t) => HEX64.test(t))));
         assert.deepEqual(stored, m.lists(kind), `round ${round}: stored lists of kind ${kind}`);
       }
-      await checkPass(store, m, round === 1 ? [] : roots, `round ${round}`);
+      kept = await checkPass(store, m, round === 1 ? [] : roots, `round ${round}`, kept);
     }
   });
 });
@@ -215,7 +235,13 @@ test('RankStore graph readers: every edge, list author and pubkey once, in batch
         const want = new Map([...m.lists(kind)].filter(([, s]) => s.size > 0));
         assert.deepEqual(edges, want, `batch ${batch}: edges of kind ${kind}`);
         const authors: string[] = [];
-        for await (const b of store.ranks.listAuthors(kind, batch)) for (const a of b) authors.push(pk.get(a)!);
+        for await (const b of store.ranks.listAuthors(kind, batch)) {
+          assert.equal(b.serials.length, b.authors.length);
+          for (const [i, a] of b.authors.entries()) {
+            authors.push(pk.get(a)!);
+            assert.equal(store.ranks.listSerial(kind, a), b.serials[i], 'each list with its serial');
+          }
+        }
         assert.deepEqual(authors.sort(), [...m.lists(kind).keys()].sort(), `batch ${batch}: authors of kind ${kind}`);
       }
     }
@@ -273,4 +299,34 @@ test('Rows.layout, set and tidy: the rows add() makes, also across a chunk bound
     if (a.length > 1000) assert.ok(a.length === b.length && a.every((x, i) => x === b[i]), `long row ${r}`);
     else assert.deepEqual(b, a, `row ${r}`);
   }
+});
+
+test('the kept graph: too many changed lists mean a whole read; a list replaced while it is read is read again at its new serial', async () => {
+  await withStore(async (store) => {
+    const people = Array.from({ length: 12 }, () => hex());
+    const m = new Model(store);
+    for (const a of people.slice(0, 6)) await m.publish(3, a, people.slice(6).map((p) => ['p', p]));
+    const first = await rankPass(store.ranks, { ...P, roots: [], hideBelow: 1, keepGraph: true });
+    const kept = first.kept!;
+    assert.equal(kept.follows.size, 6);
+    await m.publish(3, people[0]!, [['p', people[7]!]]);
+    await m.publish(3, people[1]!, [['p', people[8]!]]);
+    assert.equal(await refreshLists(store.ranks, 3, kept.follows, () => 1), null, 'two changed, one allowed: read the whole graph');
+    const ok = await refreshLists(store.ranks, 3, kept.follows, () => 2);
+    assert.equal(ok?.read, 2, 'only the two changed lists are read');
+    // the store says the scanned serial's event is gone once (replaced in between): the list is read at its serial now
+    const racing = Object.create(store.ranks) as typeof store.ranks;
+    let gone = 1;
+    racing.listMembers = (kind, author, serial) => (gone-- > 0 ? null : store.ranks.listMembers(kind, author, serial));
+    const again = await refreshLists(racing, 3, kept.follows, () => 10);
+    assert.equal(again?.read, 2);
+    const ids = (l: StoreLists, i: number) => Array.from({ length: l.start.data[i + 1]! - l.start.data[i]! }, (_, e) => l.targets.at(l.start.data[i]! + e));
+    for (let i = 0; i < 6; i++) assert.deepEqual(ids(again!.lists, i), ids(ok!.lists, i), `list ${i}`);
+    // and the pass that reads the changed lists ranks as the whole read does
+    const next = await rankPass(store.ranks, { ...P, roots: [], hideBelow: 1, keepGraph: true }, kept);
+    assert.equal(next.meta.read, 'changed');
+    assert.equal(next.meta.listsRead, 2);
+    const full = await rankPass(store.ranks, { ...P, roots: [], hideBelow: 1 });
+    assert.deepEqual(Array.from(next.score), Array.from(full.score));
+  });
 });
