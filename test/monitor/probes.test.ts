@@ -11,6 +11,7 @@ import { discoveryEvent } from '../../src/monitor/nip66.js';
 import { decide } from '../../src/monitor/probes/decide.js';
 import { authObservation } from '../../src/monitor/probes/auth.js';
 import { matchesWord } from '../../src/monitor/probes/search.js';
+import { UNCLAIMED_TIMEOUT_MS } from '../../src/monitor/probes/run.js';
 import type { ProbeReport } from '../../src/monitor/probes/types.js';
 import { parseServes, serves, servingNow, type DirectoryRow } from '../../src/directory/view.js';
 import type { RelayCheck } from '../../src/monitor/types.js';
@@ -124,6 +125,11 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
     assert.ok(all.every((r) => (r.verbs.EVENT ?? 0) === 0), 'read-only: no EVENT written');
     const sent = (r: FakeRelay) => Object.values(r.verbs).reduce((a, b) => a + b, 0);
     assert.ok(sent(modest) <= 12, `a few small messages per check: ${JSON.stringify(modest.verbs)}`);
+
+    // with a longer check timeout, the probe of an unclaimed NIP (77 here) gives up at its own bound
+    const patient = await checkRelay(ignores.url, { ...opts, timeout: 10 * UNCLAIMED_TIMEOUT_MS, probes: { budget: 20 * UNCLAIMED_TIMEOUT_MS } });
+    assert.equal(patient.probes?.negentropy?.outcome, 'silent');
+    assert.ok(patient.probes!.ms < 5 * UNCLAIMED_TIMEOUT_MS, `an unclaimed NIP's silence ends the probes at ${UNCLAIMED_TIMEOUT_MS} ms, not the check's timeout: ${patient.probes!.ms} ms`);
 
     // probes off (spider.monitorProbes false): no probe message, N and T as NIP-11 claims them
     const before = { ...liar.verbs };

@@ -4,7 +4,7 @@
 // most, the spider's subscriptionsPerRelay). Subscriptions end with the connection (no CLOSE each)
 // unless the subscription count is probed.
 // Read-only: nothing is written. Bounded per relay like the spider's fetches: each request has the
-// check's timeout, the whole run the probe budget, and the relay may send at most MAX_FRAMES messages
+// check's timeout (a probe of a NIP the relay's NIP-11 does not claim at most UNCLAIMED_TIMEOUT_MS), the whole run the probe budget, and the relay may send at most MAX_FRAMES messages
 // and MAX_BYTES bytes (frames over 256 KiB close the connection) before the probes are cut short.
 import type WebSocket from 'ws';
 import { RelayClient } from '../../remote/client.js';
@@ -18,6 +18,13 @@ import { probeLimits, probesSubscriptions } from './limits.js';
 import type { NipProbe, ProbeReport } from './types.js';
 
 export const MAX_FRAMES = 2_000;
+/**
+ * The most a probe of a NIP the relay does not claim waits for an answer (the check's timeout when
+ * that is shorter). Many relays ignore COUNT or NEG-OPEN silently; without a claim, a long wait only
+ * delays the check (its lanes run side by side, so the slowest sets its time), and a relay that
+ * serves an unclaimed NIP answers within this on any network the monitor can read.
+ */
+export const UNCLAIMED_TIMEOUT_MS = 3_000;
 export const MAX_BYTES = 4 * 1024 * 1024;
 const MAX_PAYLOAD = 256 * 1024;
 
@@ -61,13 +68,15 @@ export async function runProbes(target: Target, o: ProbeRunOptions): Promise<Pro
     }, 25);
     // subscriptions are closed with the connection, unless the subscription count is probed
     const step = { timeout: o.timeout, signal: ctl.signal, tidy: o.limits !== false && probesSubscriptions(o.nip11) };
+    const claimed = new Set(o.nip11?.supported_nips ?? []);
+    const stepFor = (nip: number) => (claimed.has(nip) ? step : { ...step, timeout: Math.min(o.timeout, UNCLAIMED_TIMEOUT_MS) });
     // four lanes, at most four requests open at once (the spider's subscriptionsPerRelay)
     const gatedThenLimits = async () => {
       const g = await askGated(c, step);
       const l = ctl.signal.aborted || o.limits === false ? undefined : { at: Date.now(), ...(await probeLimits(c, o.nip11, step)) };
       return [g, l] as const;
     };
-    const [search, count, negentropy, [gated, limits]] = await Promise.all([probeSearch(c, step), probeCount(c, step), probeNegentropy(c, step), gatedThenLimits()]);
+    const [search, count, negentropy, [gated, limits]] = await Promise.all([probeSearch(c, stepFor(50)), probeCount(c, stepFor(45)), probeNegentropy(c, stepFor(77)), gatedThenLimits()]);
     Object.assign(report, { search, count, negentropy });
     if (limits) report.limits = limits;
     const authRefusals = [search, count, negentropy].filter((p) => /^(NEG-ERR )?auth-required:/.test(p.detail ?? '')).length + (gated ? 1 : 0);
