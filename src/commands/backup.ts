@@ -13,7 +13,7 @@ import { copyStore, DATA_FILE } from '../store/backup.js';
 import { openStore } from '../store/index.js';
 import { storeMapOptions } from '../config/relay.js';
 import { schemaVersionOf } from '../store/migrations.js';
-import { storeDbs } from '../store/verify.js';
+import { storeDbs } from '../store/schema.js';
 import { fmt, openCommandStore, rejectUnknown, takeFlag, UsageError } from './common.js';
 
 export const BACKUP_USAGE = `usage: orbweaver backup DIR [--json]

@@ -10,7 +10,8 @@ import { storeMapOptions } from '../config/relay.js';
 import { storeSearchOptions } from '../config/search.js';
 import { commandLogger } from '../lib/logger.js';
 import { openStore } from '../store/index.js';
-import { repairStore, StoreVersionError, storeDbs, verifyStore, type Progress, type RepairReport, type VerifyReport } from '../store/verify.js';
+import { repairStore, StoreVersionError, verifyStore, type Progress, type RepairReport, type VerifyReport } from '../store/verify.js';
+import { storeDbs } from '../store/schema.js';
 import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 
 export const VERIFY_USAGE = `usage: orbweaver verify [--json] [--samples N] [--repair]

@@ -27,7 +27,6 @@
 // a relay runs on the data directory.
 import type { RootDatabase } from 'lmdb';
 import { addressOf, dTag, isAddressable } from '../nostr/kinds.js';
-import type { EventStore } from './types.js';
 import { decodeHeader, idHexOf, jsonOf, type Header } from './codec.js';
 import { CounterBatch, decodeCounter, isCountedPair } from './counters.js';
 import { GRAPH_KINDS, graphMembers, GraphTxn, idPubkey, isGraphKind, kindIdKey, listTimeKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from './graph.js';
@@ -121,13 +120,6 @@ export interface VerifyOptions {
 
 /** The graph's databases as a new object: graph.ts keeps its memory of pubkey ids per object. */
 const freshGraph = (dbs: Dbs): Dbs['graph'] => ({ ...dbs.graph });
-
-/** The LMDB handles of an open store (a store opened by openStore keeps them as `dbs`). */
-export function storeDbs(store: EventStore): Dbs {
-  const dbs = (store as unknown as { dbs?: Dbs }).dbs;
-  if (!dbs?.events) throw new Error('not an LMDB event store');
-  return dbs;
-}
 
 // ---------- shared helpers ----------
 
