@@ -27,18 +27,18 @@
 // a relay runs on the data directory.
 import type { RootDatabase } from 'lmdb';
 import { addressOf, dTag, isAddressable } from '../nostr/kinds.js';
-import { decodeHeader, idHexOf, jsonOf, type Header } from './codec.js';
-import { CounterBatch, decodeCounter, isCountedPair } from './counters.js';
-import { GRAPH_KINDS, graphMembers, GraphTxn, idPubkey, isGraphKind, kindIdKey, listTimeKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from './graph.js';
-import { putEntries, visitEntries } from './indexer.js';
-import { addrKey, EMPTY, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, SUFFIX_BYTES, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from './keys.js';
-import { SCHEMA_VERSION, VERSION_KEY } from './migrations.js';
-import { incomingWins } from './rules.js';
-import type { BinDb, Dbs } from './schema.js';
-import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from './search/rebuild.js';
-import { postingSerial } from './search/schema.js';
-import { SPOOL_FROM_KEY } from './spool.js';
-import { REPAIR_META_KEY } from './schema.js';
+import { decodeHeader, idHexOf, jsonOf, type Header } from '../store/codec.js';
+import { CounterBatch, decodeCounter, isCountedPair } from '../store/counters.js';
+import { GRAPH_KINDS, graphMembers, GraphTxn, idPubkey, isGraphKind, kindIdKey, listTimeKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from '../store/graph.js';
+import { putEntries, visitEntries } from '../store/indexer.js';
+import { addrKey, EMPTY, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, SUFFIX_BYTES, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from '../store/keys.js';
+import { SCHEMA_VERSION, VERSION_KEY } from '../store/migrations.js';
+import { incomingWins } from '../store/rules.js';
+import type { BinDb, Dbs } from '../store/schema.js';
+import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../store/search/rebuild.js';
+import { postingSerial } from '../store/search/schema.js';
+import { SPOOL_FROM_KEY } from '../store/spool.js';
+import { REPAIR_META_KEY } from '../store/schema.js';
 
 /** The store's schema is not this orbweaver's: it is migrated when opened for writing (the relay, --repair). */
 export class StoreVersionError extends Error {}
