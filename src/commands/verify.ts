@@ -10,7 +10,8 @@ import { storeMapOptions } from '../config/relay.js';
 import { storeSearchOptions } from '../config/search.js';
 import { commandLogger } from '../lib/logger.js';
 import { openStore } from '../store/index.js';
-import { repairStore, StoreVersionError, verifyStore, type Progress, type RepairReport, type VerifyReport } from '../check/verify.js';
+import { repairStore, type RepairReport } from '../check/repair.js';
+import { StoreVersionError, verifyStore, type Progress, type VerifyReport } from '../check/verify.js';
 import { storeDbs } from '../store/schema.js';
 import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 

@@ -14,7 +14,8 @@ import { edgeKey, kindIdKey, listTimeKey, pubkeyId } from '../../src/store/graph
 import { expiryKey, idKey, serialKey, tagKindPrefix, u32, tagPrefix, withSuffix } from '../../src/store/keys.js';
 import { storeDbs, type Dbs } from '../../src/store/schema.js';
 import type { EventStore } from '../../src/store/types.js';
-import { repairStore, verifyStore, type IndexCheck, type VerifyReport } from '../../src/check/verify.js';
+import { repairStore } from '../../src/check/repair.js';
+import { verifyStore, type IndexCheck, type VerifyReport } from '../../src/check/verify.js';
 import { ev, hex, put, Q, withStore } from '../store/helpers.js';
 
 const dbsOf = (store: EventStore): Dbs => (store as unknown as { dbs: Dbs }).dbs;
