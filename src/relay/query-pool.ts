@@ -6,7 +6,7 @@
 //
 // Like verify-pool.ts, requests go out in one postMessage per worker per turn of the event loop,
 // and workers are unref'd while idle. Results come back as ready EVENT messages in one shared
-// buffer, not cloned (store/frames.ts: cloning the answer's strings and encoding them again
+// buffer, not cloned (nostr/frames.ts: cloning the answer's strings and encoding them again
 // to send was most of the main thread's time for large answers), plus the `seen` serials for live
 // subscriptions. COUNT answers carry the NIP-45 HLL registers where the store keeps them.
 //
@@ -17,7 +17,7 @@
 // this runner's scanGuard() (not Access.scanGuard) for signals passed to it.
 import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
-import { releaseFrames, type EventFrames, type Framing } from '../store/frames.js';
+import { releaseFrames, type EventFrames, type Framing } from '../nostr/frames.js';
 import type { CountResult, EventStore, QueryOptions, ScanSignal } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
 import type { ScanGuard } from './policy/access.js';
@@ -257,7 +257,7 @@ class QueryPool implements QueryRunner {
         pw.returning = [];
       }
       if (pw.queue.length === 0) continue;
-      // answer buffers are shared memory (frames.ts): they go back by reference, nothing to transfer
+      // answer buffers are shared memory (nostr/frames.ts): they go back by reference, nothing to transfer
       pw.w.postMessage(pw.queue);
       pw.queue = [];
     }

@@ -13,7 +13,7 @@ import { GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './
 import { PartialStoreError } from './errors.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
-import { framesToJson, type EventFrames, type Framing } from './frames.js';
+import { framesToJson, type EventFrames, type Framing } from '../nostr/frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { DiskGuard, type DiskState } from './disk-guard.js';
 import { BatchWriter } from './writer.js';
@@ -23,7 +23,7 @@ import { recoverSpool, type SpoolSizes } from './spool.js';
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
 export { PartialStoreError } from './errors.js';
-export type { EventFrames, Framing } from './frames.js';
+export type { EventFrames, Framing } from '../nostr/frames.js';
 export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 export { RankStore, type RankMeta, type RankRecord, type AuthorList } from './ranks.js';
 
