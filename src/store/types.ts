@@ -82,7 +82,7 @@ export interface HllRefresh {
   registers: Uint8Array;
 }
 
-import type { DiskState } from './disk-guard.js';
+import type { DiskState } from '../lib/disk-guard.js';
 
 export interface StoreStats {
   events: number;
@@ -142,7 +142,7 @@ export interface EventStore {
   /** Delete one event by id and tombstone it (operator ban). Returns whether it existed. */
   remove(id: string): Promise<boolean>;
   stats(): StoreStats;
-  /** Free space against the write reserve (disk-guard.ts), measured now; null for a read-only store. */
+  /** Free space against the write reserve (lib/disk-guard.ts), measured now; null for a read-only store. */
   disk(): DiskState | null;
   close(): Promise<void>;
 }
