@@ -20,7 +20,7 @@ import type { Filter } from '../nostr/filter.js';
 import { releaseFrames, type EventFrames, type Framing } from '../nostr/frames.js';
 import type { CountResult, EventStore, QueryOptions, ScanSignal } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
-import type { ScanGuard } from './policy/access.js';
+import type { ScanGuard } from './policy/scan-guard.js';
 import { answerBoundedReads, pointLookups } from '../store/planner.js';
 import { StepGuard } from './step-guard.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-messages.js';
