@@ -111,175 +111,208 @@ const NEW_RELAY_TICK = 60_000;
 export const LIMITS_EVERY = 24 * 3_600_000;
 
 export function createMonitor(deps: MonitorDeps): Monitor {
-  const cfg = deps.config.spider;
-  const log = deps.logger.child({ component: 'monitor' });
-  const key = monitorKey(cfg.monitorKey, deps.config.dataDir);
-  const directory = new RelayDirectory(deps.store.env);
-  const candidates = new CandidateStore(deps.store.env);
-  const history = new MonitorHistory(deps.store.env, cfg.monitorRetention);
-  const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
-  const finder = new Finder({ store: deps.store, candidates, directory, rKinds: cfg.finderKinds, allowPrivate: cfg.allowPrivate, maxCandidates: cfg.maxCandidates, selfPubkey: key.pubkey, log });
-  const publisher: Publisher = createPublisher({ secretKey: key.secretKey, put: deps.put, relays: cfg.monitorRelays, connectTimeout: cfg.monitorTimeout, log });
-  let stopCtl = new AbortController();
-  let lastAnnounce = 0;
-  let cycles = 0;
-  let lastCycle: CycleSummary | null = null;
-  let running = false;
-  let busy: Promise<unknown> = Promise.resolve();
-  let changes = 0;
-  if (key.source === 'generated') log.info({ pubkey: key.pubkey, file: key.file }, 'monitor: generated its key (kept in the data directory)');
+  return new MonitorService(deps);
+}
+
+function emptyCycle(): CycleSummary {
+  const now = Date.now();
+  return { startedAt: now, finishedAt: now, finder: null, validator: null, checked: 0, online: 0, published: 0, refused: 0, notStored: 0, announced: false, delivered: 0, deliveryFailures: 0 };
+}
+
+/** The monitor: its key, stores and publisher, the cycle and the minute tick for new relays, never two at once. */
+class MonitorService implements Monitor {
+  readonly pubkey: string;
+  readonly history: MonitorHistory;
+  readonly candidates: CandidateStore;
+  private readonly cfg: Config['spider'];
+  private readonly log: Logger;
+  private readonly key: MonitorKey;
+  private readonly directory: RelayDirectory;
+  private readonly selfUrls: Set<string>;
+  private readonly finder: Finder;
+  private readonly publisher: Publisher;
+  private readonly scheduler: ReturnType<typeof createScheduler>;
+  private stopCtl = new AbortController();
+  private lastAnnounce = 0;
+  private cycles = 0;
+  private lastCycle: CycleSummary | null = null;
+  private running = false;
+  private busy: Promise<unknown> = Promise.resolve();
+  private changes = 0;
+  private tick: NodeJS.Timeout | null = null;
+  private unsubscribed = false;
+
+  constructor(private readonly deps: MonitorDeps) {
+    const cfg = (this.cfg = deps.config.spider);
+    const log = (this.log = deps.logger.child({ component: 'monitor' }));
+    const key = (this.key = monitorKey(cfg.monitorKey, deps.config.dataDir));
+    this.pubkey = key.pubkey;
+    this.directory = new RelayDirectory(deps.store.env);
+    this.candidates = new CandidateStore(deps.store.env);
+    this.history = new MonitorHistory(deps.store.env, cfg.monitorRetention);
+    this.selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
+    this.finder = new Finder({ store: deps.store, candidates: this.candidates, directory: this.directory, rKinds: cfg.finderKinds, allowPrivate: cfg.allowPrivate, maxCandidates: cfg.maxCandidates, selfPubkey: key.pubkey, log });
+    this.publisher = createPublisher({ secretKey: key.secretKey, put: deps.put, relays: cfg.monitorRelays, connectTimeout: cfg.monitorTimeout, log });
+    if (key.source === 'generated') log.info({ pubkey: key.pubkey, file: key.file }, 'monitor: generated its key (kept in the data directory)');
+    this.scheduler = createScheduler(() => this.exclusive(() => this.cycle()), cfg.monitorInterval, (e) => log.error({ err: e }, 'monitor: cycle failed'));
+  }
 
   /** Runs `fn` after whatever the monitor is doing (a cycle, the new-relay tick): never two at once. */
-  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
-    const p = busy.then(fn, fn);
-    busy = p.catch(() => undefined);
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.busy.then(fn, fn);
+    this.busy = p.catch(() => undefined);
     return p;
-  };
+  }
 
-  const writeProbe = () => (cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true, probes: cfg.monitorProbes }, Math.floor(Date.now() / 1000)) : null);
+  private writeProbe() {
+    const { cfg } = this;
+    return cfg.monitorWrite ? announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: true, probes: cfg.monitorProbes }, Math.floor(Date.now() / 1000)) : null;
+  }
 
-  async function announce(): Promise<void> {
+  private async announce(): Promise<void> {
+    const { cfg, publisher, deps } = this;
     const now = Math.floor(Date.now() / 1000);
     await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite, probes: cfg.monitorProbes }, now));
     await publisher.publish(monitorProfile({ relayName: deps.config.info.name, relayUrl: deps.config.publicUrl || undefined }, now));
     if (cfg.monitorRelays.length) await publisher.publish(monitorRelayList(cfg.monitorRelays, now));
-    lastAnnounce = Date.now();
+    this.lastAnnounce = Date.now();
   }
 
   /** The directory relays a check may visit. */
-  function monitored(onlyNew: boolean): string[] {
+  private monitored(onlyNew: boolean): string[] {
     const out: string[] = [];
-    for (const r of directory.all()) {
-      if (r.lastOutcome === 'refused' || r.lastOutcome === 'self' || selfUrls.has(r.url)) continue;
-      if (onlyNew && history.latest(r.url)) continue;
+    for (const r of this.directory.all()) {
+      if (r.lastOutcome === 'refused' || r.lastOutcome === 'self' || this.selfUrls.has(r.url)) continue;
+      if (onlyNew && this.history.latest(r.url)) continue;
       out.push(r.url);
     }
     return out;
   }
 
-  async function checkAll(urls: string[], s: CycleSummary): Promise<void> {
-    const signal = stopCtl.signal;
+  /** Checks `urls`, monitorConcurrency at a time, into the cycle's summary. */
+  private async checkAll(urls: string[], s: CycleSummary): Promise<void> {
+    const signal = this.stopCtl.signal;
     // the write test publishes our 10166 (replaceable: repeating it does not pile up)
-    const tmpl = writeProbe();
-    const writeEvent = tmpl ? (await publisher.publish(tmpl)).event : undefined;
+    const tmpl = this.writeProbe();
+    const writeEvent = tmpl ? (await this.publisher.publish(tmpl)).event : undefined;
     let next = 0;
     const worker = async () => {
       while (next < urls.length && !signal.aborted) {
-        const url = urls[next++];
-        // the limits probe reads the most (up to 501 events): once a day per relay, its last result kept between
-        const lastLimits = history.latest(url)?.probeReport?.limits;
-        const limitsDue = !lastLimits?.at || Date.now() - lastLimits.at >= LIMITS_EVERY;
-        const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget, limits: limitsDue } : undefined });
-        if (c.probes && !c.probes.limits && lastLimits) c.probes.limits = lastLimits;
-        if (signal.aborted) break;
-        if (c.refused) { s.refused++; continue; }
-        s.checked++;
-        deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
-        if (c.probes) for (const [nip, p] of [['50', c.probes.search], ['45', c.probes.count], ['77', c.probes.negentropy]] as const) if (p) deps.metrics?.probes?.inc({ nip, outcome: p.outcome });
-        let published: { id: string; createdAt: number } | null = null;
-        if (c.online) {
-          s.online++;
-          // a newer check must replace the older 30166: never the same second (the lower id would win)
-          const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
-          const { event, status } = await publisher.publish(discoveryEvent(c, createdAt));
-          if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; deps.metrics?.published.inc(); }
-          else if (s.notStored++ === 0) log.warn({ url, status }, 'monitor: our ingest path did not store a 30166 (a policy of this relay refuses it?); counted in the cycle\'s notStored');
-        }
-        await history.record(c, published);
-        changes++;
-        log.debug({ url, online: c.online, rtt: c.rtt, error: c.error, probes: c.probes && { ms: c.probes.ms, cut: c.probes.cut } }, 'monitor: relay checked');
+        if (!(await this.checkOne(urls[next++]!, s, writeEvent, signal))) break;
       }
     };
-    await Promise.all(Array.from({ length: Math.min(cfg.monitorConcurrency, urls.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.cfg.monitorConcurrency, urls.length) }, worker));
   }
 
-  function emptyCycle(): CycleSummary {
-    const now = Date.now();
-    return { startedAt: now, finishedAt: now, finder: null, validator: null, checked: 0, online: 0, published: 0, refused: 0, notStored: 0, announced: false, delivered: 0, deliveryFailures: 0 };
+  /** One relay's check: probed, published as 30166 when online, kept in the history; false when stopped meanwhile. */
+  private async checkOne(url: string, s: CycleSummary, writeEvent: NostrEvent | undefined, signal: AbortSignal): Promise<boolean> {
+    const { cfg, deps, history, log } = this;
+    // the limits probe reads the most (up to 501 events): once a day per relay, its last result kept between
+    const lastLimits = history.latest(url)?.probeReport?.limits;
+    const limitsDue = !lastLimits?.at || Date.now() - lastLimits.at >= LIMITS_EVERY;
+    const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget, limits: limitsDue } : undefined });
+    if (c.probes && !c.probes.limits && lastLimits) c.probes.limits = lastLimits;
+    if (signal.aborted) return false;
+    if (c.refused) { s.refused++; return true; }
+    s.checked++;
+    deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
+    if (c.probes) for (const [nip, p] of [['50', c.probes.search], ['45', c.probes.count], ['77', c.probes.negentropy]] as const) if (p) deps.metrics?.probes?.inc({ nip, outcome: p.outcome });
+    let published: { id: string; createdAt: number } | null = null;
+    if (c.online) {
+      s.online++;
+      // a newer check must replace the older 30166: never the same second (the lower id would win)
+      const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
+      const { event, status } = await this.publisher.publish(discoveryEvent(c, createdAt));
+      if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; deps.metrics?.published.inc(); }
+      else if (s.notStored++ === 0) log.warn({ url, status }, 'monitor: our ingest path did not store a 30166 (a policy of this relay refuses it?); counted in the cycle\'s notStored');
+    }
+    await history.record(c, published);
+    this.changes++;
+    log.debug({ url, online: c.online, rtt: c.rtt, error: c.error, probes: c.probes && { ms: c.probes.ms, cut: c.probes.cut } }, 'monitor: relay checked');
+    return true;
   }
 
-  async function cycle(): Promise<CycleSummary> {
+  private async cycle(): Promise<CycleSummary> {
+    const { cfg, deps, log } = this;
     const s = emptyCycle();
-    running = true;
+    this.running = true;
     try {
-      if (Date.now() - lastAnnounce >= ANNOUNCE_EVERY) { await announce(); s.announced = true; }
-      s.finder = await finder.run({ signal: stopCtl.signal });
-      if (deps.validate && cfg.validateBatch > 0 && !stopCtl.signal.aborted) {
+      if (Date.now() - this.lastAnnounce >= ANNOUNCE_EVERY) { await this.announce(); s.announced = true; }
+      s.finder = await this.finder.run({ signal: this.stopCtl.signal });
+      if (deps.validate && cfg.validateBatch > 0 && !this.stopCtl.signal.aborted) {
         s.validator = await validateCandidates({
-          candidates, directory, batch: cfg.validateBatch, concurrency: cfg.monitorConcurrency, timeout: cfg.monitorTimeout,
-          maxFailures: cfg.candidateMaxFailures, allowPrivate: cfg.allowPrivate, selfUrls, signal: stopCtl.signal, log, resolve: deps.resolve,
+          candidates: this.candidates, directory: this.directory, batch: cfg.validateBatch, concurrency: cfg.monitorConcurrency, timeout: cfg.monitorTimeout,
+          maxFailures: cfg.candidateMaxFailures, allowPrivate: cfg.allowPrivate, selfUrls: this.selfUrls, signal: this.stopCtl.signal, log, resolve: deps.resolve,
         });
-        changes++;
+        this.changes++;
       }
-      await checkAll(monitored(false), s);
-      const d = await publisher.flush();
+      await this.checkAll(this.monitored(false), s);
+      const d = await this.publisher.flush();
       s.delivered = d.delivered;
       s.deliveryFailures = d.failed;
     } finally {
-      running = false;
+      this.running = false;
       s.finishedAt = Date.now();
-      cycles++;
+      this.cycles++;
       deps.metrics?.cycles.inc();
-      lastCycle = s;
+      this.lastCycle = s;
     }
     log.info({ ms: s.finishedAt - s.startedAt, checked: s.checked, online: s.online, published: s.published, refused: s.refused, finder: s.finder, validator: s.validator }, 'monitor: cycle finished');
     return s;
   }
 
   /** Relays new in the directory get their first check now rather than at the next cycle. */
-  async function checkNew(): Promise<void> {
-    const urls = monitored(true);
+  private async checkNew(): Promise<void> {
+    const urls = this.monitored(true);
     if (urls.length === 0) return;
     const s = emptyCycle();
-    await checkAll(urls, s);
-    await publisher.flush();
-    log.info({ checked: s.checked, online: s.online, published: s.published }, 'monitor: new directory relays checked');
+    await this.checkAll(urls, s);
+    await this.publisher.flush();
+    this.log.info({ checked: s.checked, online: s.online, published: s.published }, 'monitor: new directory relays checked');
   }
 
-  const scheduler = createScheduler(() => exclusive(cycle), cfg.monitorInterval, (e) => log.error({ err: e }, 'monitor: cycle failed'));
-  let tick: NodeJS.Timeout | null = null;
-  let unsubscribed = false;
+  start(): void {
+    const { cfg, deps, log } = this;
+    if (this.stopCtl.signal.aborted) this.stopCtl = new AbortController();
+    log.info({ pubkey: this.key.pubkey, interval: cfg.monitorInterval, validate: deps.validate, write: cfg.monitorWrite, relays: cfg.monitorRelays }, 'monitor: started');
+    this.scheduler.start();
+    this.tick = setInterval(() => {
+      if (!this.running) this.exclusive(() => this.checkNew()).catch((e) => log.error({ err: e }, 'monitor: checking new relays failed'));
+    }, NEW_RELAY_TICK);
+    this.tick.unref();
+  }
 
-  return {
-    pubkey: key.pubkey,
-    history,
-    candidates,
-    start() {
-      if (stopCtl.signal.aborted) stopCtl = new AbortController();
-      log.info({ pubkey: key.pubkey, interval: cfg.monitorInterval, validate: deps.validate, write: cfg.monitorWrite, relays: cfg.monitorRelays }, 'monitor: started');
-      scheduler.start();
-      tick = setInterval(() => {
-        if (!running) exclusive(checkNew).catch((e) => log.error({ err: e }, 'monitor: checking new relays failed'));
-      }, NEW_RELAY_TICK);
-      tick.unref();
-    },
-    runOnce() {
-      if (stopCtl.signal.aborted) stopCtl = new AbortController();
-      return scheduler.runNow<CycleSummary>();
-    },
-    seen(ev) {
-      if (!unsubscribed) finder.see(ev);
-    },
-    noteCrawl(r) {
-      if (!r.kinds) return;
-      history.noteCrawl(r.url, r.kinds, r.startedAt).then(() => { changes++; }, (e) => log.warn({ err: e, url: r.url }, 'monitor: could not keep a crawl\'s counts'));
-    },
-    status() {
-      return {
-        pubkey: key.pubkey, npub: npubEncode(key.pubkey), keySource: key.source, running, cycles, lastCycle,
-        nextCycle: scheduler.nextRun(), candidates: safe(() => candidates.count()), checked: safe(() => history.checkedCount()),
-        stamp: `${cycles}:${changes}`,
-      };
-    },
-    async stop() {
-      unsubscribed = true;
-      stopCtl.abort();
-      if (tick) { clearInterval(tick); tick = null; }
-      await scheduler.stop();
-      await busy;
-      await publisher.close();
-    },
-  };
+  runOnce(): Promise<CycleSummary> {
+    if (this.stopCtl.signal.aborted) this.stopCtl = new AbortController();
+    return this.scheduler.runNow<CycleSummary>();
+  }
+
+  seen(ev: NostrEvent): void {
+    if (!this.unsubscribed) this.finder.see(ev);
+  }
+
+  noteCrawl(r: Pick<WorkResult, 'url' | 'startedAt'> & { kinds?: Record<string, number> }): void {
+    if (!r.kinds) return;
+    this.history.noteCrawl(r.url, r.kinds, r.startedAt).then(() => { this.changes++; }, (e) => this.log.warn({ err: e, url: r.url }, 'monitor: could not keep a crawl\'s counts'));
+  }
+
+  status(): MonitorStatus {
+    const { key, cycles } = this;
+    return {
+      pubkey: key.pubkey, npub: npubEncode(key.pubkey), keySource: key.source, running: this.running, cycles, lastCycle: this.lastCycle,
+      nextCycle: this.scheduler.nextRun(), candidates: safe(() => this.candidates.count()), checked: safe(() => this.history.checkedCount()),
+      stamp: `${cycles}:${this.changes}`,
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribed = true;
+    this.stopCtl.abort();
+    if (this.tick) { clearInterval(this.tick); this.tick = null; }
+    await this.scheduler.stop();
+    await this.busy;
+    await this.publisher.close();
+  }
 }
 
 function safe(fn: () => number): number {

@@ -5,8 +5,8 @@
 // reaches the subscription as live events, during the wait or after EOSE.
 import { lookupWants, missingAuthors, type AuthorMiss } from '../nostr/lookup-miss.js';
 import type { Filter } from '../nostr/filter.js';
-import type { EventFrames } from '../store/frames.js';
-import { frameHeads } from '../store/frame-heads.js';
+import type { EventFrames } from '../nostr/frames.js';
+import { frameHeads } from '../nostr/frame-heads.js';
 
 export interface MissLookup {
   /** ms a REQ waits for its lookup before EOSE; 0 = EOSE at once */

@@ -1,7 +1,7 @@
 // Every message between the main thread's query pool (query-pool.ts) and its worker threads
 // (query-worker.ts), declared once and imported by both sides.
 import type { Filter } from '../nostr/filter.js';
-import type { EventFrames, Framing } from '../store/frames.js';
+import type { EventFrames, Framing } from '../nostr/frames.js';
 import type { HllRefresh } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
 import type { NegItemsRequest } from './handlers/neg-items.js';

@@ -6,7 +6,7 @@
 //
 // Like verify-pool.ts, requests go out in one postMessage per worker per turn of the event loop,
 // and workers are unref'd while idle. Results come back as ready EVENT messages in one shared
-// buffer, not cloned (store/frames.ts: cloning the answer's strings and encoding them again
+// buffer, not cloned (nostr/frames.ts: cloning the answer's strings and encoding them again
 // to send was most of the main thread's time for large answers), plus the `seen` serials for live
 // subscriptions. COUNT answers carry the NIP-45 HLL registers where the store keeps them.
 //
@@ -17,10 +17,10 @@
 // this runner's scanGuard() (not Access.scanGuard) for signals passed to it.
 import { Worker } from 'node:worker_threads';
 import type { Filter } from '../nostr/filter.js';
-import { releaseFrames, type EventFrames, type Framing } from '../store/frames.js';
+import { releaseFrames, type EventFrames, type Framing } from '../nostr/frames.js';
 import type { CountResult, EventStore, QueryOptions, ScanSignal } from '../store/types.js';
 import type { NegentropyItems } from '../store/negentropy.js';
-import type { ScanGuard } from './policy/access.js';
+import type { ScanGuard } from './policy/scan-guard.js';
 import { answerBoundedReads, pointLookups } from '../store/planner.js';
 import { StepGuard } from './step-guard.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-messages.js';
@@ -178,63 +178,78 @@ interface PoolWorker {
 }
 
 export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): Promise<QueryRunner> {
-  const init: WorkerInit = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, readAhead: opts.readAhead, search: opts.search };
-  const maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
-  const workers: PoolWorker[] = [];
-  const ops = new Map<number, Op>();
-  let nextOp = 1;
-  let scheduled = false;
-  let poll: NodeJS.Timeout | null = null;
-  let closing = false;
+  const pool = new QueryPool(opts, fallback);
+  for (let i = 0; i < opts.threads; i++) await pool.addWorker();
+  return pool;
+}
 
+/** The worker threads, the requests in flight on them and the batching of what goes to each. */
+class QueryPool implements QueryRunner {
+  readonly threads: number;
+  inline = 0;
+  private readonly init: WorkerInit;
+  private readonly maxSteps: number;
+  private readonly workers: PoolWorker[] = [];
+  private readonly ops = new Map<number, Op>();
+  private nextOp = 1;
+  private scheduled = false;
+  private poll: NodeJS.Timeout | null = null;
+  private closing = false;
   /** which worker made each answer buffer in use on this thread (release() hands it back) */
-  const origin = new WeakMap<ArrayBufferLike, PoolWorker>();
+  private readonly origin = new WeakMap<ArrayBufferLike, PoolWorker>();
 
-  const settle = (r: Reply) => {
-    const op = ops.get(r.id);
-    if (!op) return;
-    ops.delete(r.id);
-    if (r.frames) origin.set(r.frames.buf.buffer, op.worker);
-    op.worker.inflight--;
-    const g = op.guard;
-    if (g) {
-      if (--g.inflight === 0) g.worker = null;
-      g.absorb(r.steps, r.tripped, opts.onCut);
-    }
-    if (op.worker.inflight === 0) op.worker.w.unref(); // idle workers do not keep the process alive
-    if (ops.size === 0 && poll) {
-      clearInterval(poll);
-      poll = null;
-    }
-    if (r.error !== undefined) op.reject(new Error(r.error));
-    else op.resolve(r);
-  };
+  constructor(private readonly opts: QueryPoolOptions, private readonly fallback: EventStore) {
+    this.threads = opts.threads;
+    this.init = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, readAhead: opts.readAhead, search: opts.search };
+    this.maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
+  }
 
-  const failWorker = (pw: PoolWorker, err: Error) => {
-    if (pw.dead) return;
-    pw.dead = true;
-    for (const [id, op] of ops) if (op.worker === pw) settle({ id, error: `query worker failed: ${err.message}` });
-  };
-
-  for (let i = 0; i < opts.threads; i++) {
-    const w = new Worker(new URL('./query-worker.js', import.meta.url), { workerData: init });
+  /** Starts one worker thread and waits until its store is open. */
+  async addWorker(): Promise<void> {
+    const w = new Worker(new URL('./query-worker.js', import.meta.url), { workerData: this.init });
     await new Promise<void>((resolve, reject) => {
       w.once('message', (m: { ready?: true; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
       w.once('error', reject);
     });
     const pw: PoolWorker = { w, inflight: 0, queue: [], returning: [], dead: false };
     w.on('message', (batch: Reply[] | { closed: true }) => {
-      if (Array.isArray(batch)) for (const r of batch) settle(r);
+      if (Array.isArray(batch)) for (const r of batch) this.settle(r);
     });
-    w.on('error', (e) => failWorker(pw, e));
-    w.on('exit', (code) => failWorker(pw, new Error(`exited with ${code}`)));
+    w.on('error', (e) => this.failWorker(pw, e));
+    w.on('exit', (code) => this.failWorker(pw, new Error(`exited with ${code}`)));
     w.unref();
-    workers.push(pw);
+    this.workers.push(pw);
   }
 
-  const flush = () => {
-    scheduled = false;
-    for (const pw of workers) {
+  private settle(r: Reply): void {
+    const op = this.ops.get(r.id);
+    if (!op) return;
+    this.ops.delete(r.id);
+    if (r.frames) this.origin.set(r.frames.buf.buffer, op.worker);
+    op.worker.inflight--;
+    const g = op.guard;
+    if (g) {
+      if (--g.inflight === 0) g.worker = null;
+      g.absorb(r.steps, r.tripped, this.opts.onCut);
+    }
+    if (op.worker.inflight === 0) op.worker.w.unref(); // idle workers do not keep the process alive
+    if (this.ops.size === 0 && this.poll) {
+      clearInterval(this.poll);
+      this.poll = null;
+    }
+    if (r.error !== undefined) op.reject(new Error(r.error));
+    else op.resolve(r);
+  }
+
+  private failWorker(pw: PoolWorker, err: Error): void {
+    if (pw.dead) return;
+    pw.dead = true;
+    for (const [id, op] of this.ops) if (op.worker === pw) this.settle({ id, error: `query worker failed: ${err.message}` });
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    for (const pw of this.workers) {
       if (pw.dead) continue;
       if (pw.returning.length > 0) {
         // first in the batch: the worker has its buffers back before it answers the batch's queries
@@ -242,145 +257,148 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
         pw.returning = [];
       }
       if (pw.queue.length === 0) continue;
-      // answer buffers are shared memory (frames.ts): they go back by reference, nothing to transfer
+      // answer buffers are shared memory (nostr/frames.ts): they go back by reference, nothing to transfer
       pw.w.postMessage(pw.queue);
       pw.queue = [];
     }
   };
-  const schedule = () => {
-    if (!scheduled) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  };
-  const send = (pw: PoolWorker, m: Request) => {
-    pw.queue.push(m);
-    schedule();
-  };
 
-  const checkAborts = () => {
-    for (const op of ops.values()) {
+  private schedule(): void {
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flush);
+    }
+  }
+
+  private send(pw: PoolWorker, m: Request): void {
+    pw.queue.push(m);
+    this.schedule();
+  }
+
+  private readonly checkAborts = (): void => {
+    for (const op of this.ops.values()) {
       if (op.aborting || !op.outer?.aborted) continue;
       op.aborting = true; // one abort per guard reaches every request sharing it
-      send(op.worker, { t: 'a', g: op.gid });
+      this.send(op.worker, { t: 'a', g: op.gid });
     }
   };
 
   /** Least loaded live worker; a guard's requests stay on one worker so they share its budget. */
-  const pick = (g: PoolGuard | null): PoolWorker | null => {
+  private pick(g: PoolGuard | null): PoolWorker | null {
     if (g?.worker && !g.worker.dead) return g.worker;
     let best: PoolWorker | null = null;
-    for (const pw of workers) if (!pw.dead && (!best || pw.inflight < best.inflight)) best = pw;
+    for (const pw of this.workers) if (!pw.dead && (!best || pw.inflight < best.inflight)) best = pw;
     return best;
-  };
+  }
 
-  const submit = (signal: { aborted: boolean } | undefined, make: (id: number, gid: number, limits: GuardLimits) => Request): Promise<Reply> | null => {
-    const pw = closing ? null : pick(signal instanceof PoolGuard ? signal : null);
+  /** Sends a request to a worker; null when there is no live worker (the caller runs it here). */
+  private submit(signal: { aborted: boolean } | undefined, make: (id: number, gid: number, limits: GuardLimits) => Request): Promise<Reply> | null {
+    const pw = this.closing ? null : this.pick(signal instanceof PoolGuard ? signal : null);
     if (!pw) return null;
     const g = signal instanceof PoolGuard ? signal : null;
-    const id = nextOp++;
+    const id = this.nextOp++;
     const gid = g ? g.id : nextGuardId++;
     const limits: GuardLimits = g ? { steps: g.steps, maxSteps: g.maxSteps, deadline: g.deadline } : { steps: 0 };
     return new Promise<Reply>((resolve, reject) => {
-      ops.set(id, { guard: g, gid, outer: g ? g.outer : signal, aborting: false, worker: pw, resolve, reject });
+      this.ops.set(id, { guard: g, gid, outer: g ? g.outer : signal, aborting: false, worker: pw, resolve, reject });
       if (g) {
         g.inflight++;
         g.worker = pw;
       }
       if (pw.inflight++ === 0) pw.w.ref();
-      send(pw, make(id, gid, limits));
-      if (!poll) {
-        poll = setInterval(checkAborts, ABORT_POLL_MS);
-        poll.unref();
+      this.send(pw, make(id, gid, limits));
+      if (!this.poll) {
+        this.poll = setInterval(this.checkAborts, ABORT_POLL_MS);
+        this.poll.unref();
       }
     });
-  };
+  }
 
-  let inline = 0;
   /** Runs a request on this thread under its guard's rule, which then takes the steps and trip as from a worker's reply. */
-  const here = async <T>(signal: ScanSignal | undefined, run: (s: ScanSignal | undefined) => Promise<T>): Promise<T> => {
-    inline++;
+  private async here<T>(signal: ScanSignal | undefined, run: (s: ScanSignal | undefined) => Promise<T>): Promise<T> {
+    this.inline++;
     if (!(signal instanceof PoolGuard)) return run(signal);
-    const sg = new StepGuard(signal.steps, signal.maxSteps, signal.deadline, opts.queryYieldEvery, signal.outer);
+    const sg = new StepGuard(signal.steps, signal.maxSteps, signal.deadline, this.opts.queryYieldEvery, signal.outer);
     try {
       return await run(sg);
     } finally {
-      signal.absorb(sg.steps, sg.tripped, opts.onCut);
+      signal.absorb(sg.steps, sg.tripped, this.opts.onCut);
     }
-  };
+  }
 
-  return {
-    threads: opts.threads,
-    get inline() {
-      return inline;
-    },
-    async query(filters, qo, framing) {
-      const signal = qo.signal;
-      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-      const p = runsInline(filters, qo) ? null : submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
-      if (!p) return here(signal, (s) => fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
-      const r = await p;
-      if (qo.seen) {
-        qo.seen.upTo = r.upTo ?? 0;
-        if (r.newer) for (const id of r.newer) qo.seen.newer.add(id);
+  async query(filters: Filter[], qo: QueryOptions, framing: Framing): Promise<EventFrames> {
+    const signal = qo.signal;
+    if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
+    const p = runsInline(filters, qo) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
+    if (!p) return this.here(signal, (s) => this.fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
+    const r = await p;
+    if (qo.seen) {
+      qo.seen.upTo = r.upTo ?? 0;
+      if (r.newer) for (const id of r.newer) qo.seen.newer.add(id);
+    }
+    return r.frames ?? noFrames(framing);
+  }
+
+  async count(filters: Filter[], co?: CountOptions): Promise<CountResult> {
+    const signal = co?.signal;
+    if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
+    const p = inlineable(filters) ? null : this.submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
+    if (!p) return this.here(signal, (s) => this.fallback.countResult(filters, { ...co, signal: s })); // inline, or no live worker
+    const r = await p;
+    // a worker's store handle is read-only: the main thread's writes the recomputed registers
+    if (r.refresh) this.fallback.refreshHll(r.refresh).catch(() => {});
+    const out: CountResult = { count: r.n ?? 0 };
+    if (r.approximate) out.approximate = true;
+    if (r.hll) out.hll = r.hll;
+    return out;
+  }
+
+  release(frames: EventFrames): void {
+    const ab = frames.buf.buffer;
+    const pw = this.origin.get(ab);
+    if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
+    this.origin.delete(ab);
+    if (pw.dead) return;
+    pw.returning.push(ab);
+    this.schedule();
+  }
+
+  async negentropyItems(filters: Filter[], req: NegItemsRequest, co?: CountOptions): Promise<NegentropyItems> {
+    const signal = co?.signal;
+    const p = this.submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filters, req, now: co?.now }));
+    if (!p) return this.here(signal, (s) => storeUnion(this.fallback, filters, req, { ...co, signal: s })); // no live worker
+    const r = await p;
+    return r.neg ?? { records: new Uint8Array(0), count: 0, overLimit: false, complete: false };
+  }
+
+  scanGuard(outer: { aborted: boolean }, scanBudget = this.opts.scanBudget): ScanGuard {
+    const { opts } = this;
+    const steps = scanBudget === opts.scanBudget ? this.maxSteps : Math.max(1, Math.ceil(scanBudget / opts.queryYieldEvery));
+    return new PoolGuard(outer, steps, Date.now() + opts.queryTimeout);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const [id] of this.ops) this.settle({ id, error: 'relay shutting down' });
+    await Promise.all(this.workers.map((pw) => closeWorker(pw)));
+  }
+}
+
+/** Asks a worker to close its store, waits for it (at most 2 s), then ends the thread. */
+async function closeWorker(pw: PoolWorker): Promise<void> {
+  if (pw.dead) return;
+  pw.dead = true;
+  const closed = new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, 2000);
+    pw.w.on('message', (m: { closed?: true }) => {
+      if (m && (m as { closed?: true }).closed) {
+        clearTimeout(t);
+        resolve();
       }
-      return r.frames ?? noFrames(framing);
-    },
-    async count(filters, co) {
-      const signal = co?.signal;
-      if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
-      const p = inlineable(filters) ? null : submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
-      if (!p) return here(signal, (s) => fallback.countResult(filters, { ...co, signal: s })); // inline, or no live worker
-      const r = await p;
-      // a worker's store handle is read-only: the main thread's writes the recomputed registers
-      if (r.refresh) fallback.refreshHll(r.refresh).catch(() => {});
-      const out: CountResult = { count: r.n ?? 0 };
-      if (r.approximate) out.approximate = true;
-      if (r.hll) out.hll = r.hll;
-      return out;
-    },
-    release(frames) {
-      const ab = frames.buf.buffer;
-      const pw = origin.get(ab);
-      if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
-      origin.delete(ab);
-      if (pw.dead) return;
-      pw.returning.push(ab);
-      schedule();
-    },
-    async negentropyItems(filters, req, co) {
-      const signal = co?.signal;
-      const p = submit(signal, (id, g, limits) => ({ t: 'n', id, g, limits, filters, req, now: co?.now }));
-      if (!p) return here(signal, (s) => storeUnion(fallback, filters, req, { ...co, signal: s })); // no live worker
-      const r = await p;
-      return r.neg ?? { records: new Uint8Array(0), count: 0, overLimit: false, complete: false };
-    },
-    scanGuard(outer, scanBudget = opts.scanBudget) {
-      const steps = scanBudget === opts.scanBudget ? maxSteps : Math.max(1, Math.ceil(scanBudget / opts.queryYieldEvery));
-      return new PoolGuard(outer, steps, Date.now() + opts.queryTimeout);
-    },
-    async close() {
-      closing = true;
-      for (const [id] of ops) settle({ id, error: 'relay shutting down' });
-      await Promise.all(
-        workers.map(async (pw) => {
-          if (pw.dead) return;
-          pw.dead = true;
-          const closed = new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, 2000);
-            pw.w.on('message', (m: { closed?: true }) => {
-              if (m && (m as { closed?: true }).closed) {
-                clearTimeout(t);
-                resolve();
-              }
-            });
-          });
-          pw.w.ref();
-          pw.w.postMessage({ close: true });
-          await closed;
-          await pw.w.terminate();
-        }),
-      );
-    },
-  };
+    });
+  });
+  pw.w.ref();
+  pw.w.postMessage({ close: true });
+  await closed;
+  await pw.w.terminate();
 }

@@ -4,7 +4,7 @@
 // queries run interleaved, since the store yields between steps, and aborts arrive between steps.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
-import { framesTransfer, giveBuffer } from '../store/frames.js';
+import { framesTransfer, giveBuffer } from '../nostr/frames.js';
 import type { SeenSerials } from '../store/types.js';
 import { StepGuard } from './step-guard.js';
 import { storeUnion } from './query-pool.js';

@@ -9,7 +9,8 @@ import { largeSendFor } from './ws-send.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
 import { closedMessage, noticeMessage } from '../nostr/messages.js';
-import { loadUws } from './uws.js';
+import type { TemplatedApp, WebSocketBehavior } from '@trufflesuite/uws-js-unofficial';
+import { loadUws, type Uws } from './uws.js';
 import type { Logger } from '../lib/logger.js';
 import type { Registry, RelayMetrics } from './metrics.js';
 import { LiveIndex } from './live-index.js';
@@ -81,6 +82,13 @@ export interface RelayHandle {
  */
 const LISTEN_EXCLUSIVE_PORT = 1;
 
+/** What the parts of a running relay read and set after start: shutting down, the spider's hooks, the address it listens on. */
+interface RelayState {
+  closing: boolean;
+  spiderControl: SpiderControl | undefined;
+  listenUrl: string;
+}
+
 export async function startRelay(config: Config, logger: Logger, deps: RelayDeps): Promise<RelayHandle> {
   const { uws, native, package: uwsPackage, binary: uwsBinary, error: uwsError, largeFrameBug } = loadUws(config.allowJsFallback);
   if (!native) logger.warn({ reason: uwsError, uwsPackage }, 'RUNNING ON THE PURE-JS uWebSockets.js FALLBACK: expect a fraction of normal throughput');
@@ -88,17 +96,73 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const { store, verifier, policies, access, ingest } = pipeline;
   const live = new LiveIndex<Connection>(config.trust.enabled ? (pk) => store.ranks.hiddenFromSearch(pk) : undefined);
   const connections = new Set<Connection>();
-  const queries: QueryRunner =
-    config.queryThreads > 0
-      ? await queryPool(
-          { threads: config.queryThreads, ...storeMapOptions(config), search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
-          store,
-        )
-      : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
-  let spiderControl: SpiderControl | undefined;
+  const queries = await openQueries(config, store, access);
+  const state: RelayState = { closing: false, spiderControl: undefined, listenUrl: '' };
+  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null };
+  const unsubscribe = pipeline.onStored(liveFanOut(ctx, new LiveBudget(config.rateLimits.liveEventsPerIp, config.rateLimits.burstSeconds)));
+  const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
+  relayGauges(registry, ctx, connections, output);
 
-  const liveBudget = new LiveBudget(config.rateLimits.liveEventsPerIp, config.rateLimits.burstSeconds);
-  const fanOut = (ev: NostrEvent, json: string, serial?: number) => {
+  const app = uws.App();
+  app.ws<{ conn: Connection }>('/*', wsBehavior(uws, ctx, state, connections, output, largeFrameBug));
+  const http = mountPages(app, ctx, registry, connections, state, verifier);
+
+  const listenSocket = await new Promise<unknown>((resolve, reject) => {
+    // the typings lack the (host, port, options, cb) overload the native binding has
+    (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
+  });
+  const port = uws.us_socket_local_port(listenSocket as never);
+  access.ownUrls.listening(config.host, port);
+  deps.onListen?.(port);
+  state.listenUrl = `ws://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  const sweepTimer = setInterval(() => {
+    store.sweepExpired().catch((e) => logger.error({ err: e }, 'expiry sweep failed'));
+  }, config.store.expirySweep);
+  sweepTimer.unref();
+
+  logger.info(
+    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, node: process.version, uwsNative: native, uwsPackage, uwsBinary, verifier: verifier.backend, verifyThreads: verifier.threads, queryThreads: queries.threads, events: store.stats().events },
+    'orbweaver relay listening',
+  );
+
+  let closed: Promise<void> | null = null;
+  const close = () => {
+    if (closed) return closed;
+    state.closing = true;
+    closed = (async () => {
+      clearInterval(sweepTimer);
+      http.dashboard.stop();
+      uws.us_listen_socket_close(listenSocket as never);
+      unsubscribe();
+      for (const conn of connections) {
+        for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));
+        closeAll(ctx, conn);
+        conn.close(1001, 'relay shutting down');
+      }
+      await queries.close();
+    })();
+    return closed;
+  };
+
+  const { dashboard, metricsTexts, infoParts, pages } = http;
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { state.spiderControl = c; }, setLookup: (l) => { ctx.lookup = l ?? null; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
+}
+
+/** REQ scans and COUNTs: on query threads (queryThreads > 0), else on this thread under the access layer's guard. */
+async function openQueries(config: Config, store: EventStore, access: Access): Promise<QueryRunner> {
+  return config.queryThreads > 0
+    ? await queryPool(
+        { threads: config.queryThreads, ...storeMapOptions(config), search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+        store,
+      )
+    : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
+}
+
+/** Live fan-out of a stored event to the matching subscriptions, within each address's live budget. */
+function liveFanOut(ctx: RelayContext, liveBudget: LiveBudget): OnStored {
+  const { live, access, metrics } = ctx;
+  return (ev: NostrEvent, json: string, serial?: number) => {
     const hidden = access.dms.kinds.has(ev.kind);
     const now = Date.now();
     for (const s of live.match(ev)) {
@@ -115,9 +179,11 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
       sub.conn.send(closedMessage(sub.subId, liveBudget.refusal));
     }
   };
-  const unsubscribe = pipeline.onStored(fanOut);
-  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null };
+}
 
+/** The relay's gauges on /metrics. */
+function relayGauges(registry: Registry, ctx: RelayContext, connections: Set<Connection>, output: OutputBudget): void {
+  const { live, access, store } = ctx;
   registry.gauge('orbweaver_connections', 'open WebSocket connections', () => connections.size);
   registry.gauge('orbweaver_subscriptions', 'open subscriptions', () => live.size);
   registry.gauge('orbweaver_negentropy_sessions', 'open NIP-77 sessions', () => negentropyFigures(ctx).sessions);
@@ -131,16 +197,17 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   registry.gauge('orbweaver_store_bytes', 'bytes of the LMDB data file in use (its pages up to the last one used; the file itself is sparse)', () => store.stats().bytes);
   registry.gauge('orbweaver_store_disk_free_bytes', 'bytes free on the data directory\'s file system (writes are refused below store.minFreeBytes)', () => store.disk()?.freeBytes ?? 0);
   registry.gauge('orbweaver_store_disk_full', '1 while writes are refused because the data directory\'s file system has less than store.minFreeBytes free', () => (store.disk()?.full ? 1 : 0));
+}
 
-  const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
+/** The WebSocket side: connections refused or admitted on upgrade, each message dispatched to its verb's handler. */
+function wsBehavior(uws: Uws, ctx: RelayContext, state: RelayState, connections: Set<Connection>, output: OutputBudget, largeFrameBug: boolean): WebSocketBehavior<{ conn: Connection }> {
+  const { config, access, policies, metrics, logger } = ctx;
+  const { maxMessageLength } = config.limits;
   const onSlow = (c: Connection, why: string) => {
     metrics.slowClosed.inc();
     logger.info({ conn: c.id, ip: c.ip, cap: why }, 'closing a slow reader');
   };
-
-  const app = uws.App();
-  const { maxMessageLength } = config.limits;
-  app.ws<{ conn: Connection }>('/*', {
+  return {
     compression: uws.SHARED_COMPRESSOR,
     // Messages past maxMessageLength are answered with a NOTICE. uWS must read a message whole to
     // hand it over, and past maxPayloadLength it drops the connection without a word (code 1006),
@@ -152,7 +219,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
     sendPingsAutomatically: true,
     upgrade: (res, req, context) => {
       const ip = access.clientIp(res, req);
-      const refused = closing ? 'error: relay shutting down' : firstRefusal(policies.rejectConnection, ip);
+      const refused = state.closing ? 'error: relay shutting down' : firstRefusal(policies.rejectConnection, ip);
       if (refused) {
         access.refused('CONNECT', refused, ip);
         res.cork(() => res.writeStatus(refused.startsWith('rate-limited') ? '429 Too Many Requests' : refused.startsWith('error') ? '503 Service Unavailable' : '403 Forbidden').writeHeader('Content-Type', 'text/plain').end(refused + '\n'));
@@ -197,14 +264,17 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
       connections.delete(conn);
       access.closed(conn);
     },
-  });
+  };
+}
 
-  let listenUrl = '';
+/** HTTP on the relay's port: NIP-11, the status page and JSON, /metrics, /healthz, NIP-86 and the pages src/app adds. */
+function mountPages(app: TemplatedApp, ctx: RelayContext, registry: Registry, connections: Set<Connection>, state: RelayState, verifier: AsyncVerifier) {
+  const { config, metrics, access, store, live, logger } = ctx;
   const dashboard = createDashboard({
     config, metrics, refusals: access.refusals, access: () => access.figures(),
-    connections: () => connections.size, subscriptions: () => live.size, store: () => ({ ...store.stats(), disk: store.disk() }), listenUrl: () => listenUrl,
+    connections: () => connections.size, subscriptions: () => live.size, store: () => ({ ...store.stats(), disk: store.disk() }), listenUrl: () => state.listenUrl,
   });
-  const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => spiderControl });
+  const manage = createManagementHandler({ config, store, verifier, access, logger, spider: () => state.spiderControl });
   const metricsTexts: Array<() => string> = [];
   const pagesBuilt = registry.counter('orbweaver_http_pages_built_total', 'heavy HTTP pages built (the rest were served from their snapshot, limits.pageSnapshot)');
   registry.gauge('orbweaver_http_refused_total', 'HTTP requests refused with 429 (rateLimits.httpRequestsPerIp, maxConnectionsPerIp)', () => access.httpRefused);
@@ -228,49 +298,9 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
       manage(res, req, done);
     },
     metrics: () => registry.text() + metricsTexts.map((f) => f()).join(''),
-    healthy: () => !closing,
+    healthy: () => !state.closing,
     statusPage: () => dashboard.page(),
     page: (path, query) => pages.get(path)?.(query) ?? null,
   }, { clientIp: (res, req) => access.clientIp(res, req), gate: (ip) => access.httpRequest(ip), snapshotMs: config.limits.pageSnapshot, onBuild: () => pagesBuilt.inc() });
-
-  const listenSocket = await new Promise<unknown>((resolve, reject) => {
-    // the typings lack the (host, port, options, cb) overload the native binding has
-    (app.listen as unknown as (this: unknown, h: string, p: number, o: number, cb: (s: unknown) => void) => void).call(app, config.host, config.port, LISTEN_EXCLUSIVE_PORT, (sock) => (sock ? resolve(sock) : reject(new Error(`cannot listen on ${config.host}:${config.port} (address in use or not available)`))));
-  });
-  const port = uws.us_socket_local_port(listenSocket as never);
-  access.ownUrls.listening(config.host, port);
-  deps.onListen?.(port);
-  listenUrl = `ws://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-
-  const sweepTimer = setInterval(() => {
-    store.sweepExpired().catch((e) => logger.error({ err: e }, 'expiry sweep failed'));
-  }, config.store.expirySweep);
-  sweepTimer.unref();
-
-  logger.info(
-    { version: VERSION, address: `ws://${config.host}:${port}`, dataDir: config.dataDir, node: process.version, uwsNative: native, uwsPackage, uwsBinary, verifier: verifier.backend, verifyThreads: verifier.threads, queryThreads: queries.threads, events: store.stats().events },
-    'orbweaver relay listening',
-  );
-
-  let closing = false;
-  let closed: Promise<void> | null = null;
-  const close = () => {
-    if (closed) return closed;
-    closing = true;
-    closed = (async () => {
-      clearInterval(sweepTimer);
-      dashboard.stop();
-      uws.us_listen_socket_close(listenSocket as never);
-      unsubscribe();
-      for (const conn of connections) {
-        for (const subId of conn.subs.keys()) conn.send(closedMessage(subId, 'error: relay shutting down'));
-        closeAll(ctx, conn);
-        conn.close(1001, 'relay shutting down');
-      }
-      await queries.close();
-    })();
-    return closed;
-  };
-
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { spiderControl = c; }, setLookup: (l) => { ctx.lookup = l ?? null; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
+  return { dashboard, metricsTexts, infoParts, pages };
 }

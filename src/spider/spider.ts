@@ -8,6 +8,7 @@ import type { Ingest } from '../ingest/types.js';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
 import { crawlRelay, sharedState, type CrawlOptions, type SharedState } from './fetch/crawl.js';
 import { crawlOptions, knownCheckFor } from './fetch/options.js';
+import type { KnownCheck } from './fetch/admit.js';
 import type { HomeItems } from './fetch/negentropy.js';
 import { AuthorBook } from './fetch/authors.js';
 import { RelayDirectory } from '../directory/records.js';
@@ -70,196 +71,58 @@ export interface Spider {
   stop(): Promise<void>;
 }
 
-export function createSpider(deps: SpiderDeps): Spider {
+/** What the spider keeps across runs: shared by its API and by each run. */
+interface SpiderCore {
+  deps: SpiderDeps;
+  cfg: SpiderConfig;
+  log: Logger;
+  directory: RelayDirectory;
+  runs: SpiderRuns;
+  sink: EventSink;
+  selfUrls: Set<string>;
+  known: KnownCheck;
+  homeItems: HomeItems | undefined;
+  /** known authors persist across runs, in the store's environment */
+  authors: AuthorBook;
+  status: SpiderStatus;
+  totals: FetchCounts & { relaysReached: number; relaysFailed: number };
+  verifier: EventVerifier | undefined;
+}
+
+function spiderCore(deps: SpiderDeps): SpiderCore {
   const cfg = deps.config;
-  const log = deps.logger.child({ component: 'spider' });
-  const directory = new RelayDirectory(deps.store.env);
-  const runs = new SpiderRuns(deps.store.env);
   const sink: EventSink = deps.sink ?? (deps.ingest ? ingestSink(deps.ingest) : (() => { throw new Error('createSpider needs an ingest or a sink'); })());
-  const selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
-  let verifier: EventVerifier | undefined = deps.verifier;
-  const known = knownCheckFor(sink, deps.store);
-  // NIP-77 reconciles the remote against the home's own set, so only where this store is the home's
-  const homeItems: HomeItems | undefined = (deps.storeIsHome ?? sink.kind === 'ingest')
-    ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.get(id) !== undefined }
-    : undefined;
-  // Known authors persist across runs, in the store's environment.
-  const authors = new AuthorBook(deps.store.env);
-  const status: SpiderStatus = emptyStatus(cfg.hops);
-  const totals = { ...zeroCounts(), relaysReached: 0, relaysFailed: 0 };
+  const core: SpiderCore = {
+    deps,
+    cfg,
+    log: deps.logger.child({ component: 'spider' }),
+    directory: new RelayDirectory(deps.store.env),
+    runs: new SpiderRuns(deps.store.env),
+    sink,
+    selfUrls: new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null)),
+    verifier: deps.verifier,
+    known: knownCheckFor(sink, deps.store),
+    // NIP-77 reconciles the remote against the home's own set, so only where this store is the home's
+    homeItems: (deps.storeIsHome ?? sink.kind === 'ingest')
+      ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.get(id) !== undefined }
+      : undefined,
+    authors: new AuthorBook(deps.store.env),
+    status: emptyStatus(cfg.hops),
+    totals: { ...zeroCounts(), relaysReached: 0, relaysFailed: 0 },
+  };
+  try { core.status.directorySize = core.directory.count(); } catch { /* empty */ }
+  return core;
+}
+
+export function createSpider(deps: SpiderDeps): Spider {
+  const core = spiderCore(deps);
+  const { directory, runs, status, totals, log } = core;
   let stopCtl = new AbortController();
-  try { status.directorySize = directory.count(); } catch { /* empty */ }
-
-  async function run(): Promise<SpiderSummary> {
-    verifier ??= await loadVerifier('auto');
-    const signal = stopCtl.signal;
-    const started = Date.now();
-    const events = zeroCounts();
-    const summary: SpiderSummary = {
-      startedAt: started, finishedAt: started, durationMs: 0, seeds: 0, seedsWithoutList: 0, hops: [],
-      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
-    };
-    Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events, current: [] });
-    const shared = sharedState(authors);
-    const queue = deps.queue ?? (cfg.redis
-      ? new RedisQueue({
-        url: cfg.redis, prefix: cfg.queueKey, leaseTtl: cfg.leaseTtl, maxAttempts: cfg.maxAttempts, log, self: deps.selfPubkey,
-        onStray: async (r) => { await directory.applyResult(r); },
-      })
-      : new MemoryQueue(cfg.maxAttempts));
-    if (queue instanceof RedisQueue) log.info({ queueKey: cfg.queueKey, run: queue.run, localWorkers: cfg.work ? cfg.concurrency : 0 }, 'spider: coordinating the crawl through redis');
-    const opts = crawlOptions(cfg);
-    log.info({ hops: cfg.hops, kinds: directoryKinds(cfg), seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
-    try {
-      const seeds = await resolveSeeds({
-        store: deps.store, sink, verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
-        allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
-        counts: events, known, inFlight: shared.inFlight, signal, resolve: deps.resolve, failures: summary.bootstrapFailures,
-      }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
-      summary.seeds = seeds.pubkeys.length;
-      summary.seedsWithoutList = seeds.withoutList;
-      for (const p of seeds.pubkeys) authors.add(p);
-      log.info({ seeds: seeds.pubkeys.length, withoutList: seeds.withoutList, relays: seeds.relays.size }, 'spider: seeds resolved');
-
-      const seen = new Set<string>();
-      let candidates: Candidate[] = [...seeds.relays].map(([url, n]) => ({ url, mentions: n, referrers: ['seed'] }))
-        .sort((a, b) => b.mentions - a.mentions || (a.url < b.url ? -1 : 1)).slice(0, cfg.maxRelaysPerHop);
-      status.phase = 'crawling';
-      for (let hop = 0; hop <= cfg.hops && candidates.length > 0 && !signal.aborted; hop++) {
-        const h: HopSummary = { hop, relays: 0, reached: 0, failed: 0, refused: 0, skipped: 0, events: zeroCounts() };
-        summary.hops.push(h);
-        const room = cfg.maxRelays - summary.relays.total;
-        if (room <= 0) { log.info({ hop, maxRelays: cfg.maxRelays }, 'spider: relay cap reached'); break; }
-        candidates = candidates.slice(0, room);
-        for (const c of candidates) seen.add(c.url);
-        h.relays = candidates.length;
-        summary.relays.total += candidates.length;
-        const items: WorkItem[] = [];
-        const now = Date.now();
-        for (const c of candidates) {
-          const rec = await directory.discovered(c.url, hop, c.referrers, c.mentions, now);
-          const refusal = syntacticRefusal(c.url, cfg.allowPrivate);
-          if (selfUrls.has(c.url)) {
-            h.skipped++;
-            log.info({ url: c.url, hop }, 'spider: skipping our own relay');
-          } else if (refusal) {
-            h.refused++;
-            if (summary.refusals.length < 50) summary.refusals.push({ url: c.url, error: refusal });
-            await directory.applyResult({ ...blankResult(c.url, hop, now), outcome: 'refused', error: refusal, quirks: rec.quirks, cursors: rec.cursors });
-            log.info({ url: c.url, hop, reason: refusal }, 'spider: relay refused');
-          } else if (RelayDirectory.retryAt(rec, { base: cfg.failureBackoff, max: cfg.maxFailureBackoff }) > now) {
-            h.skipped++;
-            log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
-          } else {
-            items.push({ url: c.url, hop, kinds: directoryKinds(cfg), discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
-          }
-        }
-        Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
-        log.info({ hop, relays: candidates.length, fetching: items.length, refused: h.refused, skipped: h.skipped }, `spider: hop ${hop} started`);
-
-        const results = await runHop(queue, spreadHosts(items), signal, opts, verifier, shared, async (r) => {
-          await directory.applyResult(r);
-          deps.onRelayResult?.(r);
-          status.relaysDone++;
-          status.relaysDoneRun++;
-          addCounts(h.events, r.counts);
-          addCounts(events, r.counts);
-          if (r.outcome === 'ok' || r.outcome === 'partial') { h.reached++; totals.relaysReached++; }
-          else if (r.outcome === 'refused') { h.refused++; if (summary.refusals.length < 50) summary.refusals.push({ url: r.url, error: r.error ?? 'refused' }); }
-          else if (r.outcome === 'self') h.skipped++;
-          else { h.failed++; totals.relaysFailed++; if (summary.failures.length < 50) summary.failures.push({ url: r.url, error: r.error ?? 'failed' }); }
-          const lvl = r.outcome === 'failed' ? 'warn' : 'info';
-          log[lvl]({ url: r.url, hop, outcome: r.outcome, error: r.error, ms: r.durationMs, ...r.counts, links: Object.keys(r.links).length, quirks: r.quirks },
-            `spider: relay ${r.outcome} (${status.relaysDone}/${status.relaysTotal} of hop ${hop})`);
-        });
-        void results;
-        summary.relays.reached += h.reached;
-        summary.relays.failed += h.failed;
-        summary.relays.refused += h.refused;
-        summary.relays.skipped += h.skipped;
-        log.info({ hop, reached: h.reached, failed: h.failed, refused: h.refused, skipped: h.skipped, fetched: h.events.fetched, stored: h.events.stored }, `spider: hop ${hop} done`);
-        if (hop >= cfg.hops) break;
-        // Next hop from every relay of this hop, with the links remembered from earlier runs too.
-        const linksByRelay = new Map<string, Record<string, number>>();
-        for (const c of candidates) {
-          const rec = directory.get(c.url);
-          if (rec && Object.keys(rec.links).length) linksByRelay.set(c.url, rec.links);
-        }
-        candidates = nextHop(linksByRelay, seen, cfg.maxRelaysPerHop);
-      }
-    } finally {
-      summary.aborted = signal.aborted;
-      summary.finishedAt = Date.now();
-      summary.durationMs = summary.finishedAt - started;
-      for (const k of Object.keys(events) as Array<keyof FetchCounts>) totals[k] += events[k];
-      Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
-      try { status.directorySize = directory.count(); } catch { /* closed */ }
-      if (!deps.queue) await queue.close();
-      try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }
-    }
-    log.info({ ms: summary.durationMs, relays: summary.relays, events: summary.events }, 'spider: run finished');
-    // a run that crawled nothing says why, wherever it runs (the relay, orbweaver spider [--once])
-    const nothing = summary.aborted ? null : nothingCrawled(summary);
-    if (nothing) log.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList, relays: summary.relays }, `spider: ${nothing}`);
-    log.debug(formatSummary(summary));
-    return summary;
-  }
-
-  /**
-   * Puts a hop's items through the queue, works them with `concurrency` local workers, collects
-   * results. Politeness per server (host and port), not per worker: one fetch at a time from a
-   * server (one connection, whatever the URL's path) and `pause` between two fetches from it; a
-   * worker goes on with other servers meanwhile.
-   */
-  async function runHop(
-    queue: WorkQueue, items: WorkItem[], signal: AbortSignal, opts: CrawlOptions, v: EventVerifier,
-    shared: SharedState, onResult: (r: WorkResult) => Promise<void>,
-  ): Promise<number> {
-    if (items.length === 0) return 0;
-    await queue.enqueue(items);
-    const workers = cfg.redis && !cfg.work ? 0 : cfg.concurrency;
-    const hosts = new HostGate(cfg.pause);
-    let remaining = items.length;
-    const worker = async () => {
-      while (remaining > 0 && !signal.aborted) {
-        const lease = await queue.lease(50);
-        if (!lease) { if (queue.pending() === 0) return; continue; }
-        const host = hostOf(lease.item.url);
-        await hosts.acquire(host, signal);
-        status.current.push(lease.item.url);
-        let r: WorkResult | null = null;
-        try {
-          r = await crawlRelay(lease.item, {
-            verifier: v, sink, known, log, opts, selfPubkey: deps.selfPubkey, shared, home: homeItems,
-            signal: lease.signal ? AbortSignal.any([signal, lease.signal]) : signal, resolve: deps.resolve,
-          });
-        } catch (e) {
-          // Another attempt (or, after the last, a dead letter and a 'failed' result).
-          log.error({ url: lease.item.url, attempt: lease.attempt, err: e }, 'spider: relay fetch crashed');
-          await lease.fail(`crash: ${(e as Error).message}`);
-        } finally {
-          hosts.release(host);
-        }
-        status.current = status.current.filter((u) => u !== lease.item.url);
-        if (r && !lease.signal?.aborted) await lease.ack(r);
-      }
-    };
-    const running = Array.from({ length: workers }, worker);
-    let got = 0;
-    while (got < items.length && !signal.aborted) {
-      const r = await queue.result(200);
-      if (!r) continue;
-      got++;
-      remaining--;
-      await onResult(r);
-    }
-    await Promise.all(running);
-    // Work finished after a stop still records its cursors and quirks.
-    for (let r = await queue.result(0); r; r = await queue.result(0)) { got++; await onResult(r); }
-    return got;
-  }
-
-  const scheduler = createScheduler(run, cfg.interval, (e) => log.error({ err: e }, 'spider: run failed'));
+  const run = async (): Promise<SpiderSummary> => {
+    core.verifier ??= await loadVerifier('auto');
+    return new SpiderRun(core, core.verifier, stopCtl.signal).run();
+  };
+  const scheduler = createScheduler(run, core.cfg.interval, (e) => log.error({ err: e }, 'spider: run failed'));
 
   return {
     directory,
@@ -284,6 +147,229 @@ export function createSpider(deps: SpiderDeps): Spider {
       await scheduler.stop();
     },
   };
+}
+
+/** The work queue of one run: the caller's, else Redis when configured (this relay coordinates), else in-process. */
+function openQueue({ deps, cfg, log, directory }: SpiderCore): WorkQueue {
+  const queue = deps.queue ?? (cfg.redis
+    ? new RedisQueue({
+      url: cfg.redis, prefix: cfg.queueKey, leaseTtl: cfg.leaseTtl, maxAttempts: cfg.maxAttempts, log, self: deps.selfPubkey,
+      onStray: async (r) => { await directory.applyResult(r); },
+    })
+    : new MemoryQueue(cfg.maxAttempts));
+  if (queue instanceof RedisQueue) log.info({ queueKey: cfg.queueKey, run: queue.run, localWorkers: cfg.work ? cfg.concurrency : 0 }, 'spider: coordinating the crawl through redis');
+  return queue;
+}
+
+/** One run: seeds, then hop by hop every relay through the queue, the directory updated after each relay. */
+class SpiderRun {
+  private readonly started = Date.now();
+  private readonly events = zeroCounts();
+  private readonly summary: SpiderSummary;
+  private readonly shared: SharedState;
+  private readonly queue: WorkQueue;
+  private readonly opts: CrawlOptions;
+  /** results of the hop being worked still to come (the local workers stop when none is left) */
+  private remaining = 0;
+
+  constructor(private readonly core: SpiderCore, private readonly verifier: EventVerifier, private readonly signal: AbortSignal) {
+    const { cfg, status, log } = core;
+    const started = this.started;
+    this.summary = {
+      startedAt: started, finishedAt: started, durationMs: 0, seeds: 0, seedsWithoutList: 0, hops: [],
+      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events: this.events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
+    };
+    Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events: this.events, current: [] });
+    this.shared = sharedState(core.authors);
+    this.queue = openQueue(core);
+    this.opts = crawlOptions(cfg);
+    log.info({ hops: cfg.hops, kinds: directoryKinds(cfg), seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
+  }
+
+  async run(): Promise<SpiderSummary> {
+    const { cfg, status, log } = this.core;
+    const { summary } = this;
+    try {
+      let candidates = await this.seedRelays();
+      const seen = new Set<string>();
+      status.phase = 'crawling';
+      for (let hop = 0; hop <= cfg.hops && candidates.length > 0 && !this.signal.aborted; hop++) candidates = await this.crawlHop(hop, candidates, seen);
+    } finally {
+      await this.finish();
+    }
+    log.info({ ms: summary.durationMs, relays: summary.relays, events: summary.events }, 'spider: run finished');
+    // a run that crawled nothing says why, wherever it runs (the relay, orbweaver spider [--once])
+    const nothing = summary.aborted ? null : nothingCrawled(summary);
+    if (nothing) log.warn({ seeds: summary.seeds, withoutList: summary.seedsWithoutList, relays: summary.relays }, `spider: ${nothing}`);
+    log.debug(formatSummary(summary));
+    return summary;
+  }
+
+  /** The seeds' pubkeys (known authors from now on) and the relays of hop 0, most mentioned first. */
+  private async seedRelays(): Promise<Candidate[]> {
+    const { cfg, deps, sink, known, log, authors } = this.core;
+    const { summary } = this;
+    const seeds = await resolveSeeds({
+      store: deps.store, sink, verifier: this.verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
+      allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
+      counts: this.events, known, inFlight: this.shared.inFlight, signal: this.signal, resolve: deps.resolve, failures: summary.bootstrapFailures,
+    }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
+    summary.seeds = seeds.pubkeys.length;
+    summary.seedsWithoutList = seeds.withoutList;
+    for (const p of seeds.pubkeys) authors.add(p);
+    log.info({ seeds: seeds.pubkeys.length, withoutList: seeds.withoutList, relays: seeds.relays.size }, 'spider: seeds resolved');
+    return [...seeds.relays].map(([url, n]) => ({ url, mentions: n, referrers: ['seed'] }))
+      .sort((a, b) => b.mentions - a.mentions || (a.url < b.url ? -1 : 1)).slice(0, cfg.maxRelaysPerHop);
+  }
+
+  /** Crawls one hop's relays (within the run's relay cap); returns the next hop's candidates (none after the last hop). */
+  private async crawlHop(hop: number, candidates: Candidate[], seen: Set<string>): Promise<Candidate[]> {
+    const { cfg, log, status, directory } = this.core;
+    const { summary } = this;
+    const h: HopSummary = { hop, relays: 0, reached: 0, failed: 0, refused: 0, skipped: 0, events: zeroCounts() };
+    summary.hops.push(h);
+    const room = cfg.maxRelays - summary.relays.total;
+    if (room <= 0) { log.info({ hop, maxRelays: cfg.maxRelays }, 'spider: relay cap reached'); return []; }
+    candidates = candidates.slice(0, room);
+    for (const c of candidates) seen.add(c.url);
+    h.relays = candidates.length;
+    summary.relays.total += candidates.length;
+    const items = await this.hopItems(h, candidates);
+    Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
+    log.info({ hop, relays: candidates.length, fetching: items.length, refused: h.refused, skipped: h.skipped }, `spider: hop ${hop} started`);
+
+    await this.workHop(spreadHosts(items), (r) => this.record(h, r));
+    summary.relays.reached += h.reached;
+    summary.relays.failed += h.failed;
+    summary.relays.refused += h.refused;
+    summary.relays.skipped += h.skipped;
+    log.info({ hop, reached: h.reached, failed: h.failed, refused: h.refused, skipped: h.skipped, fetched: h.events.fetched, stored: h.events.stored }, `spider: hop ${hop} done`);
+    if (hop >= cfg.hops) return [];
+    // Next hop from every relay of this hop, with the links remembered from earlier runs too.
+    const linksByRelay = new Map<string, Record<string, number>>();
+    for (const c of candidates) {
+      const rec = directory.get(c.url);
+      if (rec && Object.keys(rec.links).length) linksByRelay.set(c.url, rec.links);
+    }
+    return nextHop(linksByRelay, seen, cfg.maxRelaysPerHop);
+  }
+
+  /** The work items of a hop: each candidate recorded as discovered, less our own relay, refused URLs and relays in failure backoff. */
+  private async hopItems(h: HopSummary, candidates: Candidate[]): Promise<WorkItem[]> {
+    const { cfg, log, directory, selfUrls } = this.core;
+    const { summary } = this;
+    const hop = h.hop;
+    const items: WorkItem[] = [];
+    const now = Date.now();
+    for (const c of candidates) {
+      const rec = await directory.discovered(c.url, hop, c.referrers, c.mentions, now);
+      const refusal = syntacticRefusal(c.url, cfg.allowPrivate);
+      if (selfUrls.has(c.url)) {
+        h.skipped++;
+        log.info({ url: c.url, hop }, 'spider: skipping our own relay');
+      } else if (refusal) {
+        h.refused++;
+        if (summary.refusals.length < 50) summary.refusals.push({ url: c.url, error: refusal });
+        await directory.applyResult({ ...blankResult(c.url, hop, now), outcome: 'refused', error: refusal, quirks: rec.quirks, cursors: rec.cursors });
+        log.info({ url: c.url, hop, reason: refusal }, 'spider: relay refused');
+      } else if (RelayDirectory.retryAt(rec, { base: cfg.failureBackoff, max: cfg.maxFailureBackoff }) > now) {
+        h.skipped++;
+        log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
+      } else {
+        items.push({ url: c.url, hop, kinds: directoryKinds(cfg), discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
+      }
+    }
+    return items;
+  }
+
+  /** One relay's result: into the directory, the monitor's figures, the hop's and the run's tallies, the log. */
+  private async record(h: HopSummary, r: WorkResult): Promise<void> {
+    const { deps, directory, status, totals, log } = this.core;
+    const { summary, events } = this;
+    await directory.applyResult(r);
+    deps.onRelayResult?.(r);
+    status.relaysDone++;
+    status.relaysDoneRun++;
+    addCounts(h.events, r.counts);
+    addCounts(events, r.counts);
+    if (r.outcome === 'ok' || r.outcome === 'partial') { h.reached++; totals.relaysReached++; }
+    else if (r.outcome === 'refused') { h.refused++; if (summary.refusals.length < 50) summary.refusals.push({ url: r.url, error: r.error ?? 'refused' }); }
+    else if (r.outcome === 'self') h.skipped++;
+    else { h.failed++; totals.relaysFailed++; if (summary.failures.length < 50) summary.failures.push({ url: r.url, error: r.error ?? 'failed' }); }
+    const lvl = r.outcome === 'failed' ? 'warn' : 'info';
+    log[lvl]({ url: r.url, hop: h.hop, outcome: r.outcome, error: r.error, ms: r.durationMs, ...r.counts, links: Object.keys(r.links).length, quirks: r.quirks },
+      `spider: relay ${r.outcome} (${status.relaysDone}/${status.relaysTotal} of hop ${h.hop})`);
+  }
+
+  /**
+   * Puts a hop's items through the queue, works them with `concurrency` local workers, collects
+   * results. Politeness per server (host and port), not per worker: one fetch at a time from a
+   * server (one connection, whatever the URL's path) and `pause` between two fetches from it; a
+   * worker goes on with other servers meanwhile.
+   */
+  private async workHop(items: WorkItem[], onResult: (r: WorkResult) => Promise<void>): Promise<void> {
+    const { cfg } = this.core;
+    const { queue, signal } = this;
+    if (items.length === 0) return;
+    await queue.enqueue(items);
+    const workers = cfg.redis && !cfg.work ? 0 : cfg.concurrency;
+    const hosts = new HostGate(cfg.pause);
+    this.remaining = items.length;
+    const running = Array.from({ length: workers }, () => this.work(hosts));
+    let got = 0;
+    while (got < items.length && !signal.aborted) {
+      const r = await queue.result(200);
+      if (!r) continue;
+      got++;
+      this.remaining--;
+      await onResult(r);
+    }
+    await Promise.all(running);
+    // Work finished after a stop still records its cursors and quirks.
+    for (let r = await queue.result(0); r; r = await queue.result(0)) await onResult(r);
+  }
+
+  /** A local worker: leases items of the hop and crawls them, one at a time per host, until none is left. */
+  private async work(hosts: HostGate): Promise<void> {
+    const { deps, sink, known, log, homeItems, status } = this.core;
+    const { queue, signal } = this;
+    while (this.remaining > 0 && !signal.aborted) {
+      const lease = await queue.lease(50);
+      if (!lease) { if (queue.pending() === 0) return; continue; }
+      const host = hostOf(lease.item.url);
+      await hosts.acquire(host, signal);
+      status.current.push(lease.item.url);
+      let r: WorkResult | null = null;
+      try {
+        r = await crawlRelay(lease.item, {
+          verifier: this.verifier, sink, known, log, opts: this.opts, selfPubkey: deps.selfPubkey, shared: this.shared, home: homeItems,
+          signal: lease.signal ? AbortSignal.any([signal, lease.signal]) : signal, resolve: deps.resolve,
+        });
+      } catch (e) {
+        // Another attempt (or, after the last, a dead letter and a 'failed' result).
+        log.error({ url: lease.item.url, attempt: lease.attempt, err: e }, 'spider: relay fetch crashed');
+        await lease.fail(`crash: ${(e as Error).message}`);
+      } finally {
+        hosts.release(host);
+      }
+      status.current = status.current.filter((u) => u !== lease.item.url);
+      if (r && !lease.signal?.aborted) await lease.ack(r);
+    }
+  }
+
+  /** The run's end, however it ends: totals, status, the queue closed (if ours), the run recorded in the directory. */
+  private async finish(): Promise<void> {
+    const { deps, status, totals, directory, runs, log } = this.core;
+    const { summary, events } = this;
+    summary.aborted = this.signal.aborted;
+    summary.finishedAt = Date.now();
+    summary.durationMs = summary.finishedAt - this.started;
+    for (const k of Object.keys(events) as Array<keyof FetchCounts>) totals[k] += events[k];
+    Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
+    try { status.directorySize = directory.count(); } catch { /* closed */ }
+    if (!deps.queue) await this.queue.close();
+    try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }
+  }
 }
 
 function sumWithRun(totals: FetchCounts, run: FetchCounts): FetchCounts {

@@ -16,6 +16,7 @@
 // Which form: a sorted array of follower ids (binary search) or a bitset over ids (one load),
 // whichever is smaller; for the most followed people of a directory the bitset is (maxId / 8 bytes
 // against 4 per follower).
+import { TokenBucket } from '../lib/token-bucket.js';
 import { setRange } from './graph.js';
 import type { Dbs } from './schema.js';
 
@@ -43,17 +44,9 @@ const MAX_BYTES = 32 * 1024 * 1024;
 const ALLOWANCE = 1_000_000;
 /** Entries per second the allowance grows back. */
 const REFILL_PER_S = 100_000;
-let tokens = ALLOWANCE;
-let refilledAt = Date.now();
+const allowance = new TokenBucket(REFILL_PER_S, ALLOWANCE, Date.now());
 
-function allow(entries: number): boolean {
-  const now = Date.now();
-  tokens = Math.min(ALLOWANCE, tokens + ((now - refilledAt) / 1000) * REFILL_PER_S);
-  refilledAt = now;
-  if (entries > tokens) return false;
-  tokens -= entries;
-  return true;
-}
+const allow = (entries: number): boolean => allowance.take(Date.now(), entries);
 
 interface ThreadCache {
   sets: Map<string, Entry>;

@@ -13,9 +13,9 @@ import { GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './
 import { PartialStoreError } from './errors.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
-import { framesToJson, type EventFrames, type Framing } from './frames.js';
+import { framesToJson, type EventFrames, type Framing } from '../nostr/frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
-import { DiskGuard, type DiskState } from './disk-guard.js';
+import { DiskGuard, type DiskState } from '../lib/disk-guard.js';
 import { BatchWriter } from './writer.js';
 import { RankStore } from './ranks.js';
 import { recoverSpool, type SpoolSizes } from './spool.js';
@@ -23,7 +23,7 @@ import { recoverSpool, type SpoolSizes } from './spool.js';
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
 export { PartialStoreError } from './errors.js';
-export type { EventFrames, Framing } from './frames.js';
+export type { EventFrames, Framing } from '../nostr/frames.js';
 export type { NegentropyItems, NegentropyItemOptions } from './negentropy.js';
 export { RankStore, type RankMeta, type RankRecord, type AuthorList } from './ranks.js';
 
@@ -47,7 +47,7 @@ export interface OpenStoreOptions {
   search?: SearchOptions;
   /** let the kernel read ahead around the pages the store touches (config store.readAhead; default off, see openStore) */
   readAhead?: boolean;
-  /** writes are refused while the data directory's file system has less free (config store.minFreeBytes; disk-guard.ts); 0 or absent: never */
+  /** writes are refused while the data directory's file system has less free (config store.minFreeBytes; lib/disk-guard.ts); 0 or absent: never */
   minFreeBytes?: number;
   /**
    * Reads only (query worker threads): no migration and no batched writer, because the relay's

@@ -6,7 +6,7 @@ import { isActiveSearch } from '../nostr/search.js';
 import { createdAtOf, expirationOfValue, headerLength, idHexOf, kindOf, MAX_CREATED_AT, OFF_PUBKEY } from './codec.js';
 import { counterOffset, isCountedPair, isHexPrefix, readCounter } from './counters.js';
 import { addrMemo, type AddrMemo } from './addr-memo.js';
-import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from './frames.js';
+import { assemble, FrameArena, NO_FRAMING, type EventFrames, type Framing } from '../nostr/frames.js';
 import { addrKey, expiryKey, hexBytes, keyCreatedAt, keySerial, kindPrefix, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKeyRef, tagKindPrefix, tagPrefix, timeRange } from './keys.js';
 import { CompiledFilter } from './match.js';
 import { planCost, planFilter, sinceUntil, type Plan, type ScanRange } from './planner.js';
@@ -517,7 +517,7 @@ export function lastSerial(dbs: Dbs): number {
   return 0;
 }
 
-/** Matches of the filters as frames (see frames.ts), newest first, each filter's limit applied. */
+/** Matches of the filters as frames (see nostr/frames.ts), newest first, each filter's limit applied. */
 export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING): Promise<EventFrames> {
   if (seen) seen.upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   const arena = new FrameArena(framing);

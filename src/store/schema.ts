@@ -5,6 +5,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import type { SearchDbs } from './search/schema.js';
 import { openRankDb } from './ranks.js';
 import { openGraphDbs, type GraphDbs } from './graph.js';
+import type { EventStore } from './types.js';
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -46,7 +47,7 @@ export interface Dbs {
 /** The indexes stats() reports, by name. */
 export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
 /**
- * meta key set while `orbweaver verify --repair` rebuilds the indexes (verify.ts repairStore): a
+ * meta key set while `orbweaver verify --repair` rebuilds the indexes (check/verify.ts repairStore): a
  * store that still has it was left half rebuilt, and only a repair may open it for writing.
  */
 export const REPAIR_META_KEY = 'repairInProgress';
@@ -73,4 +74,11 @@ export function openDbs(env: RootDatabase): Dbs {
     rank: openRankDb(env),
     graph: openGraphDbs(bin),
   };
+}
+
+/** The LMDB handles of an open store (a store opened by openStore keeps them as `dbs`). */
+export function storeDbs(store: EventStore): Dbs {
+  const dbs = (store as unknown as { dbs?: Dbs }).dbs;
+  if (!dbs?.events) throw new Error('not an LMDB event store');
+  return dbs;
 }

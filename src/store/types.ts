@@ -4,7 +4,7 @@ import type { RankStore } from './ranks.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import type { Precheck, PrecheckEvent } from './precheck.js';
-import type { EventFrames, Framing } from './frames.js';
+import type { EventFrames, Framing } from '../nostr/frames.js';
 import type { NegentropyItemOptions, NegentropyItems } from './negentropy.js';
 
 /**
@@ -82,7 +82,7 @@ export interface HllRefresh {
   registers: Uint8Array;
 }
 
-import type { DiskState } from './disk-guard.js';
+import type { DiskState } from '../lib/disk-guard.js';
 
 export interface StoreStats {
   events: number;
@@ -111,7 +111,7 @@ export interface EventStore {
   query(filters: Filter[], opts: QueryOptions): Promise<string[]>;
   /**
    * The same results as ready messages: each event's JSON bytes between `framing.prefix` and
-   * `framing.suffix`, back to back in one transferable buffer (frames.ts), no string per event.
+   * `framing.suffix`, back to back in one transferable buffer (nostr/frames.ts), no string per event.
    */
   queryFrames(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames>;
   /** Number of stored events matching any of the filters (each counted once; limits ignored). */
@@ -142,7 +142,7 @@ export interface EventStore {
   /** Delete one event by id and tombstone it (operator ban). Returns whether it existed. */
   remove(id: string): Promise<boolean>;
   stats(): StoreStats;
-  /** Free space against the write reserve (disk-guard.ts), measured now; null for a read-only store. */
+  /** Free space against the write reserve (lib/disk-guard.ts), measured now; null for a read-only store. */
   disk(): DiskState | null;
   close(): Promise<void>;
 }

@@ -13,7 +13,7 @@ import type { Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
-import type { DiskGuard } from './disk-guard.js';
+import type { DiskGuard } from '../lib/disk-guard.js';
 
 type Op =
   | { type: 'event'; ev: NostrEvent; json: string }
@@ -45,7 +45,7 @@ export interface WriterOptions {
    */
   spool?: SpoolSizes;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
-  /** refuses batches while the disk is nearly full (disk-guard.ts); absent: never */
+  /** refuses batches while the disk is nearly full (lib/disk-guard.ts); absent: never */
   disk?: DiskGuard;
 }
 

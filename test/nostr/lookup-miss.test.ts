@@ -1,10 +1,10 @@
 // nostr/lookup-miss.ts (which filters start a lookup on a miss, which authors are missing or stale)
-// and store/frame-heads.ts (whose events an answer holds, read from its frames).
+// and nostr/frame-heads.ts (whose events an answer holds, read from its frames).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDirectoryKind, lookupWants, missingAuthors } from '../../src/nostr/lookup-miss.js';
-import { frameHeads } from '../../src/store/frame-heads.js';
-import { assemble, FrameArena } from '../../src/store/frames.js';
+import { frameHeads } from '../../src/nostr/frame-heads.js';
+import { assemble, FrameArena } from '../../src/nostr/frames.js';
 import { eventFraming } from '../../src/nostr/messages.js';
 
 const pk = (i: number) => i.toString(16).padStart(64, '0');

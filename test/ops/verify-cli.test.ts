@@ -11,7 +11,7 @@ import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/relay-process.js';
 import { Author, now } from '../helpers/client.js';
 import { openStore } from '../../src/store/index.js';
-import { REPAIR_META_KEY, storeDbs } from '../../src/store/verify.js';
+import { REPAIR_META_KEY, storeDbs } from '../../src/store/schema.js';
 import { idKey } from '../../src/store/keys.js';
 
 test('verify: clean after an import, unknown options and a running relay refused, a difference found and repaired', async () => {

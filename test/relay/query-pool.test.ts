@@ -9,7 +9,7 @@ import { Author, Client, ids, now, sleep } from '../helpers/client.js';
 import { openStore } from '../../src/store/index.js';
 import { parseFilter } from '../../src/nostr/filter.js';
 import { queryPool } from '../../src/relay/query-pool.js';
-import { framesToJson, NO_FRAMING } from '../../src/store/frames.js';
+import { framesToJson, NO_FRAMING } from '../../src/nostr/frames.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 
 let relay: RelayProcess;

@@ -13,7 +13,7 @@ import { encodeValue, jsonOf } from '../../src/store/codec.js';
 import { visibleValue } from '../../src/relay/handlers/neg-items.js';
 import { parseFilter } from '../../src/nostr/filter.js';
 import { idPubkey, pubkeyId } from '../../src/store/graph.js';
-import { storeDbs } from '../../src/store/verify.js';
+import { storeDbs } from '../../src/store/schema.js';
 import { ev, hex, put, tmpDir, withStore } from './helpers.js';
 
 test('jsonOf on a getBinaryFast buffer is exactly the stored JSON, with and without an expiration', async () => {

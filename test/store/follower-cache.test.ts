@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { followerCacheSize, MIN_CACHED } from '../../src/store/follower-cache.js';
-import { storeDbs } from '../../src/store/verify.js';
+import { storeDbs } from '../../src/store/schema.js';
 import type { EventStore } from '../../src/store/types.js';
 import { ev, hex, ids, put, withStore } from './helpers.js';
 

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { EdgeSpool } from '../../src/store/graph-spool.js';
 import { IndexSpool } from '../../src/store/index-spool.js';
 import { openStore } from '../../src/store/index.js';
-import { storeDbs } from '../../src/store/verify.js';
+import { storeDbs } from '../../src/store/schema.js';
 import { tmpDir } from './helpers.js';
 
 /**

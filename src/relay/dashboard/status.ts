@@ -10,7 +10,7 @@ import { Sampler, type Series, type Window } from './sampler.js';
 import { VERSION } from '../version.js';
 import { dashboardPage } from './page.js';
 import { challengeMode } from '../../config/policy.js';
-import type { DiskState } from '../../store/disk-guard.js';
+import type { DiskState } from '../../lib/disk-guard.js';
 
 export interface Section { title: string; rows: Array<[string, string]> }
 
@@ -40,7 +40,7 @@ export interface DashboardData {
     /** events in the store, and its size */
     events: number;
     storeBytes: number;
-    /** free space against the write reserve; full: writes are refused (store/disk-guard.ts) */
+    /** free space against the write reserve; full: writes are refused (lib/disk-guard.ts) */
     disk: DiskState | null;
     /** since start: events stored (every source), by source; duplicates (already stored, OK true) */
     stored: number;

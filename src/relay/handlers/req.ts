@@ -4,7 +4,7 @@
 import { closedMessage, eoseMessage, eventFraming, eventMessage } from '../../nostr/messages.js';
 import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
 import { answerLimits, maxAnswerEvents } from '../../nostr/lookups.js';
-import { frameAt, frameCount, frameJson, type EventFrames } from '../../store/frames.js';
+import { frameAt, frameCount, frameJson, type EventFrames } from '../../nostr/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';

@@ -1,19 +1,18 @@
-// Everything between a client and the relay's core that the operator controls: who may connect
-// (IP lists, connections per IP, trusted proxy header), NIP-42 AUTH, rate limits, what one client
-// may hold (filter values, events in flight: budgets.ts), who may read what (auth to read, DMs),
-// read-side protection (query slots, scan budget) and the lists NIP-86 changes. Per-client limits
-// count by address key (an IPv4 address or an IPv6 /64). server.ts creates one Access and the
-// handlers call into it.
+// Everything between a client and the relay's core that the operator controls, as one face the
+// handlers call: who may connect (IP lists, connections and HTTP requests per address:
+// address-gate.ts; the trusted proxy header), the flood gate before decoding (input-gate.ts), NIP-42
+// AUTH, rate limits, what one client may hold (filter values, events in flight: budgets.ts), who may
+// read what (auth to read, DMs: read.ts), read-side protection (query slots: query-slots.ts; the scan
+// budget: scan-guard.ts) and the lists NIP-86 changes. Per-client limits count by address key (an
+// IPv4 address or an IPv6 /64). server.ts creates one Access and the handlers call into it.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
 import { challengeMode } from '../../config/policy.js';
-import type { EventStore, ScanSignal } from '../../store/types.js';
 import type { NostrEvent } from '../../nostr/event.js';
-import { authMessage, noticeMessage, okMessage } from '../../nostr/messages.js';
+import { authMessage, okMessage } from '../../nostr/messages.js';
 import { checkAuthEvent, type SigChecker } from '../auth/nip42.js';
 import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
-import { KeyedBuckets } from '../../lib/token-bucket.js';
 import { RefusalLog } from '../dashboard/refusals.js';
 import type { AccessLists } from '../../policy/lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
@@ -21,7 +20,9 @@ import { SpiderWorkers } from './workers.js';
 import type { Policies } from '../../ingest/hooks.js';
 import { ClientBudgets, type Release } from './budgets.js';
 import { QuerySlots } from './query-slots.js';
-import { addressKey } from '../../policy/cidr.js';
+import { AddressGate, type HttpAdmission } from './address-gate.js';
+import { InputGate } from './input-gate.js';
+import { scanGuard, type ScanGuard } from './scan-guard.js';
 
 /** What Access needs of a connection (src/relay/connection.ts). */
 export interface ConnLike {
@@ -44,14 +45,6 @@ export interface ConnLike {
  */
 export const MAX_AUTHED_PER_CONNECTION = 16;
 
-/** A store signal that also stops a scan past its budget or deadline. */
-export interface ScanGuard {
-  /** passed to the store; its `charge` counts planning and range setup (store/types.ts ScanSignal) */
-  signal: ScanSignal;
-  /** why the guard stopped the scan, or null */
-  readonly tripped: null | 'budget' | 'timeout';
-}
-
 const hasChallengeTag = (raw: unknown): boolean => {
   const tags = (raw as { tags?: unknown })?.tags;
   return Array.isArray(tags) && tags.some((t) => Array.isArray(t) && t[0] === 'challenge');
@@ -70,16 +63,10 @@ export class Access {
   readonly querySlots: QuerySlots;
   /** what the NIP-42 relay tag and the NIP-98 u tag may name */
   readonly ownUrls: OwnUrls;
-  /** open connections per address key */
-  private perIp = new Map<string, number>();
-  /** messages and bytes per address key, before anything is decoded */
-  private readonly inputMessages: KeyedBuckets<string>;
-  private readonly inputBytes: KeyedBuckets<string>;
-  private readonly lastInputNotice = new WeakMap<ConnLike, number>();
-  /** HTTP requests per address key (rateLimits.httpRequestsPerIp) */
-  private readonly httpRequests: KeyedBuckets<string>;
-  httpRefused = 0;
-  messagesDropped = 0;
+  /** connections and HTTP requests per address (lists, caps, HTTP rate) */
+  readonly addresses: AddressGate;
+  /** messages and bytes per address, before anything is decoded */
+  private readonly input: InputGate;
   private conns = new Set<ConnLike>();
   authOk = 0;
   authFailed = 0;
@@ -99,23 +86,24 @@ export class Access {
     this.querySlots = new QuerySlots(config.read);
     this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
     this.challengeMode = challengeMode(config.auth);
-    const { messagesPerIp, bytesPerIp, burstSeconds } = config.rateLimits;
-    this.inputMessages = new KeyedBuckets(messagesPerIp, Math.max(1, messagesPerIp * burstSeconds));
-    this.inputBytes = new KeyedBuckets(bytesPerIp, Math.max(config.limits.maxMessageLength, bytesPerIp * burstSeconds));
-    const httpRate = config.rateLimits.httpRequestsPerIp;
-    this.httpRequests = new KeyedBuckets(httpRate, Math.max(1, httpRate * burstSeconds));
+    this.addresses = new AddressGate(config.rateLimits, lists);
+    this.input = new InputGate(config.rateLimits, config.limits.maxMessageLength);
+  }
+
+  /** HTTP requests refused with 429 */
+  get httpRefused(): number {
+    return this.addresses.httpRefused;
+  }
+
+  /** WebSocket messages dropped unread (admitMessage) */
+  get messagesDropped(): number {
+    return this.input.dropped;
   }
 
   /** Adds the per-connection hooks (the write rules are src/policy's, already in the lists). */
   install(policies: Policies): void {
     policies.rejectFilter.push(authToRead(this.config.auth.required), this.dms.rejectFilter());
-    policies.rejectConnection.push((ip) => {
-      if (!this.lists.ipAllowedToConnect(ip)) return 'blocked: your IP address is not on this relay\'s allow list';
-      if (this.lists.ipBlockedNow(ip)) return 'blocked: your IP address is blocked on this relay';
-      const cap = this.config.rateLimits.maxConnectionsPerIp;
-      if (cap > 0 && (this.perIp.get(addressKey(ip)) ?? 0) >= cap) return `rate-limited: more than ${cap} connections from your IP address`;
-      return null;
-    });
+    policies.rejectConnection.push((ip) => this.addresses.connectionRefusal(ip));
   }
 
   // ---- connections ----------------------------------------------------------------------
@@ -136,7 +124,7 @@ export class Access {
   }
 
   opened(conn: ConnLike): void {
-    this.perIp.set(conn.key, (this.perIp.get(conn.key) ?? 0) + 1);
+    this.addresses.opened(conn.key);
     this.conns.add(conn);
     if (this.challengeMode === 'connect') this.sendChallenge(conn);
   }
@@ -148,35 +136,12 @@ export class Access {
    * answered: call the returned release when it is. A refusal says when to come back
    * (Retry-After, seconds).
    */
-  httpRequest(ip: string): { release: () => void } | { refused: string; retryAfter: number } {
-    const key = addressKey(ip);
-    const cap = this.config.rateLimits.maxConnectionsPerIp;
-    const rate = this.config.rateLimits.httpRequestsPerIp;
-    let refused: string | null = null;
-    if (cap > 0 && (this.perIp.get(key) ?? 0) >= cap) refused = `rate-limited: more than ${cap} connections and requests from your IP address`;
-    else if (!this.httpRequests.take(key, Date.now())) refused = `rate-limited: more than ${rate} HTTP requests per second from your IP address`;
-    if (refused) {
-      this.httpRefused++;
-      this.refused('HTTP', refused, ip);
-      return { refused, retryAfter: Math.max(1, Math.ceil(1 / Math.max(rate, 1))) };
-    }
-    this.perIp.set(key, (this.perIp.get(key) ?? 0) + 1);
-    let done = false;
-    return {
-      release: () => {
-        if (done) return;
-        done = true;
-        const n = (this.perIp.get(key) ?? 1) - 1;
-        if (n <= 0) this.perIp.delete(key);
-        else this.perIp.set(key, n);
-      },
-    };
+  httpRequest(ip: string): HttpAdmission {
+    return this.addresses.httpRequest(ip, (why) => this.refused('HTTP', why, ip));
   }
 
   closed(conn: ConnLike): void {
-    const n = (this.perIp.get(conn.key) ?? 1) - 1;
-    if (n <= 0) this.perIp.delete(conn.key);
-    else this.perIp.set(conn.key, n);
+    this.addresses.closed(conn.key);
     this.conns.delete(conn);
     this.limiter.forget(conn);
   }
@@ -274,16 +239,7 @@ export class Access {
   admitMessage(conn: ConnLike, bytes: number): boolean {
     // spider workers first: their bursts are not charged to the address other clients share
     if (this.workers.any(conn.authed)) return true;
-    const now = performance.now();
-    if (this.inputMessages.take(conn.key, now) && this.inputBytes.take(conn.key, now, bytes)) return true;
-    this.messagesDropped++;
-    if (now - (this.lastInputNotice.get(conn) ?? -Infinity) >= 1000) {
-      this.lastInputNotice.set(conn, now);
-      const why = 'rate-limited: too many messages or bytes from your IP address; messages are being dropped unread, slow down';
-      this.refused('MESSAGE', why, conn.ip);
-      conn.send(noticeMessage(why));
-    }
-    return false;
+    return this.input.admit(conn, bytes, (why) => this.refused('MESSAGE', why, conn.ip));
   }
 
   /** null when the message may be handled, else a `rate-limited:` refusal. */
@@ -323,33 +279,7 @@ export class Access {
    * replaces read.scanBudget for scans with their own budget (NEG-OPEN: negentropy.scanBudget).
    */
   scanGuard(outer: { aborted: boolean }, scanBudget = this.config.read.scanBudget): ScanGuard {
-    const every = this.config.store.queryYieldEvery;
-    const maxSteps = Math.max(1, Math.ceil(scanBudget / every));
-    const deadline = Date.now() + this.config.read.queryTimeout;
-    let steps = 0;
-    let polls = 0;
-    let tripped: ScanGuard['tripped'] = null;
-    const self = this;
-    return {
-      signal: {
-        get aborted() {
-          if (outer.aborted) return true;
-          if (tripped) return true;
-          if (++steps > maxSteps) tripped = 'budget';
-          else if (++polls % 4 === 0 && Date.now() > deadline) tripped = 'timeout';
-          if (tripped) self.scansCut++;
-          return tripped !== null;
-        },
-        charge(entries: number) {
-          steps += entries / every;
-        },
-        // large index-only COUNTs are counted up to this, then extrapolated (store/query.ts)
-        get budgetLeft() {
-          return Math.max(0, maxSteps - steps) * every;
-        },
-      },
-      get tripped() { return tripped; },
-    };
+    return scanGuard(outer, { scanBudget, every: this.config.store.queryYieldEvery, timeoutMs: this.config.read.queryTimeout }, () => this.scansCut++);
   }
 
   /** Live delivery check. */
@@ -379,7 +309,7 @@ export class Access {
       rateLimited: this.limiter.refused,
       scansCut: this.scansCut,
       messagesDropped: this.messagesDropped,
-      clientIps: this.perIp.size,
+      clientIps: this.addresses.size,
       ...this.budgets.figures(),
       ...this.querySlots.figures(),
       bannedPubkeys: this.lists.list('bannedPubkeys').length + this.lists.configBanned.size,

@@ -90,33 +90,61 @@ export interface Lookup {
 }
 
 export function createLookup(deps: LookupDeps): Lookup {
-  const cfg = deps.config;
-  const lc = cfg.lookup;
-  const log = deps.log.child({ component: 'lookup' });
-  let verifier: Promise<EventVerifier> | null = deps.verifier ? Promise.resolve(deps.verifier) : null;
-  const asker = new RemoteAsker({
-    store: deps.store, sink: deps.sink, log, resolve: deps.resolve, verifier: () => (verifier ??= loadVerifier('auto')),
-  }, {
-    batch: lc.batch, maxConnections: lc.maxConnections, reqsPerMinute: lc.remoteReqsPerMinute, pause: cfg.pause, timeout: lc.timeout,
-    maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
-  });
-  const memory = new LookupMemory(lc.remember, lc.maxRemembered);
-  const perAddress = new KeyedBuckets<string>(lc.perAddress / 60, lc.perAddress);
-  const excluded = excludedRelays(cfg, deps.directory, deps.selfUrls);
-  // read at each use: the directory's backoff changes
-  const fallbackUrls = [...new Set([...lc.indexerRelays, ...cfg.bootstrapRelays].map(normalizeRelayUrl).filter((u): u is string => u !== null))];
-  const fallbacks = () => fallbackUrls.filter((u) => !excluded(u));
-  const counts = { requests: 0, authors: 0, found: 0, missed: 0, refusedAddress: 0, refusedBusy: 0, coveredLive: 0 };
-  let stopped = false;
+  return new NetworkLookup(deps);
+}
+
+/** What an author's rounds tally (LookupStatus has them). */
+type LookupCounts = Pick<LookupStatus, 'requests' | 'authors' | 'found' | 'missed' | 'refusedAddress' | 'refusedBusy' | 'coveredLive'>;
+
+class NetworkLookup implements Lookup {
+  readonly waitMs: number;
+  readonly staleMs: number;
+  readonly waitStale: boolean;
+  private readonly cfg: Config['spider'];
+  private readonly lc: Config['spider']['lookup'];
+  private readonly log: Logger;
+  private verifier: Promise<EventVerifier> | null;
+  private readonly asker: RemoteAsker;
+  private readonly memory: LookupMemory;
+  private readonly perAddress: KeyedBuckets<string>;
+  private readonly excluded: ReturnType<typeof excludedRelays>;
+  private readonly fallbackUrls: string[];
+  private readonly counts: LookupCounts = { requests: 0, authors: 0, found: 0, missed: 0, refusedAddress: 0, refusedBusy: 0, coveredLive: 0 };
+  private stopped = false;
   /** authors being looked up now (maxPending bounds it) */
-  let running = 0;
+  private running = 0;
+
+  constructor(private readonly deps: LookupDeps) {
+    const cfg = (this.cfg = deps.config);
+    const lc = (this.lc = cfg.lookup);
+    this.waitMs = lc.wait;
+    this.staleMs = lc.staleAge;
+    this.waitStale = lc.waitStale;
+    const log = (this.log = deps.log.child({ component: 'lookup' }));
+    this.verifier = deps.verifier ? Promise.resolve(deps.verifier) : null;
+    this.asker = new RemoteAsker({
+      store: deps.store, sink: deps.sink, log, resolve: deps.resolve, verifier: () => (this.verifier ??= loadVerifier('auto')),
+    }, {
+      batch: lc.batch, maxConnections: lc.maxConnections, reqsPerMinute: lc.remoteReqsPerMinute, pause: cfg.pause, timeout: lc.timeout,
+      maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
+    });
+    this.memory = new LookupMemory(lc.remember, lc.maxRemembered);
+    this.perAddress = new KeyedBuckets<string>(lc.perAddress / 60, lc.perAddress);
+    this.excluded = excludedRelays(cfg, deps.directory, deps.selfUrls);
+    this.fallbackUrls = [...new Set([...lc.indexerRelays, ...cfg.bootstrapRelays].map(normalizeRelayUrl).filter((u): u is string => u !== null))];
+  }
+
+  /** The indexer and bootstrap relays not excluded now (read at each use: the directory's backoff changes). */
+  private fallbacks(): string[] {
+    return this.fallbackUrls.filter((u) => !this.excluded(u));
+  }
 
   /** The relay lists the store holds for these authors. */
-  async function storedLists(pubkeys: string[]): Promise<Map<string, NostrEvent>> {
+  private async storedLists(pubkeys: string[]): Promise<Map<string, NostrEvent>> {
     const out = new Map<string, NostrEvent>();
     for (let i = 0; i < pubkeys.length; i += 500) {
       const batch = pubkeys.slice(i, i + 500);
-      const rows = await deps.store.query([{ kinds: [RELAY_LIST], authors: batch, limit: batch.length }], { defaultLimit: batch.length, maxLimit: batch.length });
+      const rows = await this.deps.store.query([{ kinds: [RELAY_LIST], authors: batch, limit: batch.length }], { defaultLimit: batch.length, maxLimit: batch.length });
       for (const json of rows) {
         const ev = JSON.parse(json) as NostrEvent;
         out.set(ev.pubkey, ev);
@@ -125,12 +153,15 @@ export function createLookup(deps: LookupDeps): Lookup {
     return out;
   }
 
-  const writesOf = (list: NostrEvent | undefined): string[] => (list ? (writeRelays(list.tags, cfg.maxRelayTagsPerList) ?? []).filter((u) => !excluded(u)) : []);
+  private writesOf(list: NostrEvent | undefined): string[] {
+    return list ? (writeRelays(list.tags, this.cfg.maxRelayTagsPerList) ?? []).filter((u) => !this.excluded(u)) : [];
+  }
 
   /** One author's rounds; resolves with whether any relay was asked (else it is not remembered). */
-  async function lookupAuthor(m: AuthorMiss, held: NostrEvent | undefined): Promise<boolean> {
+  private async lookupAuthor(m: AuthorMiss, held: NostrEvent | undefined): Promise<boolean> {
+    const { counts, lc, deps } = this;
     let list = held;
-    const writes = writesOf(list);
+    const writes = this.writesOf(list);
     if (m.stale && deps.liveRelays && writes.length > 0) {
       const live = deps.liveRelays();
       if (writes.some((u) => live.has(u))) { counts.coveredLive++; return true; }
@@ -141,12 +172,12 @@ export function createLookup(deps: LookupDeps): Lookup {
     let anyAsked = false;
     let anyFound = false;
     let fallbackUsed = writes.length === 0;
-    let relays = writes.length > 0 ? writes.slice(0, lc.relaysPerAuthor) : fallbacks();
-    for (let round = 0; round < MAX_ROUNDS && want.size > 0 && relays.length > 0 && !stopped; round++) {
+    let relays = writes.length > 0 ? writes.slice(0, lc.relaysPerAuthor) : this.fallbacks();
+    for (let round = 0; round < MAX_ROUNDS && want.size > 0 && relays.length > 0 && !this.stopped; round++) {
       for (const u of relays) asked.add(u);
       // without a known relay list, ask for it too: it says where the rest lives
       const kinds = list || want.has(RELAY_LIST) ? [...want] : [...want, RELAY_LIST];
-      const answers = await Promise.all(relays.map((u) => asker.ask(u, m.pubkey, kinds)));
+      const answers = await Promise.all(relays.map((u) => this.asker.ask(u, m.pubkey, kinds)));
       const found = new Set<number>();
       for (const a of answers) {
         if (a.asked) anyAsked = true;
@@ -156,15 +187,15 @@ export function createLookup(deps: LookupDeps): Lookup {
       if (want.size === 0) break;
       let next: string[] = [];
       if (found.has(RELAY_LIST)) {
-        const fresh = (await storedLists([m.pubkey])).get(m.pubkey);
+        const fresh = (await this.storedLists([m.pubkey])).get(m.pubkey);
         if (fresh && fresh.id !== list?.id) {
           list = fresh;
-          next = writesOf(fresh).filter((u) => !asked.has(u)).slice(0, lc.relaysPerAuthor);
+          next = this.writesOf(fresh).filter((u) => !asked.has(u)).slice(0, lc.relaysPerAuthor);
         }
       }
       if (next.length === 0 && !fallbackUsed) {
         fallbackUsed = true;
-        next = fallbacks().filter((u) => !asked.has(u));
+        next = this.fallbacks().filter((u) => !asked.has(u));
       }
       relays = next;
     }
@@ -173,52 +204,53 @@ export function createLookup(deps: LookupDeps): Lookup {
     return anyAsked;
   }
 
-  return {
-    waitMs: lc.wait,
-    staleMs: lc.staleAge,
-    waitStale: lc.waitStale,
-    request(address, misses) {
-      if (stopped) return null;
-      const now = Date.now();
-      const waits = new Set<Promise<void>>();
-      const start: AuthorMiss[] = [];
-      for (const m of misses) {
-        const kinds: number[] = [];
-        for (const k of m.kinds) {
-          const key = lookupKey(m.pubkey, k);
-          const joined = memory.joining(key);
-          if (joined) waits.add(joined);
-          else if (!memory.remembered(key, now)) kinds.push(k);
-        }
-        if (kinds.length === 0) continue;
-        if (running + start.length >= lc.maxPending) { counts.refusedBusy++; continue; }
-        if (!perAddress.take(address, now)) { counts.refusedAddress++; continue; }
-        start.push({ pubkey: m.pubkey, kinds, stale: m.stale });
+  request(address: string, misses: AuthorMiss[]): Promise<void> | null {
+    if (this.stopped) return null;
+    const { memory, counts } = this;
+    const now = Date.now();
+    const waits = new Set<Promise<void>>();
+    const start: AuthorMiss[] = [];
+    for (const m of misses) {
+      const kinds: number[] = [];
+      for (const k of m.kinds) {
+        const key = lookupKey(m.pubkey, k);
+        const joined = memory.joining(key);
+        if (joined) waits.add(joined);
+        else if (!memory.remembered(key, now)) kinds.push(k);
       }
-      if (start.length > 0) {
-        const lists = storedLists(start.map((m) => m.pubkey));
-        for (const m of start) {
-          running++;
-          const p = lists.then((l) => lookupAuthor(m, l.get(m.pubkey))).finally(() => { running--; });
-          p.catch((e: unknown) => log.error({ err: e, pubkey: m.pubkey }, 'lookup: failed'));
-          waits.add(memory.track(m.kinds.map((k) => lookupKey(m.pubkey, k)), p));
-        }
-      }
-      if (waits.size === 0) return null;
-      counts.requests++;
-      return Promise.all(waits).then(() => {});
-    },
-    status() {
-      const f = asker.figures;
-      return {
-        waitMs: lc.wait, ...counts, remembered: memory.size, inFlight: memory.pending,
-        refusedRemote: f.overBudget, remoteReqs: f.reqs, connections: f.connections, openConnections: f.open, failures: f.failures,
-        eventsStored: f.counts.stored, eventsInvalid: f.counts.invalid,
-      };
-    },
-    async stop() {
-      stopped = true;
-      await asker.stop();
-    },
-  };
+      if (kinds.length === 0) continue;
+      if (this.running + start.length >= this.lc.maxPending) { counts.refusedBusy++; continue; }
+      if (!this.perAddress.take(address, now)) { counts.refusedAddress++; continue; }
+      start.push({ pubkey: m.pubkey, kinds, stale: m.stale });
+    }
+    if (start.length > 0) this.startLookups(start, waits);
+    if (waits.size === 0) return null;
+    counts.requests++;
+    return Promise.all(waits).then(() => {});
+  }
+
+  /** Starts the lookups of `start` (their stored relay lists read at once), each tracked in memory and added to `waits`. */
+  private startLookups(start: AuthorMiss[], waits: Set<Promise<void>>): void {
+    const lists = this.storedLists(start.map((m) => m.pubkey));
+    for (const m of start) {
+      this.running++;
+      const p = lists.then((l) => this.lookupAuthor(m, l.get(m.pubkey))).finally(() => { this.running--; });
+      p.catch((e: unknown) => this.log.error({ err: e, pubkey: m.pubkey }, 'lookup: failed'));
+      waits.add(this.memory.track(m.kinds.map((k) => lookupKey(m.pubkey, k)), p));
+    }
+  }
+
+  status(): LookupStatus {
+    const f = this.asker.figures;
+    return {
+      waitMs: this.lc.wait, ...this.counts, remembered: this.memory.size, inFlight: this.memory.pending,
+      refusedRemote: f.overBudget, remoteReqs: f.reqs, connections: f.connections, openConnections: f.open, failures: f.failures,
+      eventsStored: f.counts.stored, eventsInvalid: f.counts.invalid,
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.asker.stop();
+  }
 }

@@ -23,7 +23,7 @@ import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/se
 import type { Filter } from '../../nostr/filter.js';
 import { createdAtOf, headerLength, idHexOf, kindOf, OFF_PUBKEY } from '../codec.js';
 import { RANK_META_KEY, rankOfValue, rankScoreOf, searchHideBelow, type RankMeta } from '../ranks.js';
-import type { FrameArena } from '../frames.js';
+import type { FrameArena } from '../../nostr/frames.js';
 import { serialKey } from '../keys.js';
 import { CompiledFilter } from '../match.js';
 import { planFilter } from '../planner.js';

@@ -12,10 +12,11 @@ import { decodeCounter, encodeCounter } from '../../src/store/counters.js';
 import { encodeValue } from '../../src/store/codec.js';
 import { edgeKey, kindIdKey, listTimeKey, pubkeyId } from '../../src/store/graph.js';
 import { expiryKey, idKey, serialKey, tagKindPrefix, u32, tagPrefix, withSuffix } from '../../src/store/keys.js';
-import type { Dbs } from '../../src/store/schema.js';
+import { storeDbs, type Dbs } from '../../src/store/schema.js';
 import type { EventStore } from '../../src/store/types.js';
-import { repairStore, storeDbs, verifyStore, type IndexCheck, type VerifyReport } from '../../src/store/verify.js';
-import { ev, hex, put, Q, withStore } from './helpers.js';
+import { repairStore } from '../../src/check/repair.js';
+import { verifyStore, type IndexCheck, type VerifyReport } from '../../src/check/verify.js';
+import { ev, hex, put, Q, withStore } from '../store/helpers.js';
 
 const dbsOf = (store: EventStore): Dbs => (store as unknown as { dbs: Dbs }).dbs;
 const verify = (store: EventStore): Promise<VerifyReport> => verifyStore(store.env, storeDbs(store));

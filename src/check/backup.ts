@@ -20,7 +20,7 @@ export interface CopyProgress {
   total: number;
 }
 
-/** The data file LMDB writes into a copy's directory (the store is always a directory: index.ts). */
+/** The data file LMDB writes into a copy's directory (the store is always a directory: store/index.ts). */
 export const DATA_FILE = 'data.mdb';
 
 const fileSize = (path: string): number => {

@@ -6,7 +6,7 @@
 // fixed, no whitespace), so the first `"pubkey":"` and `"created_at":` of a frame are its keys: a
 // string value cannot hold an unescaped quote, and pubkey and created_at come before tags and content.
 import { frameCount, type EventFrames } from './frames.js';
-import type { HeldEvent } from '../nostr/lookup-miss.js';
+import type { HeldEvent } from './lookup-miss.js';
 
 const PUBKEY = Buffer.from('"pubkey":"');
 const CREATED = Buffer.from('"created_at":');
