@@ -9,17 +9,31 @@
 const CHUNK_BITS = 22;
 const CHUNK = 1 << CHUNK_BITS;
 
-/** A growable Uint32Array. */
-export class U32List {
-  data = new Uint32Array(1024);
+/** A growable typed array (grown by doubling: what is there is copied once per doubling). */
+class Growable<A extends Uint32Array | Float64Array> {
   length = 0;
+  constructor(public data: A) {}
   push(v: number): void {
     if (this.length === this.data.length) {
-      const bigger = new Uint32Array(this.data.length * 2);
+      const bigger = new (this.data.constructor as new (n: number) => A)(this.data.length * 2);
       bigger.set(this.data);
       this.data = bigger;
     }
     this.data[this.length++] = v;
+  }
+}
+
+/** A growable Uint32Array. */
+export class U32List extends Growable<Uint32Array> {
+  constructor() {
+    super(new Uint32Array(1024));
+  }
+}
+
+/** A growable Float64Array (serials need more than 32 bits). */
+export class F64List extends Growable<Float64Array> {
+  constructor() {
+    super(new Float64Array(1024));
   }
 }
 

@@ -7,23 +7,9 @@
 // lists changed, were added or are gone; only those are read and parsed.
 import { setImmediate as tick } from 'node:timers/promises';
 import type { RankStore } from '../store/ranks.js';
-import { Rows, U32Chunks, U32List } from './graph.js';
+import { F64List, Rows, U32Chunks, U32List } from './graph.js';
 import { givePassIds, IdMap, SEEN } from './pass-ids.js';
 import type { PubkeyIds } from './pubkeys.js';
-
-/** A growable Float64Array (serials need more than 32 bits). */
-class F64List {
-  data = new Float64Array(1024);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const bigger = new Float64Array(this.data.length * 2);
-      bigger.set(this.data);
-      this.data = bigger;
-    }
-    this.data[this.length++] = v;
-  }
-}
 
 /** One graph kind's current lists in store ids: authors ascending, each with its serial and its members (ascending, the author left out). */
 export class StoreLists {
