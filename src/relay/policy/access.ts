@@ -1,16 +1,14 @@
 // Everything between a client and the relay's core that the operator controls, as one face the
 // handlers call: who may connect (IP lists, connections and HTTP requests per address:
 // address-gate.ts; the trusted proxy header), the flood gate before decoding (input-gate.ts), NIP-42
-// AUTH, rate limits, what one client may hold (filter values, events in flight: budgets.ts), who may
+// AUTH (auth-gate.ts), rate limits, what one client may hold (filter values, events in flight: budgets.ts), who may
 // read what (auth to read, DMs: read.ts), read-side protection (query slots: query-slots.ts; the scan
 // budget: scan-guard.ts) and the lists NIP-86 changes. Per-client limits count by address key (an
 // IPv4 address or an IPv6 /64). server.ts creates one Access and the handlers call into it.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
-import { challengeMode } from '../../config/policy.js';
 import type { NostrEvent } from '../../nostr/event.js';
-import { authMessage, okMessage } from '../../nostr/messages.js';
-import { checkAuthEvent, type SigChecker } from '../auth/nip42.js';
+import type { SigChecker } from '../auth/nip42.js';
 import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
 import { RefusalLog } from '../dashboard/refusals.js';
@@ -23,6 +21,7 @@ import { QuerySlots } from './query-slots.js';
 import { AddressGate, type HttpAdmission } from './address-gate.js';
 import { InputGate } from './input-gate.js';
 import { scanGuard, type ScanGuard } from './scan-guard.js';
+import { AuthGate } from './auth-gate.js';
 
 /** What Access needs of a connection (src/relay/connection.ts). */
 export interface ConnLike {
@@ -38,17 +37,6 @@ export interface ConnLike {
   send(text: string): boolean;
   close(code?: number, reason?: string): void;
 }
-
-/**
- * Pubkeys one connection may authenticate: each is checked on every rate-limited message, and the
- * set lives as long as the connection.
- */
-export const MAX_AUTHED_PER_CONNECTION = 16;
-
-const hasChallengeTag = (raw: unknown): boolean => {
-  const tags = (raw as { tags?: unknown })?.tags;
-  return Array.isArray(tags) && tags.some((t) => Array.isArray(t) && t[0] === 'challenge');
-};
 
 export class Access {
   readonly lists: AccessLists;
@@ -67,17 +55,13 @@ export class Access {
   readonly addresses: AddressGate;
   /** messages and bytes per address, before anything is decoded */
   private readonly input: InputGate;
+  /** NIP-42: challenges and AUTH answers */
+  readonly auth: AuthGate;
   private conns = new Set<ConnLike>();
-  authOk = 0;
-  authFailed = 0;
-  /** challenges sent (on connect, or on demand) */
-  challengesSent = 0;
-  /** when the NIP-42 challenge is sent (auth.challenge with `auto` resolved) */
-  readonly challengeMode: 'connect' | 'on-demand';
   scansCut = 0;
 
   /** `lists`: the write rules' (src/policy), so NIP-86 changes reach both */
-  constructor(private config: Config, private verifier: SigChecker, lists: AccessLists) {
+  constructor(private config: Config, verifier: SigChecker, lists: AccessLists) {
     this.lists = lists;
     this.limiter = new RateLimiter(config.rateLimits);
     this.dms = new ProtectedKinds(config.auth.readKinds);
@@ -85,7 +69,7 @@ export class Access {
     this.budgets = new ClientBudgets(config.limits, config.rateLimits);
     this.querySlots = new QuerySlots(config.read);
     this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
-    this.challengeMode = challengeMode(config.auth);
+    this.auth = new AuthGate(config.auth, verifier, this.ownUrls, (verb, message, ip) => this.refused(verb, message, ip));
     this.addresses = new AddressGate(config.rateLimits, lists);
     this.input = new InputGate(config.rateLimits, config.limits.maxMessageLength);
   }
@@ -126,7 +110,7 @@ export class Access {
   opened(conn: ConnLike): void {
     this.addresses.opened(conn.key);
     this.conns.add(conn);
-    if (this.challengeMode === 'connect') this.sendChallenge(conn);
+    this.auth.opened(conn);
   }
 
   /**
@@ -158,75 +142,16 @@ export class Access {
     return n;
   }
 
-  // ---- NIP-42 --------------------------------------------------------------------------
+  // ---- NIP-42 (auth-gate.ts) ------------------------------------------------------------
 
-  /** Sends the connection's challenge, once (`again`: once more, the same challenge). */
-  sendChallenge(conn: ConnLike, again = false): void {
-    if (conn.challengeSent && !again) return;
-    conn.challengeSent = true;
-    this.challengesSent++;
-    conn.send(authMessage(conn.challenge));
-  }
-
-  /**
-   * Call right before sending a refusal (OK false, CLOSED, NEG-ERR): when it says `auth-required:`
-   * and the connection has no challenge yet (on-demand mode), the challenge goes out first, so the
-   * client holds one when it reads the refusal and can authenticate and retry (NIP-42's flow).
-   */
+  /** Right before a refusal: an `auth-required:` one sends the challenge first (on-demand mode). */
   beforeRefusal(conn: ConnLike, message: string): void {
-    if (!conn.challengeSent && message.startsWith('auth-required:')) this.sendChallenge(conn);
+    this.auth.beforeRefusal(conn, message);
   }
 
-  /**
-   * NIP-42. Each AUTH costs a signature check, so it is rate-limited (rateLimits.*.auth) and counts
-   * toward the connection's messages in flight before anything is verified.
-   */
-  async handleAuth(conn: ConnLike, raw: unknown): Promise<void> {
-    const id = typeof (raw as { id?: unknown })?.id === 'string' ? (raw as { id: string }).id : '';
-    const limited = this.rateLimit('AUTH', conn);
-    const release = limited ?? this.inFlight(conn, 'AUTH');
-    if (typeof release === 'string') {
-      this.authFailed++;
-      conn.send(okMessage(id, false, release));
-      return;
-    }
-    if (!conn.challengeSent || !hasChallengeTag(raw)) {
-      // A client that wants to authenticate before anything needs it (a spider worker, the local
-      // key of `spider --once` and `sync`) asks for the challenge by sending AUTH first, without a
-      // challenge tag. Nothing can be granted without a challenge, so the answer is the challenge
-      // (the same one again if it was sent already), then this refusal; no signature is checked.
-      release();
-      const why = conn.challengeSent
-        ? 'auth-required: an AUTH event needs the challenge tag; answer the challenge just sent'
-        : 'auth-required: no challenge was sent on this connection yet; answer the one just sent';
-      this.sendChallenge(conn, true);
-      conn.send(okMessage(id, false, why));
-      return;
-    }
-    let r: Awaited<ReturnType<typeof checkAuthEvent>>;
-    try {
-      r = await checkAuthEvent(raw, {
-        challenge: conn.challenge,
-        relayUrls: this.ownUrls.relayUrls(),
-        maxAgeSeconds: Math.round(this.config.auth.maxAge / 1000),
-      }, this.verifier);
-    } finally {
-      release();
-    }
-    if ('error' in r) {
-      this.authFailed++;
-      this.refused('AUTH', r.error, conn.ip);
-      conn.send(okMessage(id, false, r.error));
-      return;
-    }
-    if (!conn.authed.has(r.pubkey) && conn.authed.size >= MAX_AUTHED_PER_CONNECTION) {
-      this.authFailed++;
-      conn.send(okMessage(id, false, `restricted: at most ${MAX_AUTHED_PER_CONNECTION} pubkeys may authenticate on one connection`));
-      return;
-    }
-    this.authOk++;
-    conn.authed.add(r.pubkey);
-    conn.send(okMessage(id, true, ''));
+  /** An AUTH: rate-limited and counted in flight like an EVENT before its signature is checked. */
+  handleAuth(conn: ConnLike, raw: unknown): Promise<void> {
+    return this.auth.handle(conn, raw, () => this.rateLimit('AUTH', conn) ?? this.inFlight(conn, 'AUTH'));
   }
 
   // ---- rate limits ---------------------------------------------------------------------
@@ -303,9 +228,9 @@ export class Access {
 
   figures(): Record<string, number> {
     return {
-      authSucceeded: this.authOk,
-      authFailed: this.authFailed,
-      authChallengesSent: this.challengesSent,
+      authSucceeded: this.auth.ok,
+      authFailed: this.auth.failed,
+      authChallengesSent: this.auth.challengesSent,
       rateLimited: this.limiter.refused,
       scansCut: this.scansCut,
       messagesDropped: this.messagesDropped,
