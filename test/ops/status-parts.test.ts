@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Sampler } from '../../src/relay/dashboard/sampler.js';
-import { RefusalLog } from '../../src/relay/dashboard/refusals.js';
+import { RefusalLog } from '../../src/relay/policy/refusals.js';
 import { Histogram } from '../../src/relay/metrics.js';
 import { directoryView, formatDirectory, quirkWords } from '../../src/directory/view.js';
 import type { RelayRecord } from '../../src/directory/records.js';

@@ -1,11 +1,11 @@
 // What the status page shows, as one JSON document (GET /status.json; the page embeds the first
 // one and polls for the next): the relay's figures with rates over the last minute, the last hour
-// as chart series (sampler.ts), refusals by reason and verb (refusals.ts), the access figures,
+// as chart series (sampler.ts), refusals by reason and verb (policy/refusals.ts), the access figures,
 // sections other modules add (the spider's progress) and the relay directory. The relay knows
 // nothing of the spider: src/app gives it the sections and the directory as functions.
 import type { Config } from '../../config.js';
 import type { Counter, RelayMetrics } from '../metrics.js';
-import type { RefusalCounts, RefusalLog } from './refusals.js';
+import type { RefusalCounts, RefusalLog } from '../policy/refusals.js';
 import { Sampler, type Series, type Window } from './sampler.js';
 import { VERSION } from '../version.js';
 import { dashboardPage } from './page.js';

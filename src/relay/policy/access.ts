@@ -11,7 +11,7 @@ import type { NostrEvent } from '../../nostr/event.js';
 import type { SigChecker } from '../auth/nip42.js';
 import { OwnUrls } from '../auth/own-urls.js';
 import { RateLimiter, type Verb } from '../ratelimit/limiter.js';
-import { RefusalLog } from '../dashboard/refusals.js';
+import { RefusalLog } from './refusals.js';
 import type { AccessLists } from '../../policy/lists.js';
 import { authToRead, ProtectedKinds } from './read.js';
 import { SpiderWorkers } from './workers.js';
