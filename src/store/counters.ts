@@ -50,20 +50,26 @@ export interface Counter {
   registers: Uint8Array;
 }
 
-export function decodeCounter(v: Uint8Array): Counter {
-  const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
+/** `into`: registers to decode into (zeroed here), e.g. a scratch array the caller does not keep. */
+export function decodeCounter(v: Uint8Array, into?: Uint8Array): Counter {
   const flags = v[0]!;
-  const registers = new Uint8Array(HLL_REGISTERS);
+  const registers = into ? into.fill(0) : new Uint8Array(HLL_REGISTERS);
   if (flags & F_DENSE) registers.set(v.subarray(COUNTER_HEADER, COUNTER_HEADER + HLL_REGISTERS));
   else for (let i = COUNTER_HEADER; i + 1 < v.length; i += 2) registers[v[i]!] = v[i + 1]!;
-  return { count: dv.getUint32(1), version: dv.getUint32(5), stale: (flags & F_STALE) !== 0, registers };
+  const u32 = (o: number): number => ((v[o]! << 24) | (v[o + 1]! << 16) | (v[o + 2]! << 8) | v[o + 3]!) >>> 0;
+  return { count: u32(1), version: u32(5), stale: (flags & F_STALE) !== 0, registers };
 }
 
-export function encodeCounter(c: Counter): Buffer {
+/**
+ * `into`: a buffer of at least COUNTER_HEADER + HLL_REGISTERS bytes to encode into (the value is a
+ * subarray of it, valid until it is written again); absent: a new buffer.
+ */
+export function encodeCounter(c: Counter, into?: Buffer): Buffer {
   let set = 0;
   for (let i = 0; i < HLL_REGISTERS; i++) if (c.registers[i] !== 0) set++;
   const dense = set > SPARSE_MAX;
-  const b = Buffer.allocUnsafe(COUNTER_HEADER + (dense ? HLL_REGISTERS : 2 * set));
+  const size = COUNTER_HEADER + (dense ? HLL_REGISTERS : 2 * set);
+  const b = into ? into.subarray(0, size) : Buffer.allocUnsafe(size);
   b[0] = (dense ? F_DENSE : 0) | (c.stale ? F_STALE : 0);
   b.writeUInt32BE(c.count, 1);
   b.writeUInt32BE(c.version >>> 0, 5);
@@ -79,7 +85,7 @@ export function encodeCounter(c: Counter): Buffer {
   return b;
 }
 
-const empty = (): Counter => ({ count: 0, version: 0, stale: false, registers: new Uint8Array(HLL_REGISTERS) });
+const empty = (registers = new Uint8Array(HLL_REGISTERS)): Counter => ({ count: 0, version: 0, stale: false, registers });
 
 /** The counter of one tag+kind prefix, or undefined when no counted event has it. */
 export function readCounter(db: BinDb, key: Uint8Array): Counter | undefined {
@@ -120,6 +126,8 @@ export class CounterBatch {
   private readonly logP: Pending[] = [];
   private readonly logPubkey: string[] = [];
   private readonly logDelta: number[] = [];
+  /** noteAll()'s lists since mark() */
+  private readonly logAll: Array<{ slot: number; values: readonly string[]; pubkey: string; delta: number }> = [];
 
   /**
    * Notes one counted entry written (+1) or removed (-1): `prefix` is its tag+kind prefix (may be a
@@ -144,6 +152,28 @@ export class CounterBatch {
     this.logDelta.push(delta);
   }
 
+  /**
+   * note() for many values by one author, each with the same name, kind and change: a follow
+   * list's follows. The pair's map is looked up once, and the list is logged once, not three times
+   * per follow (rollback() looks its values up again, which is rare). `values` must not change
+   * until the next mark().
+   */
+  noteAll(prefix: (value: string, kind: number) => Buffer, name: string, values: readonly string[], kind: number, pubkey: string, delta: 1 | -1): void {
+    if (values.length === 0) return;
+    const slot = pairSlot(name, kind);
+    let pending = this.pending.get(slot);
+    if (!pending) this.pending.set(slot, (pending = new Map()));
+    for (const value of values) {
+      let p = pending.get(value);
+      if (!p) {
+        pending.set(value, (p = { key: Buffer.from(prefix(value, kind)), first: pubkey, firstNet: 0, authors: null, deltas: null, negative: false }));
+        this.count++;
+      }
+      this.add(p, pubkey, delta);
+    }
+    this.logAll.push({ slot, values, pubkey, delta });
+  }
+
   private add(p: Pending, pubkey: string, delta: number): void {
     if (p.first === pubkey) p.firstNet += delta;
     else {
@@ -159,12 +189,17 @@ export class CounterBatch {
 
   /** Starts a new operation: rollback() takes back only the notes made after this. */
   mark(): void {
-    this.logP.length = this.logPubkey.length = this.logDelta.length = 0;
+    this.logP.length = this.logPubkey.length = this.logDelta.length = this.logAll.length = 0;
   }
 
   /** Takes back the notes made since mark(). */
   rollback(): void {
     for (let i = this.logP.length - 1; i >= 0; i--) this.add(this.logP[i]!, this.logPubkey[i]!, -this.logDelta[i]!);
+    // a note's change only adds to its value's net per author, so the order of taking back does not matter
+    for (const l of this.logAll) {
+      const pending = this.pending.get(l.slot)!;
+      for (const value of l.values) this.add(pending.get(value)!, l.pubkey, -l.delta);
+    }
     this.mark();
   }
 
@@ -189,7 +224,9 @@ export class CounterBatch {
   private write(db: BinDb, p: Pending, undo?: Array<[Buffer, Buffer | undefined]>): void {
     if (p.firstNet === 0 && !p.authors) return; // removed and re-added (a replaced follow list): no change, no read
     const cur = db.getBinary(p.key);
-    const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur) : empty();
+    // decoded and encoded in scratch space: a transaction of follow lists writes thousands of
+    // counters, and two allocations each were a share of the writer's garbage collection
+    const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
     const offset = counterOffset(p.key);
     let delta = 0;
     let changed = false;
@@ -214,9 +251,13 @@ export class CounterBatch {
     c.version = (c.version + 1) >>> 0;
     undo?.push([p.key, cur ?? undefined]); // getBinary returns a copy
     if (c.count === 0) db.removeSync(p.key);
-    else db.putSync(p.key, encodeCounter(c));
+    else db.putSync(p.key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
   }
 }
+
+/** CounterBatch.write's scratch: a counter's registers, and its encoded value */
+const scratchRegisters = new Uint8Array(HLL_REGISTERS);
+const scratchValue = Buffer.allocUnsafe(COUNTER_HEADER + HLL_REGISTERS);
 
 /**
  * Adds authors to the counter of `key` at once, +1 each to the count and each to the registers: an

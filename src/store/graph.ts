@@ -280,7 +280,7 @@ export class GraphTxn {
         }
         // held edges were not counted yet: written now, they are. The held list is the version this
         // one replaces, so its members are `before` (the followees above are their ids, in order)
-        if (counted) for (const m of before) this.counters!.note(counterKey, 'p', m, kind, author, 1);
+        if (counted) this.counters!.noteAll(counterKey, 'p', before, kind, author, 1);
         n += taken.followees.length;
       } else if (before.length === 0 && current) {
         // a new list (no edges of this author in the graph): held back, merged in key order later,
@@ -290,6 +290,9 @@ export class GraphTxn {
         return this.current(kind, authorId, current) + this.allocated;
       }
     }
+    // the members added and removed, noted for the follower counters once per list (CounterBatch.noteAll)
+    const plus: string[] = old ? [] : after;
+    const minus: string[] = [];
     // the same array: an unchanged re-publication (txn.ts), nothing to write but the current list
     if (before !== after) for (const m of after) {
       if (old?.has(m)) {
@@ -301,7 +304,7 @@ export class GraphTxn {
       key.writeUInt32BE(id, 2);
       graph.putSync(key, EMPTY);
       added.push(id);
-      if (counted) this.counters!.note(counterKey, 'p', m, kind, author, 1);
+      if (old) plus.push(m);
     }
     if (before !== after) for (const m of before) {
       if (keep!.has(m)) continue;
@@ -310,7 +313,11 @@ export class GraphTxn {
       key.writeUInt32BE(id, 2);
       if (!graph.removeSync(key)) continue;
       removed.push(id);
-      if (counted) this.counters!.note(counterKey, 'p', m, kind, author, -1);
+      minus.push(m);
+    }
+    if (counted && before !== after) {
+      this.counters!.noteAll(counterKey, 'p', plus, kind, author, 1);
+      this.counters!.noteAll(counterKey, 'p', minus, kind, author, -1);
     }
     return n + added.length + removed.length + this.current(kind, authorId, current) + this.allocated;
   }

@@ -67,6 +67,28 @@ test('a follow list whose indexing throws half way is rejected and leaves nothin
   });
 });
 
+test('a follow list that throws after its follows were noted for the counters (its current-list entry) leaves every follower count as before', async () => {
+  await withStore(async (store) => {
+    const common = Array.from({ length: 20 }, () => hex());
+    const pk = hex();
+    const v1 = followList(pk, common.slice(0, 10), 1_700_000_000);
+    assert.equal((await put(store, v1)).status, 'stored');
+    // in one batch: a new list of common, and v2 (drops 0..4, adds 10..14), which fails at its graphtime entry,
+    // the last write of the graph's part: its additions and removals are noted by then (CounterBatch.noteAll)
+    const a = followList(hex(), common);
+    const v2 = followList(pk, common.slice(5, 15), 1_700_000_100);
+    const marker = Buffer.alloc(6);
+    marker.writeUInt16BE(3, 0);
+    marker.writeUInt32BE(v2.created_at, 2);
+    const disarm = failPutOnce(dbsOf(store).graph.graphtime, marker);
+    const results = await Promise.allSettled([put(store, a), put(store, v2)]);
+    assert.equal(disarm(), true);
+    assert.equal(results[0].status === 'fulfilled' && results[0].value.status, 'stored');
+    assert.equal(results[1].status, 'rejected');
+    for (const [i, m] of common.entries()) assert.equal(await followers(store, m), i < 10 ? 2 : 1, `follower count of member ${i}`);
+  });
+});
+
 test('a replacement that throws half way leaves the old version stored and indexed as it was', async () => {
   await withStore(async (store) => {
     const pk = hex();
