@@ -30,6 +30,7 @@ import { createDashboard, type DirectorySource, type Section } from './dashboard
 import type { Ingest, OnStored } from '../ingest/types.js';
 import { VERSION } from './version.js';
 import type { Access } from './policy/access.js';
+import { ACCESS_NIPS, accessLimitation } from './policy/nip11.js';
 import type { WritePipeline } from '../ingest/pipeline.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
 
@@ -281,7 +282,7 @@ function mountPages(app: TemplatedApp, ctx: RelayContext, registry: Registry, co
   const infoParts: Array<() => { nips?: number[]; fields?: Record<string, unknown> }> = [];
   const nip11Doc = () => {
     const parts = infoParts.map((f) => f());
-    const doc = access.nip11(relayInfo(config, [...access.nips, ...parts.flatMap((p) => p.nips ?? [])]));
+    const doc = accessLimitation(config, access.lists, relayInfo(config, [...ACCESS_NIPS, ...parts.flatMap((p) => p.nips ?? [])]));
     for (const p of parts) Object.assign(doc, p.fields ?? {});
     return doc;
   };

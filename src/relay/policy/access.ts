@@ -1,10 +1,12 @@
 // Everything between a client and the relay's core that the operator controls, as one face the
-// handlers call: who may connect (IP lists, connections and HTTP requests per address:
-// address-gate.ts; the trusted proxy header), the flood gate before decoding (input-gate.ts), NIP-42
-// AUTH (auth-gate.ts), rate limits, what one client may hold (filter values, events in flight: budgets.ts), who may
-// read what (auth to read, DMs: read.ts), read-side protection (query slots: query-slots.ts; the scan
-// budget: scan-guard.ts) and the lists NIP-86 changes. Per-client limits count by address key (an
-// IPv4 address or an IPv6 /64). server.ts creates one Access and the handlers call into it.
+// handlers call. Access holds the per-connection state (the open connections) and hands each
+// question to a small policy of its own: who may connect (IP lists, connections and HTTP requests
+// per address: address-gate.ts; the trusted proxy header), the flood gate before decoding
+// (input-gate.ts), NIP-42 (auth-gate.ts), rate limits, what one client may hold (filter values,
+// events in flight: budgets.ts), who may read what (auth to read, DMs: read.ts), read-side
+// protection (query slots: query-slots.ts; the scan budget: scan-guard.ts), the refusal log
+// (refusals.ts) and the lists NIP-86 changes (what they say in NIP-11: nip11.ts). Per-client limits
+// count by address key (an IPv4 address or an IPv6 /64). server.ts creates one Access.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
 import type { NostrEvent } from '../../nostr/event.js';
@@ -209,22 +211,6 @@ export class Access {
 
   /** Live delivery check. */
   canSee(ev: NostrEvent, authed: ReadonlySet<string>): boolean { return this.dms.canSee(ev, authed); }
-
-  // ---- NIP-11 ----------------------------------------------------------------------------
-
-  readonly nips = [13, 42, 70, 86];
-
-  /** Sets the access-related NIP-11 limitation fields on a relayInfo() document. */
-  nip11(doc: Record<string, unknown>): Record<string, unknown> {
-    const { auth, policy } = this.config;
-    const lim = (doc.limitation ??= {}) as Record<string, unknown>;
-    lim.auth_required = auth.required === 'read' || auth.required === 'all';
-    lim.restricted_writes = auth.required === 'write' || auth.required === 'all' || auth.writeKinds.length > 0 ||
-      this.lists.pubkeyAllowListActive() || this.lists.kindAllowListActive() || policy.minPow > 0 || policy.powKinds.length > 0 ||
-      (this.config.trust.enabled && this.config.trust.policy);
-    if (policy.minPow > 0) lim.min_pow_difficulty = policy.minPow;
-    return doc;
-  }
 
   figures(): Record<string, number> {
     return {
