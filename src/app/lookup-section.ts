@@ -10,6 +10,7 @@ import { RelayDirectory } from '../directory/records.js';
 import { ingestSink } from '../ingest/sink.js';
 import { createLookup, type Lookup, type LookupStatus } from '../spider/lookup/index.js';
 import type { Live } from '../spider/live/index.js';
+import { MetricsText } from '../lib/prometheus-text.js';
 
 /** On whenever the spider is on (`auto`), or on without the crawl (`on`), or never (`off`). */
 export const lookupEnabled = (c: Config['spider']): boolean => c.lookup.enabled === 'on' || (c.lookup.enabled === 'auto' && c.enabled);
@@ -51,20 +52,17 @@ export function lookupSection(s: LookupStatus): Section {
 }
 
 export function lookupMetricsText(s: LookupStatus): string {
-  const lines: string[] = [];
-  const metric = (name: string, type: 'counter' | 'gauge', help: string, value: number) => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
-  };
-  metric('orbweaver_lookup_requests_total', 'counter', 'lookup requests that started or joined a lookup on a miss (a REQ with both absent and stale authors makes two)', s.requests);
-  metric('orbweaver_lookup_authors_total', 'counter', 'authors looked up on the network', s.authors);
-  metric('orbweaver_lookup_found_total', 'counter', 'authors looked up with at least one list found', s.found);
-  metric('orbweaver_lookup_missed_total', 'counter', 'authors looked up and found nowhere', s.missed);
-  metric('orbweaver_lookup_remembered', 'gauge', 'authors and kinds remembered as looked up recently', s.remembered);
-  metric('orbweaver_lookup_in_flight', 'gauge', 'authors and kinds being looked up', s.inFlight);
-  lines.push('# HELP orbweaver_lookup_refused_total authors (address, busy) or asks (remote) left out by a budget', '# TYPE orbweaver_lookup_refused_total counter',
-    `orbweaver_lookup_refused_total{budget="address"} ${s.refusedAddress}`, `orbweaver_lookup_refused_total{budget="busy"} ${s.refusedBusy}`, `orbweaver_lookup_refused_total{budget="remote"} ${s.refusedRemote}`);
-  metric('orbweaver_lookup_remote_reqs_total', 'counter', 'REQs sent to remote relays for lookups', s.remoteReqs);
-  metric('orbweaver_lookup_connections_total', 'counter', 'connections opened to remote relays for lookups', s.connections);
-  metric('orbweaver_lookup_events_stored_total', 'counter', 'events found by lookups and stored', s.eventsStored);
-  return lines.join('\n') + '\n';
+  return new MetricsText()
+    .metric('orbweaver_lookup_requests_total', 'counter', 'lookup requests that started or joined a lookup on a miss (a REQ with both absent and stale authors makes two)', s.requests)
+    .metric('orbweaver_lookup_authors_total', 'counter', 'authors looked up on the network', s.authors)
+    .metric('orbweaver_lookup_found_total', 'counter', 'authors looked up with at least one list found', s.found)
+    .metric('orbweaver_lookup_missed_total', 'counter', 'authors looked up and found nowhere', s.missed)
+    .metric('orbweaver_lookup_remembered', 'gauge', 'authors and kinds remembered as looked up recently', s.remembered)
+    .metric('orbweaver_lookup_in_flight', 'gauge', 'authors and kinds being looked up', s.inFlight)
+    .samples('orbweaver_lookup_refused_total', 'counter', 'authors (address, busy) or asks (remote) left out by a budget',
+      [['{budget="address"}', s.refusedAddress], ['{budget="busy"}', s.refusedBusy], ['{budget="remote"}', s.refusedRemote]])
+    .metric('orbweaver_lookup_remote_reqs_total', 'counter', 'REQs sent to remote relays for lookups', s.remoteReqs)
+    .metric('orbweaver_lookup_connections_total', 'counter', 'connections opened to remote relays for lookups', s.connections)
+    .metric('orbweaver_lookup_events_stored_total', 'counter', 'events found by lookups and stored', s.eventsStored)
+    .toString();
 }

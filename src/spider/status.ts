@@ -1,6 +1,7 @@
 // What the spider reports: the run summary (printed by `spider --once`, kept as the last run), the
 // live status (status page, /metrics) and its Prometheus text.
 import { zeroCounts, type FetchCounts, type HopSummary, type SpiderSummary } from '../directory/types.js';
+import { MetricsText, type MetricType } from '../lib/prometheus-text.js';
 
 export type { HopSummary, SpiderSummary };
 
@@ -76,10 +77,8 @@ export function nothingCrawled(s: SpiderSummary): string | null {
 
 /** Prometheus text for /metrics (the lead appends it to the relay's own). */
 export function metricsText(st: SpiderStatus, totals: FetchCounts & { relaysReached: number; relaysFailed: number }): string {
-  const out: string[] = [];
-  const m = (name: string, type: 'gauge' | 'counter', help: string, value: number, labels = '') => {
-    out.push(`# HELP orbweaver_spider_${name} ${help}`, `# TYPE orbweaver_spider_${name} ${type}`, `orbweaver_spider_${name}${labels} ${value}`);
-  };
+  const out = new MetricsText();
+  const m = (name: string, type: MetricType, help: string, value: number) => out.metric(`orbweaver_spider_${name}`, type, help, value);
   m('running', 'gauge', 'Whether a spider run is in progress', st.running ? 1 : 0);
   m('hop', 'gauge', 'Hop being crawled (-1 when idle)', st.hop);
   m('relays_done', 'gauge', 'Relays finished in the current hop', st.relaysDone);
@@ -100,5 +99,5 @@ export function metricsText(st: SpiderStatus, totals: FetchCounts & { relaysReac
     m('last_run_duration_seconds', 'gauge', 'Duration of the last run', st.lastRun.durationMs / 1000);
   }
   if (st.nextRun !== null) m('next_run_timestamp_seconds', 'gauge', 'Start of the next scheduled run', Math.floor(st.nextRun / 1000));
-  return out.join('\n') + '\n';
+  return out.toString();
 }

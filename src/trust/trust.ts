@@ -14,6 +14,7 @@ import { trustRoots } from './roots.js';
 import { topOfPass, topPeople, type PeopleView } from './people.js';
 import type { PassResult } from './pass.js';
 import type { KeptGraph } from './kept-graph.js';
+import { MetricsText } from '../lib/prometheus-text.js';
 
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
@@ -140,24 +141,13 @@ export function createTrust(o: TrustOptions): Trust {
     },
     metricsText() {
       const m = o.store.ranks.meta();
-      const lines = [
-        '# HELP orbweaver_trust_rank_age_seconds Age of the current trust ranks.',
-        '# TYPE orbweaver_trust_rank_age_seconds gauge',
-        `orbweaver_trust_rank_age_seconds ${m ? Math.max(0, (Date.now() - m.computedAt) / 1000).toFixed(1) : 'NaN'}`,
-        '# HELP orbweaver_trust_rank_duration_seconds Duration of the last trust ranking pass.',
-        '# TYPE orbweaver_trust_rank_duration_seconds gauge',
-        `orbweaver_trust_rank_duration_seconds ${m ? (m.durationMs / 1000).toFixed(3) : 'NaN'}`,
-        '# HELP orbweaver_trust_ranked_pubkeys Pubkeys scored by the last pass.',
-        '# TYPE orbweaver_trust_ranked_pubkeys gauge',
-        `orbweaver_trust_ranked_pubkeys ${m?.nodes ?? 0}`,
-        '# HELP orbweaver_trust_follow_edges Follow edges in the last pass.',
-        '# TYPE orbweaver_trust_follow_edges gauge',
-        `orbweaver_trust_follow_edges ${m?.edges ?? 0}`,
-        '# HELP orbweaver_trust_passes_total Ranking passes since start.',
-        '# TYPE orbweaver_trust_passes_total counter',
-        `orbweaver_trust_passes_total ${passes}`,
-      ];
-      return lines.join('\n') + '\n';
+      return new MetricsText()
+        .metric('orbweaver_trust_rank_age_seconds', 'gauge', 'Age of the current trust ranks.', m ? Number(Math.max(0, (Date.now() - m.computedAt) / 1000).toFixed(1)) : NaN)
+        .metric('orbweaver_trust_rank_duration_seconds', 'gauge', 'Duration of the last trust ranking pass.', m ? Number((m.durationMs / 1000).toFixed(3)) : NaN)
+        .metric('orbweaver_trust_ranked_pubkeys', 'gauge', 'Pubkeys scored by the last pass.', m?.nodes ?? 0)
+        .metric('orbweaver_trust_follow_edges', 'gauge', 'Follow edges in the last pass.', m?.edges ?? 0)
+        .metric('orbweaver_trust_passes_total', 'counter', 'Ranking passes since start.', passes)
+        .toString();
     },
   };
 }
