@@ -127,7 +127,7 @@ export class CounterBatch {
   private readonly logPubkey: string[] = [];
   private readonly logDelta: number[] = [];
   /** noteAll()'s lists since mark() */
-  private readonly logAll: Array<{ slot: number; values: readonly string[]; pubkey: string; delta: number }> = [];
+  private readonly logAll: Array<{ pending: Map<string, Pending>; values: readonly string[]; pubkey: string; delta: number }> = [];
 
   /**
    * Notes one counted entry written (+1) or removed (-1): `prefix` is its tag+kind prefix (may be a
@@ -137,19 +137,30 @@ export class CounterBatch {
    * 6% of the main thread's directory ingest).
    */
   note(prefix: Buffer | ((value: string, kind: number) => Buffer), name: string, value: string, kind: number, pubkey: string, delta: 1 | -1): void {
+    const p = this.pendingOf(this.pairValues(name, kind), prefix, value, kind, pubkey);
+    this.add(p, pubkey, delta);
+    this.logP.push(p);
+    this.logPubkey.push(pubkey);
+    this.logDelta.push(delta);
+  }
+
+  /** The pending notes of one (name, kind) pair in this batch, made on its first note. */
+  private pairValues(name: string, kind: number): Map<string, Pending> {
     const slot = pairSlot(name, kind);
     let values = this.pending.get(slot);
     if (!values) this.pending.set(slot, (values = new Map()));
+    return values;
+  }
+
+  /** The pending note of a value, made on the value's first note in this batch (its key built and copied then only). */
+  private pendingOf(values: Map<string, Pending>, prefix: Buffer | ((value: string, kind: number) => Buffer), value: string, kind: number, pubkey: string): Pending {
     let p = values.get(value);
     if (!p) {
       const key = typeof prefix === 'function' ? prefix(value, kind) : prefix;
       values.set(value, (p = { key: Buffer.from(key), first: pubkey, firstNet: 0, authors: null, deltas: null, negative: false }));
       this.count++;
     }
-    this.add(p, pubkey, delta);
-    this.logP.push(p);
-    this.logPubkey.push(pubkey);
-    this.logDelta.push(delta);
+    return p;
   }
 
   /**
@@ -160,18 +171,9 @@ export class CounterBatch {
    */
   noteAll(prefix: (value: string, kind: number) => Buffer, name: string, values: readonly string[], kind: number, pubkey: string, delta: 1 | -1): void {
     if (values.length === 0) return;
-    const slot = pairSlot(name, kind);
-    let pending = this.pending.get(slot);
-    if (!pending) this.pending.set(slot, (pending = new Map()));
-    for (const value of values) {
-      let p = pending.get(value);
-      if (!p) {
-        pending.set(value, (p = { key: Buffer.from(prefix(value, kind)), first: pubkey, firstNet: 0, authors: null, deltas: null, negative: false }));
-        this.count++;
-      }
-      this.add(p, pubkey, delta);
-    }
-    this.logAll.push({ slot, values, pubkey, delta });
+    const pending = this.pairValues(name, kind);
+    for (const value of values) this.add(this.pendingOf(pending, prefix, value, kind, pubkey), pubkey, delta);
+    this.logAll.push({ pending, values, pubkey, delta });
   }
 
   private add(p: Pending, pubkey: string, delta: number): void {
@@ -196,10 +198,7 @@ export class CounterBatch {
   rollback(): void {
     for (let i = this.logP.length - 1; i >= 0; i--) this.add(this.logP[i]!, this.logPubkey[i]!, -this.logDelta[i]!);
     // a note's change only adds to its value's net per author, so the order of taking back does not matter
-    for (const l of this.logAll) {
-      const pending = this.pending.get(l.slot)!;
-      for (const value of l.values) this.add(pending.get(value)!, l.pubkey, -l.delta);
-    }
+    for (const l of this.logAll) for (const value of l.values) this.add(l.pending.get(value)!, l.pubkey, -l.delta);
     this.mark();
   }
 
