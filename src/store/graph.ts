@@ -161,7 +161,7 @@ export function tagsJson(json: string): string | null {
 }
 
 /** The id of a pubkey (hex), or undefined when it has none. */
-export function pubkeyId(dbs: Dbs, pubkeyHex: string): number | undefined {
+export function pubkeyId(dbs: Pick<Dbs, 'graph'>, pubkeyHex: string): number | undefined {
   const g = dbs.graph;
   const known = idCache(g).get(pubkeyHex);
   if (known !== undefined) return known;

@@ -9,7 +9,7 @@
 // (graph.ts: edges as pairs of the store's pubkey ids, the pubkey of an id), so the trust service
 // never sees the store's layout.
 import type { Database, RootDatabase } from 'lmdb';
-import { headerLength, kindOf, OFF_PUBKEY } from './codec.js';
+import { jsonOf, kindOf, OFF_PUBKEY } from './codec.js';
 import { edgeKey, graphMembers, kindIdKey, NEXT_PKID_KEY, pubkeyId } from './graph.js';
 import { kindPrefix, keySerial, readSerial, SERIAL_BYTES, serialKey, timeRange, u32 } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
@@ -198,7 +198,7 @@ export class RankStore {
         if (!value || value.length === 0) continue;
         let tags: unknown;
         try {
-          tags = (JSON.parse(value.toString('utf8', headerLength(value), value.length)) as { tags?: unknown }).tags;
+          tags = (JSON.parse(jsonOf(value)) as { tags?: unknown }).tags;
         } catch {
           continue;
         }
@@ -285,7 +285,7 @@ export class RankStore {
     if (!value || value.length === 0 || kindOf(value) !== kind) return null;
     let tags: unknown;
     try {
-      tags = (JSON.parse(value.toString('utf8', headerLength(value), value.length)) as { tags?: unknown }).tags;
+      tags = (JSON.parse(jsonOf(value)) as { tags?: unknown }).tags;
     } catch {
       return null;
     }
@@ -294,7 +294,7 @@ export class RankStore {
     const out = new Uint32Array(members.length);
     let n = 0;
     for (const m of members) {
-      const id = pubkeyId(this.dbs as Dbs, m);
+      const id = pubkeyId(this.dbs, m);
       if (id === undefined) return null;
       if (id !== author) out[n++] = id;
     }

@@ -57,14 +57,20 @@ export interface Scanned {
   serials: F64List;
 }
 
-/** Every current list of a kind: author and serial (one read of the current-list entries). */
-export async function scanLists(ranks: RankStore, kind: number, m?: IdMap): Promise<Scanned> {
+/**
+ * Every current list of a kind: author and serial (one read of the current-list entries). `m`
+ * sees each author (a pubkey of the graph); `keep` false: only that, nothing is collected (a whole
+ * read that keeps nothing for the next pass).
+ */
+export async function scanLists(ranks: RankStore, kind: number, m?: IdMap, keep = true): Promise<Scanned> {
   const out: Scanned = { authors: new U32List(), serials: new F64List() };
   for await (const b of ranks.listAuthors(kind)) {
     for (let i = 0; i < b.authors.length; i++) {
       const a = b.authors[i]!;
-      out.authors.push(a);
-      out.serials.push(b.serials[i]!);
+      if (keep) {
+        out.authors.push(a);
+        out.serials.push(b.serials[i]!);
+      }
       if (m && m.map[a] !== SEEN) m.see(a);
     }
     await tick();

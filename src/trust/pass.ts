@@ -141,7 +141,7 @@ export async function readGraph(ranks: RankStore, ids: PubkeyIds, keep = false):
   const m = new IdMap(ranks.pubkeyIdLimit());
   // the current lists first (their authors are pubkeys of the graph, with no member too): a list
   // replaced while the edges are read keeps its older serial and is read again by the next pass
-  const scanned = [await scanLists(ranks, FOLLOWS, m), await scanLists(ranks, MUTES, m)];
+  const scanned = [await scanLists(ranks, FOLLOWS, m, keep), await scanLists(ranks, MUTES, m, keep)];
   const read = [await readKind(ranks, FOLLOWS, m), await readKind(ranks, MUTES, m)];
   await givePassIds(ranks, m, ids);
   const pass = m.map;
