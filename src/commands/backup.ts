@@ -1,5 +1,5 @@
 // orbweaver backup DIR: a consistent copy of the data directory while the relay runs and writes —
-// the store (check/backup.ts) and the directory's key files — that a relay and `orbweaver verify`
+// the store (commands/check/backup.ts) and the directory's key files — that a relay and `orbweaver verify`
 // open as they are. Restoring is the same command the other way, `orbweaver backup DATA --data DIR`:
 // LMDB writes its copy past the page cache, which a `cp` would fill with the large folios that
 // slow a relay's writes (docs/storage.md, "Read-ahead"; docs/operating.md, "Backups"). The copy is made in DIR.partial and renamed to DIR once it is complete and on disk, so
@@ -9,7 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { OWNER_FILE } from '../app/owner.js';
 import { VERSION } from '../relay/version.js';
-import { copyStore, DATA_FILE } from '../check/backup.js';
+import { copyStore, DATA_FILE } from './check/backup.js';
 import { openStore } from '../store/index.js';
 import { storeMapOptions } from '../config/relay.js';
 import { schemaVersionOf } from '../store/migrations.js';

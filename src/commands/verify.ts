@@ -1,5 +1,5 @@
 // orbweaver verify [--repair] [--json]: checks every derived index of the event store against the
-// stored events (src/check/verify.ts) and prints what differs; --repair rebuilds them from the
+// stored events (src/commands/check/verify.ts) and prints what differs; --repair rebuilds them from the
 // events. Both need the store to themselves: refused while a relay runs on the data directory
 // (verify reads in many short transactions and would take the relay's writes for differences;
 // repair rewrites every index).
@@ -10,8 +10,8 @@ import { storeMapOptions } from '../config/relay.js';
 import { storeSearchOptions } from '../config/search.js';
 import { commandLogger } from '../lib/logger.js';
 import { openStore } from '../store/index.js';
-import { repairStore, type RepairReport } from '../check/repair.js';
-import { StoreVersionError, verifyStore, type Progress, type VerifyReport } from '../check/verify.js';
+import { repairStore, type RepairReport } from './check/repair.js';
+import { StoreVersionError, verifyStore, type Progress, type VerifyReport } from './check/verify.js';
 import { storeDbs } from '../store/schema.js';
 import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
 

@@ -47,7 +47,7 @@ export interface Dbs {
 /** The indexes stats() reports, by name. */
 export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
 /**
- * meta key set while `orbweaver verify --repair` rebuilds the indexes (check/verify.ts repairStore): a
+ * meta key set while `orbweaver verify --repair` rebuilds the indexes (commands/check/repair.ts repairStore): a
  * store that still has it was left half rebuilt, and only a repair may open it for writing.
  */
 export const REPAIR_META_KEY = 'repairInProgress';

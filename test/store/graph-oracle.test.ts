@@ -21,7 +21,7 @@ import { CounterBatch, isCountedPair } from '../../src/store/counters.js';
 import { visitEntries } from '../../src/store/indexer.js';
 import { SPOOL_FROM_KEY } from '../../src/store/spool.js';
 import { readSerial, serialKey } from '../../src/store/keys.js';
-import { verifyStore } from '../../src/check/verify.js';
+import { verifyStore } from '../../src/commands/check/verify.js';
 import { storeDbs } from '../../src/store/schema.js';
 import type { EventStore, QueryOptions, WriteResult, WriteStatus } from '../../src/store/types.js';
 import { ev, ids, newestFirst, oracleRegisters, put, Q, rng, tmpDir } from './helpers.js';

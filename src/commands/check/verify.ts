@@ -26,19 +26,19 @@
 // snapshot): not one snapshot. Run it with nothing writing to the store; the command refuses while
 // a relay runs on the data directory.
 import type { RootDatabase } from 'lmdb';
-import { addressOf } from '../nostr/kinds.js';
-import { idHexOf } from '../store/codec.js';
-import { decodeCounter, isCountedPair } from '../store/counters.js';
-import { GRAPH_KINDS, graphMembers, idPubkey, isGraphKind, kindIdKey, listTimeKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from '../store/graph.js';
-import { visitEntries } from '../store/indexer.js';
-import { addrKey, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, SUFFIX_BYTES, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from '../store/keys.js';
-import { SCHEMA_VERSION, VERSION_KEY } from '../store/migrations.js';
-import { incomingWins } from '../store/rules.js';
-import type { BinDb, Dbs } from '../store/schema.js';
-import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../store/search/rebuild.js';
-import { postingSerial } from '../store/search/schema.js';
-import { SPOOL_FROM_KEY } from '../store/spool.js';
-import { REPAIR_META_KEY } from '../store/schema.js';
+import { addressOf } from '../../nostr/kinds.js';
+import { idHexOf } from '../../store/codec.js';
+import { decodeCounter, isCountedPair } from '../../store/counters.js';
+import { GRAPH_KINDS, graphMembers, idPubkey, isGraphKind, kindIdKey, listTimeKey, LISTS_KEY, NEXT_PKID_KEY, pubkeyId, setRange } from '../../store/graph.js';
+import { visitEntries } from '../../store/indexer.js';
+import { addrKey, expiryKeySerial, idKey, keySerial, NEXT_SERIAL_KEY, readSerial, SERIAL_BYTES, serialKey, SUFFIX_BYTES, tagKindPrefix, tagPrefix, tagTypeAt, TYPE_HEX } from '../../store/keys.js';
+import { SCHEMA_VERSION, VERSION_KEY } from '../../store/migrations.js';
+import { incomingWins } from '../../store/rules.js';
+import type { BinDb, Dbs } from '../../store/schema.js';
+import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../../store/search/rebuild.js';
+import { postingSerial } from '../../store/search/schema.js';
+import { SPOOL_FROM_KEY } from '../../store/spool.js';
+import { REPAIR_META_KEY } from '../../store/schema.js';
 import { Fingerprint } from './fingerprint.js';
 import { addrKeyOf, describe, entryCount, freshGraph, hex, Meter, parseStored, scan, short, tick, type Parsed, type Progress } from './stored.js';
 

@@ -5,18 +5,18 @@
 // verify is clean and every query answers as before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { NostrEvent } from '../../src/nostr/event.js';
-import type { Filter } from '../../src/nostr/filter.js';
-import { parseSearch } from '../../src/nostr/search.js';
-import { decodeCounter, encodeCounter } from '../../src/store/counters.js';
-import { encodeValue } from '../../src/store/codec.js';
-import { edgeKey, kindIdKey, listTimeKey, pubkeyId } from '../../src/store/graph.js';
-import { expiryKey, idKey, serialKey, tagKindPrefix, u32, tagPrefix, withSuffix } from '../../src/store/keys.js';
-import { storeDbs, type Dbs } from '../../src/store/schema.js';
-import type { EventStore } from '../../src/store/types.js';
-import { repairStore } from '../../src/check/repair.js';
-import { verifyStore, type IndexCheck, type VerifyReport } from '../../src/check/verify.js';
-import { ev, hex, put, Q, withStore } from '../store/helpers.js';
+import type { NostrEvent } from '../../../src/nostr/event.js';
+import type { Filter } from '../../../src/nostr/filter.js';
+import { parseSearch } from '../../../src/nostr/search.js';
+import { decodeCounter, encodeCounter } from '../../../src/store/counters.js';
+import { encodeValue } from '../../../src/store/codec.js';
+import { edgeKey, kindIdKey, listTimeKey, pubkeyId } from '../../../src/store/graph.js';
+import { expiryKey, idKey, serialKey, tagKindPrefix, u32, tagPrefix, withSuffix } from '../../../src/store/keys.js';
+import { storeDbs, type Dbs } from '../../../src/store/schema.js';
+import type { EventStore } from '../../../src/store/types.js';
+import { repairStore } from '../../../src/commands/check/repair.js';
+import { verifyStore, type IndexCheck, type VerifyReport } from '../../../src/commands/check/verify.js';
+import { ev, hex, put, Q, withStore } from '../../store/helpers.js';
 
 const dbsOf = (store: EventStore): Dbs => (store as unknown as { dbs: Dbs }).dbs;
 const verify = (store: EventStore): Promise<VerifyReport> => verifyStore(store.env, storeDbs(store));

@@ -1,14 +1,14 @@
 // Rebuilds every derived index of the event store from the stored events (orbweaver verify
 // --repair): what verify.ts checks, written again by the writer's own functions.
 import type { RootDatabase } from 'lmdb';
-import { addressOf } from '../nostr/kinds.js';
-import { CounterBatch } from '../store/counters.js';
-import { GRAPH_KINDS, graphMembers, GraphTxn, isGraphKind, LISTS_KEY, NEXT_PKID_KEY } from '../store/graph.js';
-import { putEntries } from '../store/indexer.js';
-import { EMPTY, idKey, NEXT_SERIAL_KEY, readSerial, serialKey } from '../store/keys.js';
-import { incomingWins } from '../store/rules.js';
-import { REPAIR_META_KEY, type BinDb, type Dbs } from '../store/schema.js';
-import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../store/search/rebuild.js';
+import { addressOf } from '../../nostr/kinds.js';
+import { CounterBatch } from '../../store/counters.js';
+import { GRAPH_KINDS, graphMembers, GraphTxn, isGraphKind, LISTS_KEY, NEXT_PKID_KEY } from '../../store/graph.js';
+import { putEntries } from '../../store/indexer.js';
+import { EMPTY, idKey, NEXT_SERIAL_KEY, readSerial, serialKey } from '../../store/keys.js';
+import { incomingWins } from '../../store/rules.js';
+import { REPAIR_META_KEY, type BinDb, type Dbs } from '../../store/schema.js';
+import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../../store/search/rebuild.js';
 import { addrKeyOf, entryCount, freshGraph, Meter, parseStored, scan, tick, type Parsed, type Progress } from './stored.js';
 
 export interface RepairOptions {

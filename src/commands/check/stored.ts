@@ -1,10 +1,10 @@
 // How verify.ts and repair.ts read the store: a stored event parsed as the indexer indexes it, a
 // database read forward in chunks (each its own short read, yielding between them), entry counts
 // and a progress meter.
-import { addressOf, dTag, isAddressable } from '../nostr/kinds.js';
-import { decodeHeader, jsonOf, type Header } from '../store/codec.js';
-import { addrKey, EMPTY } from '../store/keys.js';
-import type { BinDb, Dbs } from '../store/schema.js';
+import { addressOf, dTag, isAddressable } from '../../nostr/kinds.js';
+import { decodeHeader, jsonOf, type Header } from '../../store/codec.js';
+import { addrKey, EMPTY } from '../../store/keys.js';
+import type { BinDb, Dbs } from '../../store/schema.js';
 
 export interface Progress {
   phase: string;
