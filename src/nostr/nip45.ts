@@ -44,10 +44,21 @@ export function hllPoint(pk: Uint8Array, at: number, offset: number): [register:
   return [pk[p]!, zeros + 1];
 }
 
-/** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers. */
+/** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers: hllPoint without its pair (an import's merge adds one per follow). */
 export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset: number): void {
-  const [r, v] = hllPoint(pk, at, offset);
-  if (v > registers[r]!) registers[r] = v;
+  const p = at + offset;
+  let zeros = 0;
+  for (let i = 1; i < 8; i++) {
+    const b = pk[p + i]!;
+    if (b === 0) {
+      zeros += 8;
+      continue;
+    }
+    zeros += Math.clz32(b) - 24;
+    break;
+  }
+  const r = pk[p]!;
+  if (zeros + 1 > registers[r]!) registers[r] = zeros + 1;
 }
 
 /** The value of the lowercase hex digit with char code c. */

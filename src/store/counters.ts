@@ -13,7 +13,7 @@
 // deletion), the entry is marked STALE and its registers may still include that author. A stale
 // entry's registers are recomputed from the index when asked (query.ts) and written back if the
 // entry has not changed since (its version): refreshHll().
-import { hllAddHex, HLL_REGISTERS } from '../nostr/nip45.js';
+import { hllAddHex, hllMerge, HLL_REGISTERS } from '../nostr/nip45.js';
 import { TYPE_HEX, tagTypeAt } from './keys.js';
 import type { BinDb } from './schema.js';
 
@@ -259,19 +259,18 @@ const scratchRegisters = new Uint8Array(HLL_REGISTERS);
 const scratchValue = Buffer.allocUnsafe(COUNTER_HEADER + HLL_REGISTERS);
 
 /**
- * Adds authors to the counter of `key` at once, +1 each to the count and each to the registers: an
- * import's merge (spool.ts), where a transaction that wrote a popular person's follower counter once
- * per transaction now writes it once per merge.
+ * Adds `n` authors to the counter of `key` at once, their HyperLogLog registers already gathered
+ * (`registers`, at the counter's offset): an import's merge (graph-spool.ts), where a transaction
+ * that wrote a popular person's follower counter once per transaction now writes it once per merge.
  */
-export function addToCounter(db: BinDb, key: Buffer, pubkeys: readonly string[]): void {
-  if (pubkeys.length === 0) return;
+export function addRegistersToCounter(db: BinDb, key: Buffer, registers: Uint8Array, n: number): void {
+  if (n === 0) return;
   const cur = db.getBinary(key);
-  const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur) : empty();
-  const offset = counterOffset(key);
-  for (const pk of pubkeys) hllAddHex(c.registers, pk, offset);
-  c.count += pubkeys.length;
+  const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
+  hllMerge(c.registers, registers);
+  c.count += n;
   c.version = (c.version + 1) >>> 0;
-  db.putSync(key, encodeCounter(c));
+  db.putSync(key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
 }
 
 /** Writes recomputed registers of a stale counter, unless it changed since they were computed. */

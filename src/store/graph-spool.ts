@@ -11,7 +11,8 @@
 // takes its held edges out and writes them to the graph first (take), then the difference as
 // usual. So between merges the graph holds a subset of the true edges, and the missing ones are
 // the members of current lists stored since the spool was last empty.
-import { addToCounter, isCountedPair } from './counters.js';
+import { hllAdd, HLL_REGISTERS } from '../nostr/nip45.js';
+import { addRegistersToCounter, counterOffset, isCountedPair } from './counters.js';
 import { counterKey, idPubkey } from './graph.js';
 import { EMPTY } from './keys.js';
 import type { Dbs } from './schema.js';
@@ -20,8 +21,6 @@ import type { Dbs } from './schema.js';
 interface Run {
   kind: number;
   author: number;
-  /** the author's pubkey (hex): the follower counters' registers take it at the merge */
-  pubkey: string;
   start: number;
   /** followee ids */
   ids: number[];
@@ -31,6 +30,12 @@ interface Run {
 class KindEdges {
   words = new Uint32Array(2 * 65536);
   len = 0;
+  /**
+   * author id -> the author's run. One map per kind keyed by the id alone (a small integer): the
+   * merge looks a run up for every edge it counts, and a key of kind and id together was a heap
+   * number, hashed as such.
+   */
+  readonly runs = new Map<number, Run>();
 
   push(followee: number, follower: number): void {
     if (2 * this.len + 2 > this.words.length) {
@@ -44,15 +49,49 @@ class KindEdges {
   }
 }
 
+/**
+ * The pubkeys of the authors whose edges are held, 32 bytes each side by side, found by the
+ * author's id through a dense array (4 bytes per pubkey id up to the largest held author's). The
+ * merge reads one for every edge it counts: through a map of runs to a Buffer per author it was
+ * three or four cache misses an edge, most of the merge's own time.
+ */
+class HeldAuthors {
+  /** author id -> slot + 1 (0: none) */
+  slotOf = new Int32Array(1 << 16);
+  bytes = Buffer.allocUnsafe(32 * 4096);
+  private slots = 0;
+
+  note(author: number, pubkeyHex: string): void {
+    if (author >= this.slotOf.length) {
+      const grown = new Int32Array(Math.max(author + 1, 2 * this.slotOf.length));
+      grown.set(this.slotOf);
+      this.slotOf = grown;
+    }
+    if (this.slotOf[author] !== 0) return;
+    if (32 * (this.slots + 1) > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(2 * this.bytes.length);
+      this.bytes.copy(grown, 0, 0, 32 * this.slots);
+      this.bytes = grown;
+    }
+    this.bytes.write(pubkeyHex, 32 * this.slots, 32, 'hex');
+    this.slotOf[author] = ++this.slots;
+  }
+
+  clear(): void {
+    this.slotOf.fill(0);
+    this.slots = 0;
+  }
+}
+
+/** the registers of one followee's new followers, gathered by a merge (drain) */
+const mergeRegisters = new Uint8Array(HLL_REGISTERS);
+
 /** A pubkey id never allocated (graph.ts allocId stops below it): a taken-out edge, which sorts last. */
 const DEAD = 0xffffffff;
 
-const runKey = (kind: number, author: number): number => kind * 2 ** 32 + author;
-
 export class EdgeSpool {
   private readonly kinds = new Map<number, KindEdges>();
-  /** runKey -> the author's run */
-  private readonly runs = new Map<number, Run>();
+  private readonly authors = new HeldAuthors();
   /** the first serial spooled since the spool was last empty (0: empty) */
   from = 0;
   /** the spool's state when the write transaction began, to go back to if it does not commit */
@@ -89,7 +128,7 @@ export class EdgeSpool {
 
   /** Whether the author's list of this kind has edges here. */
   holds(kind: number, author: number): boolean {
-    return this.runs.has(runKey(kind, author));
+    return this.kinds.get(kind)?.runs.has(author) === true;
   }
 
   /** A write transaction begins (writer.ts): what rollback() takes back starts here. */
@@ -108,7 +147,10 @@ export class EdgeSpool {
   rollback(): void {
     const m = this.mark;
     if (!m) return;
-    for (const run of m.added) if (this.runs.get(runKey(run.kind, run.author)) === run) this.runs.delete(runKey(run.kind, run.author));
+    for (const run of m.added) {
+      const runs = this.edges(run.kind).runs;
+      if (runs.get(run.author) === run) runs.delete(run.author);
+    }
     for (const [k, e] of this.kinds) e.len = m.lens.get(k) ?? 0;
     for (const run of m.taken) this.restore(run);
     this.from = m.from;
@@ -118,16 +160,17 @@ export class EdgeSpool {
   /** Holds the edges of a new list (its author has none in the graph or here). Returns what takes them back. */
   add(kind: number, author: number, pubkey: string, followees: number[], serial: number): () => void {
     const e = this.edges(kind);
-    const run: Run = { kind, author, pubkey, start: e.len, ids: followees };
+    const run: Run = { kind, author, start: e.len, ids: followees };
+    this.authors.note(author, pubkey);
     const from = this.from;
     for (const f of followees) e.push(f, author);
     if (this.from === 0) this.from = serial;
-    this.runs.set(runKey(kind, author), run);
+    e.runs.set(author, run);
     this.mark?.added.push(run);
     // an operation that throws is taken back alone, its last write first (txn.ts run)
     return () => {
       e.len = run.start;
-      this.runs.delete(runKey(kind, author));
+      e.runs.delete(author);
       this.from = from;
     };
   }
@@ -137,10 +180,11 @@ export class EdgeSpool {
    * graph) and what puts them back if the operation is taken back.
    */
   take(kind: number, author: number): { followees: number[]; undo: () => void } {
-    const run = this.runs.get(runKey(kind, author))!;
-    const w = this.edges(kind).words;
+    const e = this.edges(kind);
+    const run = e.runs.get(author)!;
+    const w = e.words;
     for (let i = 0; i < run.ids.length; i++) w[2 * (run.start + i)] = w[2 * (run.start + i) + 1] = DEAD;
-    this.runs.delete(runKey(kind, author));
+    e.runs.delete(author);
     this.mark?.taken.push(run);
     return { followees: run.ids, undo: () => this.restore(run) };
   }
@@ -153,7 +197,7 @@ export class EdgeSpool {
       e.words[2 * (run.start + i)] = run.author;
       e.words[2 * (run.start + i) + 1] = run.ids[i]!;
     }
-    this.runs.set(runKey(run.kind, run.author), run);
+    e.runs.set(run.author, run);
   }
 
   /** the merge under way: each kind's edges sorted (a copy: the spool stays as it is until clear()), and how far it got */
@@ -185,16 +229,28 @@ export class EdgeSpool {
     let written = 0;
     while (m.k < m.kinds.length && written < limit) {
       const { kind, words: w, len } = m.kinds[m.k]!;
+      const pks = this.authors.bytes;
+      const slotOf = this.authors.slotOf;
       key.writeUInt16BE(kind, 0);
-      // the edges are counted here, a followee's new followers at once (graph.ts noted none of them)
+      // The edges are counted here, a followee's new followers at once (graph.ts noted none of
+      // them): their registers gathered from the followers' pubkey bytes, then added to the
+      // followee's counter in one write.
       const counted = isCountedPair('p', kind);
       let followee = -1;
-      const followers: string[] = [];
+      let counterOf: Buffer | null = null;
+      let offset = 0;
+      let followers = 0;
       const count = () => {
-        if (followers.length === 0) return;
-        const pk = idPubkey(dbs, followee);
-        if (pk !== undefined) addToCounter(dbs.tagcount, counterKey(pk, kind), followers);
-        followers.length = 0;
+        if (counterOf && followers > 0) addRegistersToCounter(dbs.tagcount, counterOf, mergeRegisters, followers);
+        followers = 0;
+      };
+      const start = (f: number) => {
+        followee = f;
+        if (!counted) return;
+        const pk = idPubkey(dbs, f);
+        counterOf = pk === undefined ? null : Buffer.from(counterKey(pk, kind));
+        if (counterOf) offset = counterOffset(counterOf);
+        mergeRegisters.fill(0);
       };
       for (; m.i < len && written < limit; m.i++) {
         const f = w[2 * m.i + 1]!;
@@ -204,14 +260,18 @@ export class EdgeSpool {
         }
         if (f !== followee) {
           count();
-          followee = f;
+          start(f);
         }
+        const follower = w[2 * m.i]!;
         key.writeUInt32BE(f, 2);
-        key.writeUInt32BE(w[2 * m.i]!, 6);
+        key.writeUInt32BE(follower, 6);
         // an edge that may be there already (mayExist) is looked up, so that it is not counted twice
         if (counted && mayExist && graph.doesExist(key)) continue;
         graph.putSync(key, EMPTY);
-        if (counted) followers.push(this.runs.get(runKey(kind, w[2 * m.i]!))!.pubkey);
+        if (counterOf) {
+          hllAdd(mergeRegisters, pks, 32 * (slotOf[follower]! - 1), offset);
+          followers++;
+        }
         written++;
       }
       count();
@@ -233,8 +293,11 @@ export class EdgeSpool {
   clear(): void {
     this.merging = null;
     this.restarted = false;
-    for (const e of this.kinds.values()) e.len = 0;
-    this.runs.clear();
+    for (const e of this.kinds.values()) {
+      e.len = 0;
+      e.runs.clear();
+    }
+    this.authors.clear();
     this.from = 0;
     this.mark = null;
   }

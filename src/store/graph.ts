@@ -24,6 +24,7 @@
 import { COUNTER_HEADER, isCountedPair, type CounterBatch } from './counters.js';
 import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
+import { PubkeyIdCache } from './pubkey-id-cache.js';
 import type { Membership } from './follower-cache.js';
 import { MAX_CHUNK, nextChunk, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
@@ -58,20 +59,18 @@ export interface GraphDbs {
  * pubkeys again and again: the lookup was a tenth of an import). Only ids read from the store go
  * in, never one allocated by a transaction that may still be taken back; a committed id never changes.
  */
-const idCaches = new WeakMap<GraphDbs, Map<string, number>>();
-/** Most pubkey ids remembered per store: ~100 bytes each. */
+const idCaches = new WeakMap<GraphDbs, PubkeyIdCache>();
+/** Most pubkey ids remembered per store: 52 bytes each (pubkey-id-cache.ts). */
 const MAX_CACHED_IDS = 1_000_000;
 
-function idCache(g: GraphDbs): Map<string, number> {
+function idCache(g: GraphDbs): PubkeyIdCache {
   let m = idCaches.get(g);
-  if (!m) idCaches.set(g, (m = new Map()));
+  if (!m) idCaches.set(g, (m = new PubkeyIdCache(MAX_CACHED_IDS)));
   return m;
 }
 
 function remember(g: GraphDbs, pubkeyHex: string, id: number): void {
-  const m = idCache(g);
-  if (m.size >= MAX_CACHED_IDS) m.clear();
-  m.set(pubkeyHex, id);
+  idCache(g).set(pubkeyHex, id);
 }
 
 export function openGraphDbs(open: (name: string) => BinDb): GraphDbs {
@@ -162,6 +161,8 @@ export function tagsJson(json: string): string | null {
 
 /** The id of a pubkey (hex), or undefined when it has none. */
 export function pubkeyId(dbs: Pick<Dbs, 'graph'>, pubkeyHex: string): number | undefined {
+  // the cache reads lowercase hex only (pubkey-id-cache.ts); anything else names no pubkey
+  if (!isHex64(pubkeyHex)) return undefined;
   const g = dbs.graph;
   const known = idCache(g).get(pubkeyHex);
   if (known !== undefined) return known;
@@ -216,7 +217,7 @@ export class GraphTxn {
   private readonly fresh = new Map<string, number>();
 
   /** the store's committed ids (idCaches), looked up once per transaction rather than once per follow */
-  private cache: Map<string, number> | null = null;
+  private cache: PubkeyIdCache | null = null;
 
   /** The id of a pubkey, allocated (and journaled) when it has none yet. */
   idOf(pubkeyHex: string): number {

@@ -1,0 +1,108 @@
+// Committed pubkey ids this process has read, found by the pubkey's hex without hashing it as a
+// string. A follow list names the same popular pubkeys again and again, so graph.ts looks an id up
+// here once per follow; as a Map keyed by the 64-character strings that lookup was most of the
+// import's id work (each new string hashed, then compared with a key string elsewhere in the heap:
+// ~1.4 µs a lookup at a million entries). Here a pubkey's first 8 bytes, read from its hex, pick the
+// slot (pubkeys are uniformly random) and the whole key is compared byte by byte against an arena,
+// so two pubkeys that share a prefix (which anyone can grind) are never taken for each other.
+
+/** The value of the lowercase hex digit with char code c (pubkeys are validated lowercase hex). */
+const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
+
+/** Four bytes of a hex string from character `at`, as an unsigned 32-bit word. */
+function word(hex: string, at: number): number {
+  let w = 0;
+  for (let i = at; i < at + 8; i++) w = (w << 4) | nibble(hex.charCodeAt(i));
+  return w >>> 0;
+}
+
+/** Entries a cache starts with room for: it doubles up to its max (a test's store holds a few). */
+const FIRST = 1024;
+
+export class PubkeyIdCache {
+  /** slot -> entry + 1 (0: empty); twice the entries' room, so probes stay short */
+  private slots = new Uint32Array(2 * FIRST);
+  /** slot -> the second word of its pubkey, checked before the arena is read */
+  private checks = new Uint32Array(2 * FIRST);
+  /** entry -> the pubkey's 32 bytes */
+  private keys = Buffer.allocUnsafe(32 * FIRST);
+  /** entry -> id */
+  private ids = new Uint32Array(FIRST);
+  private n = 0;
+
+  /** `max` entries at most: when full it is emptied and fills again (what is read most comes back first). */
+  constructor(readonly max: number) {}
+
+  get size(): number {
+    return this.n;
+  }
+
+  /** The slot holding this pubkey, or the empty slot where it would go (negative: -slot - 1). */
+  private find(hex: string): number {
+    const a = word(hex, 0);
+    const b = word(hex, 8);
+    const mask = this.slots.length - 1;
+    for (let s = a & mask; ; s = (s + 1) & mask) {
+      const e = this.slots[s]!;
+      if (e === 0) return -s - 1;
+      if (this.checks[s] === b && this.same(e - 1, hex, a, b)) return s;
+    }
+  }
+
+  private same(entry: number, hex: string, a: number, b: number): boolean {
+    const k = this.keys;
+    const at = 32 * entry;
+    if (k.readUInt32BE(at) !== a || k.readUInt32BE(at + 4) !== b) return false;
+    for (let i = 8; i < 32; i += 4) if (k.readUInt32BE(at + i) !== word(hex, 2 * i)) return false;
+    return true;
+  }
+
+  get(hex: string): number | undefined {
+    const s = this.find(hex);
+    return s < 0 ? undefined : this.ids[this.slots[s]! - 1];
+  }
+
+  set(hex: string, id: number): void {
+    const s = this.find(hex);
+    if (s >= 0) {
+      this.ids[this.slots[s]! - 1] = id;
+      return;
+    }
+    if (this.n >= this.max) this.clear();
+    else if (this.n === this.ids.length) this.grow();
+    const e = this.n++;
+    this.keys.write(hex, 32 * e, 32, 'hex');
+    this.ids[e] = id;
+    this.place(e);
+  }
+
+  /** Puts entry e into its slot (the first empty one from where its first word points). */
+  private place(e: number): void {
+    const at = 32 * e;
+    const mask = this.slots.length - 1;
+    let s = this.keys.readUInt32BE(at) & mask;
+    while (this.slots[s] !== 0) s = (s + 1) & mask;
+    this.slots[s] = e + 1;
+    this.checks[s] = this.keys.readUInt32BE(at + 4);
+  }
+
+  private grow(): void {
+    const room = Math.min(this.max, 2 * this.ids.length);
+    const keys = Buffer.allocUnsafe(32 * room);
+    this.keys.copy(keys, 0, 0, 32 * this.n);
+    this.keys = keys;
+    const ids = new Uint32Array(room);
+    ids.set(this.ids.subarray(0, this.n));
+    this.ids = ids;
+    let cap = 1;
+    while (cap < 2 * room) cap *= 2;
+    this.slots = new Uint32Array(cap);
+    this.checks = new Uint32Array(cap);
+    for (let e = 0; e < this.n; e++) this.place(e);
+  }
+
+  clear(): void {
+    this.slots.fill(0);
+    this.n = 0;
+  }
+}
