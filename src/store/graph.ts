@@ -60,7 +60,7 @@ export interface GraphDbs {
  * in, never one allocated by a transaction that may still be taken back; a committed id never changes.
  */
 const idCaches = new WeakMap<GraphDbs, PubkeyIdCache>();
-/** Most pubkey ids remembered per store: 52 bytes each (pubkey-id-cache.ts). */
+/** Most pubkey ids remembered per store: ~56 bytes each (pubkey-id-cache.ts). */
 const MAX_CACHED_IDS = 1_000_000;
 
 function idCache(g: GraphDbs): PubkeyIdCache {

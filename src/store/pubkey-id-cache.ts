@@ -18,16 +18,15 @@ function word(hex: string, at: number): number {
 
 /** Entries a cache starts with room for: it doubles up to its max (a test's store holds a few). */
 const FIRST = 1024;
+/** words per slot: entry + 1 (0: empty), the pubkey's second word (checked before the arena is read), the id */
+const SLOT = 3;
 
 export class PubkeyIdCache {
-  /** slot -> entry + 1 (0: empty); twice the entries' room, so probes stay short */
-  private slots = new Uint32Array(2 * FIRST);
-  /** slot -> the second word of its pubkey, checked before the arena is read */
-  private checks = new Uint32Array(2 * FIRST);
+  /** slots side by side (SLOT words each), twice the entries' room so probes stay short: a hit reads one slot and one key */
+  private slots = new Uint32Array(SLOT * 2 * FIRST);
   /** entry -> the pubkey's 32 bytes */
   private keys = Buffer.allocUnsafe(32 * FIRST);
-  /** entry -> id */
-  private ids = new Uint32Array(FIRST);
+  private room = FIRST;
   private n = 0;
 
   /** `max` entries at most: when full it is emptied and fills again (what is read most comes back first). */
@@ -37,15 +36,17 @@ export class PubkeyIdCache {
     return this.n;
   }
 
-  /** The slot holding this pubkey, or the empty slot where it would go (negative: -slot - 1). */
+  /** The word offset of the slot holding this pubkey, or of the empty slot where it would go (negative: -offset - 1). */
   private find(hex: string): number {
     const a = word(hex, 0);
     const b = word(hex, 8);
-    const mask = this.slots.length - 1;
+    const slots = this.slots;
+    const mask = slots.length / SLOT - 1;
     for (let s = a & mask; ; s = (s + 1) & mask) {
-      const e = this.slots[s]!;
-      if (e === 0) return -s - 1;
-      if (this.checks[s] === b && this.same(e - 1, hex, a, b)) return s;
+      const o = SLOT * s;
+      const e = slots[o]!;
+      if (e === 0) return -o - 1;
+      if (slots[o + 1] === b && this.same(e - 1, hex, a, b)) return o;
     }
   }
 
@@ -58,47 +59,46 @@ export class PubkeyIdCache {
   }
 
   get(hex: string): number | undefined {
-    const s = this.find(hex);
-    return s < 0 ? undefined : this.ids[this.slots[s]! - 1];
+    const o = this.find(hex);
+    return o < 0 ? undefined : this.slots[o + 2];
   }
 
   set(hex: string, id: number): void {
-    const s = this.find(hex);
-    if (s >= 0) {
-      this.ids[this.slots[s]! - 1] = id;
+    const o = this.find(hex);
+    if (o >= 0) {
+      this.slots[o + 2] = id;
       return;
     }
     if (this.n >= this.max) this.clear();
-    else if (this.n === this.ids.length) this.grow();
+    else if (this.n === this.room) this.grow();
     const e = this.n++;
     this.keys.write(hex, 32 * e, 32, 'hex');
-    this.ids[e] = id;
-    this.place(e);
+    this.place(e, id);
   }
 
   /** Puts entry e into its slot (the first empty one from where its first word points). */
-  private place(e: number): void {
+  private place(e: number, id: number): void {
     const at = 32 * e;
-    const mask = this.slots.length - 1;
+    const slots = this.slots;
+    const mask = slots.length / SLOT - 1;
     let s = this.keys.readUInt32BE(at) & mask;
-    while (this.slots[s] !== 0) s = (s + 1) & mask;
-    this.slots[s] = e + 1;
-    this.checks[s] = this.keys.readUInt32BE(at + 4);
+    while (slots[SLOT * s] !== 0) s = (s + 1) & mask;
+    slots[SLOT * s] = e + 1;
+    slots[SLOT * s + 1] = this.keys.readUInt32BE(at + 4);
+    slots[SLOT * s + 2] = id;
   }
 
   private grow(): void {
-    const room = Math.min(this.max, 2 * this.ids.length);
+    const room = Math.min(this.max, 2 * this.room);
     const keys = Buffer.allocUnsafe(32 * room);
     this.keys.copy(keys, 0, 0, 32 * this.n);
-    this.keys = keys;
-    const ids = new Uint32Array(room);
-    ids.set(this.ids.subarray(0, this.n));
-    this.ids = ids;
+    const old = this.slots;
     let cap = 1;
     while (cap < 2 * room) cap *= 2;
-    this.slots = new Uint32Array(cap);
-    this.checks = new Uint32Array(cap);
-    for (let e = 0; e < this.n; e++) this.place(e);
+    this.slots = new Uint32Array(SLOT * cap);
+    this.keys = keys;
+    this.room = room;
+    for (let o = 0; o < old.length; o += SLOT) if (old[o] !== 0) this.place(old[o]! - 1, old[o + 2]!);
   }
 
   clear(): void {
