@@ -28,9 +28,8 @@ export function hllOffset(f: Filter): number | null {
   return hllOffsetOfValue(first[1][0]!);
 }
 
-/** Register index and value that one pubkey (32 bytes, at `at` in `pk`) contributes at `offset`. */
-export function hllPoint(pk: Uint8Array, at: number, offset: number): [register: number, value: number] {
-  const p = at + offset;
+/** The register value of the pubkey bytes at `p` (the register's index is the byte at p): 1 + the leading zero bits of the 7 bytes after it. */
+function rankAt(pk: Uint8Array, p: number): number {
   let zeros = 0;
   for (let i = 1; i < 8; i++) {
     const b = pk[p + i]!;
@@ -41,24 +40,21 @@ export function hllPoint(pk: Uint8Array, at: number, offset: number): [register:
     zeros += Math.clz32(b) - 24;
     break;
   }
-  return [pk[p]!, zeros + 1];
+  return zeros + 1;
+}
+
+/** Register index and value that one pubkey (32 bytes, at `at` in `pk`) contributes at `offset`. */
+export function hllPoint(pk: Uint8Array, at: number, offset: number): [register: number, value: number] {
+  const p = at + offset;
+  return [pk[p]!, rankAt(pk, p)];
 }
 
 /** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers: hllPoint without its pair (an import's merge adds one per follow). */
 export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset: number): void {
   const p = at + offset;
-  let zeros = 0;
-  for (let i = 1; i < 8; i++) {
-    const b = pk[p + i]!;
-    if (b === 0) {
-      zeros += 8;
-      continue;
-    }
-    zeros += Math.clz32(b) - 24;
-    break;
-  }
   const r = pk[p]!;
-  if (zeros + 1 > registers[r]!) registers[r] = zeros + 1;
+  const v = rankAt(pk, p);
+  if (v > registers[r]!) registers[r] = v;
 }
 
 /** The value of the lowercase hex digit with char code c. */
