@@ -9,10 +9,12 @@
 //
 // Only additions are held: a list whose author has edges here and that is replaced or deleted
 // takes its held edges out and writes them to the graph first (take), then the difference as
-// usual. So between merges the graph holds a subset of the true edges, and the missing ones are
-// the members of current lists stored since the spool was last empty.
+// usual; one whose held edges are in a file (edge-files.ts) is marked dead there instead, and its
+// new version is held as a new list. So between merges the graph holds a subset of the true edges,
+// and the missing ones are the members of current lists stored since the spool was last empty.
 import { hllAdd, HLL_REGISTERS } from '../nostr/nip45.js';
 import { addRegistersToCounter, counterOffset, isCountedPair } from './counters.js';
+import { EdgeMerge, fileSource, memorySource, removeEdgeFile, writeEdgeFile, type EdgeFile } from './edge-files.js';
 import { counterKey, idPubkey } from './graph.js';
 import { EMPTY } from './keys.js';
 import type { Dbs } from './schema.js';
@@ -89,13 +91,31 @@ const mergeRegisters = new Uint8Array(HLL_REGISTERS);
 /** A pubkey id never allocated (graph.ts allocId stops below it): a taken-out edge, which sorts last. */
 const DEAD = 0xffffffff;
 
+/** A kind's held edges sorted (a copy: the spool stays as it is until clear()), the taken-out ones (sorted last) left off. */
+function sortedLive(e: KindEdges): { words: Uint32Array; len: number } {
+  const sorted = new BigUint64Array(e.len);
+  new Uint32Array(sorted.buffer).set(e.words.subarray(0, 2 * e.len));
+  sorted.sort();
+  const words = new Uint32Array(sorted.buffer);
+  let len = e.len;
+  while (len > 0 && words[2 * len - 1] === DEAD) len--;
+  return { words, len };
+}
+
 export class EdgeSpool {
   private readonly kinds = new Map<number, KindEdges>();
   private readonly authors = new HeldAuthors();
   /** the first serial spooled since the spool was last empty (0: empty) */
   from = 0;
   /** the spool's state when the write transaction began, to go back to if it does not commit */
-  private mark: { lens: Map<number, number>; from: number; added: Run[]; taken: Run[] } | null = null;
+  private mark: { lens: Map<number, number>; from: number; added: Run[]; taken: Run[]; killed: Array<() => void> } | null = null;
+  /** held edges written to files (edge-files.ts), oldest first, and the number of spills so far */
+  private files: EdgeFile[] = [];
+  private spills = 0;
+  /** per kind, the authors whose held list is in a file (a bit per author id) */
+  private readonly inFiles = new Map<number, Uint8Array>();
+  /** per kind, author -> spills before which its held edges are dead (its list was replaced or deleted while in a file) */
+  private readonly deadBefore = new Map<number, Map<number, number>>();
   /** a part of a merge did not commit (restartDrain): some held edges may be in the graph already */
   private restarted = false;
 
@@ -107,7 +127,77 @@ export class EdgeSpool {
      * were written and counted with their events (a list replaced within the import)
      */
     private readonly refilled = false,
+    /** where full spools go while the graph is larger than what is held (absent: every full spool is merged) */
+    private readonly spillDir?: string,
   ) {}
+
+  /** edges held in files */
+  get filed(): number {
+    let n = 0;
+    for (const f of this.files) n += f.len;
+    return n;
+  }
+
+  /**
+   * Whether a full spool should go to a file rather than into a graph of `graphEdges` edges: while
+   * everything held is fewer edges than the graph, a merge would cost more than it writes.
+   */
+  shouldSpill(graphEdges: number): boolean {
+    return this.spillDir !== undefined && this.filed + this.size < graphEdges;
+  }
+
+  /** Whether the author's held list of this kind is in a file. */
+  holdsFiled(kind: number, author: number): boolean {
+    const bits = this.inFiles.get(kind);
+    return bits !== undefined && author >> 3 < bits.length && (bits[author >> 3]! & (1 << (author & 7))) !== 0;
+  }
+
+  private setFiled(kind: number, author: number, on: boolean): void {
+    let bits = this.inFiles.get(kind);
+    if (!bits || author >> 3 >= bits.length) {
+      if (!on) return;
+      const grown = new Uint8Array(Math.max((author >> 3) + 1, 2 * (bits?.length ?? 4096)));
+      if (bits) grown.set(bits);
+      this.inFiles.set(kind, (bits = grown));
+    }
+    if (on) bits[author >> 3]! |= 1 << (author & 7);
+    else bits[author >> 3]! &= ~(1 << (author & 7));
+  }
+
+  /**
+   * The author's held list of this kind, in a file, is replaced or deleted: its edges there are
+   * marked dead (the merge skips them: never written, never counted). Returns what takes it back.
+   */
+  killFiled(kind: number, author: number): () => void {
+    let dead = this.deadBefore.get(kind);
+    if (!dead) this.deadBefore.set(kind, (dead = new Map()));
+    const prev = dead.get(author);
+    dead.set(author, this.spills);
+    this.setFiled(kind, author, false);
+    const undo = () => {
+      if (prev === undefined) dead.delete(author);
+      else dead.set(author, prev);
+      this.setFiled(kind, author, true);
+    };
+    this.mark?.killed.push(undo);
+    return undo;
+  }
+
+  /** Writes the held edges to files, one per kind, sorted; the spool then holds none in memory. Returns the edges written. */
+  spill(): number {
+    // counted first: a kind whose file could not be written stays in memory, past this spill's files
+    const seq = this.spills++;
+    let n = 0;
+    for (const [kind, e] of this.kinds) {
+      const { words, len } = sortedLive(e);
+      if (len > 0) this.files.push(writeEdgeFile(this.spillDir!, seq, kind, words, len));
+      for (const author of e.runs.keys()) this.setFiled(kind, author, true);
+      e.len = 0;
+      e.runs.clear();
+      n += len;
+    }
+    return n;
+  }
 
   /** edges held (taken-out ones included until the next merge) */
   get size(): number {
@@ -135,7 +225,7 @@ export class EdgeSpool {
   begin(): void {
     const lens = new Map<number, number>();
     for (const [k, e] of this.kinds) lens.set(k, e.len);
-    this.mark = { lens, from: this.from, added: [], taken: [] };
+    this.mark = { lens, from: this.from, added: [], taken: [], killed: [] };
   }
 
   /** The transaction committed. */
@@ -153,6 +243,7 @@ export class EdgeSpool {
     }
     for (const [k, e] of this.kinds) e.len = m.lens.get(k) ?? 0;
     for (const run of m.taken) this.restore(run);
+    for (let i = m.killed.length - 1; i >= 0; i--) m.killed[i]!();
     this.from = m.from;
     this.mark = null;
   }
@@ -200,26 +291,19 @@ export class EdgeSpool {
     e.runs.set(run.author, run);
   }
 
-  /** the merge under way: each kind's edges sorted (a copy: the spool stays as it is until clear()), and how far it got */
-  private merging: { kinds: Array<{ kind: number; words: Uint32Array; len: number }>; k: number; i: number } | null = null;
+  /** the merge under way: per kind, its files and its sorted memory merged in key order, and which kind it is at */
+  private merging: { kinds: Array<{ kind: number; merge: EdgeMerge | null }>; k: number } | null = null;
 
   /**
-   * Writes held edges into the graph in key order, at most `limit`, inside the caller's write
-   * transaction, continuing where the last call stopped; `done` once every edge is written. The
-   * spool itself is left as it is (a transaction may still not commit): clear() once every part
-   * has committed, restartDrain() if one did not.
+   * Writes held edges (the files' and the memory's) into the graph in key order, at most `limit`,
+   * inside the caller's write transaction, continuing where the last call stopped; `done` once
+   * every edge is written. The spool itself is left as it is (a transaction may still not commit):
+   * clear() once every part has committed, restartDrain() if one did not.
    */
   drain(dbs: Dbs, limit = Infinity): { written: number; done: boolean } {
     if (!this.merging) {
-      const kinds: Array<{ kind: number; words: Uint32Array; len: number }> = [];
-      for (const [kind, e] of [...this.kinds].sort((a, b) => a[0] - b[0])) {
-        if (e.len === 0) continue;
-        const sorted = new BigUint64Array(e.len);
-        new Uint32Array(sorted.buffer).set(e.words.subarray(0, 2 * e.len));
-        sorted.sort();
-        kinds.push({ kind, words: new Uint32Array(sorted.buffer), len: e.len });
-      }
-      this.merging = { kinds, k: 0, i: 0 };
+      const kinds = new Set<number>([...this.kinds.keys(), ...this.files.map((f) => f.kind)]);
+      this.merging = { kinds: [...kinds].sort((a, b) => a - b).map((kind) => ({ kind, merge: null })), k: 0 };
     }
     const m = this.merging;
     // otherwise a held edge's author had none in the graph
@@ -228,14 +312,26 @@ export class EdgeSpool {
     const graph = dbs.graph.graph;
     let written = 0;
     while (m.k < m.kinds.length && written < limit) {
-      const { kind, words: w, len } = m.kinds[m.k]!;
-      const pks = this.authors.bytes;
-      const slotOf = this.authors.slotOf;
+      const at = m.kinds[m.k]!;
+      const { kind } = at;
+      if (!at.merge) {
+        const sources = this.files.filter((f) => f.kind === kind).map((f) => fileSource(f));
+        const e = this.kinds.get(kind);
+        if (e && e.len > 0) {
+          const { words, len } = sortedLive(e);
+          sources.push(memorySource(words, len, this.spills));
+        }
+        at.merge = new EdgeMerge(sources);
+      }
+      const merge = at.merge;
+      const dead = this.deadBefore.get(kind);
       key.writeUInt16BE(kind, 0);
       // The edges are counted here, a followee's new followers at once (graph.ts noted none of
       // them): their registers gathered from the followers' pubkey bytes, then added to the
       // followee's counter in one write.
       const counted = isCountedPair('p', kind);
+      const pks = this.authors.bytes;
+      const slotOf = this.authors.slotOf;
       let followee = -1;
       let counterOf: Buffer | null = null;
       let offset = 0;
@@ -252,17 +348,15 @@ export class EdgeSpool {
         if (counterOf) offset = counterOffset(counterOf);
         mergeRegisters.fill(0);
       };
-      for (; m.i < len && written < limit; m.i++) {
-        const f = w[2 * m.i + 1]!;
-        if (f === DEAD) {
-          m.i = len; // taken-out edges sort last
-          break;
-        }
+      for (let top = merge.top; top && written < limit; merge.pop(), top = merge.top) {
+        const f = top.followee;
+        const follower = top.follower;
+        // a list replaced or deleted while its edges were in this file
+        if (dead !== undefined && dead.size > 0 && (dead.get(follower) ?? -1) > top.seq) continue;
         if (f !== followee) {
           count();
           start(f);
         }
-        const follower = w[2 * m.i]!;
         key.writeUInt32BE(f, 2);
         key.writeUInt32BE(follower, 6);
         // an edge that may be there already (mayExist) is looked up, so that it is not counted twice
@@ -275,23 +369,26 @@ export class EdgeSpool {
         written++;
       }
       count();
-      if (m.i >= len) {
-        m.k++;
-        m.i = 0;
-      }
+      if (!merge.top) m.k++;
     }
     return { written, done: m.k >= m.kinds.length };
   }
 
   /** A part of the merge did not commit: the next drain() starts over (writing an edge twice is harmless, counting it twice is not). */
   restartDrain(): void {
+    for (const k of this.merging?.kinds ?? []) k.merge?.close();
     this.merging = null;
     this.restarted = true;
   }
 
   /** Empties the spool (its edges are in the graph: drain() committed). */
   clear(): void {
+    for (const k of this.merging?.kinds ?? []) k.merge?.close();
     this.merging = null;
+    for (const f of this.files) removeEdgeFile(f.path);
+    this.files = [];
+    this.inFiles.clear();
+    this.deadBefore.clear();
     this.restarted = false;
     for (const e of this.kinds.values()) {
       e.len = 0;

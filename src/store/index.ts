@@ -1,5 +1,6 @@
 // The LMDB event store: openStore() is the only entry point; see types.ts for the contract and
 // schema.ts for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
+import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
@@ -19,6 +20,7 @@ import { DiskGuard, type DiskState } from '../lib/disk-guard.js';
 import { BatchWriter } from './writer.js';
 import { RankStore } from './ranks.js';
 import { recoverSpool, type SpoolSizes } from './spool.js';
+import { removeEdgeFiles, SPILL_DIR } from './edge-files.js';
 
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
@@ -116,6 +118,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
         throw new PartialStoreError(`the store in ${opts.dir} is half rebuilt: orbweaver verify --repair started at ${String(repair)} and did not finish, so its indexes are partial; run orbweaver verify --repair --data ${opts.dir} again before anything writes to it`);
       }
       migrate(env, dbs);
+      // files of held edges belong to the import that wrote them: after a kill the events say again what they held
+      removeEdgeFiles(join(opts.dir, SPILL_DIR));
       recoverSpool(env, dbs, opts.logger);
       ensureSearchIndex(env, dbs, opts.logger);
     }
@@ -124,7 +128,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
       maxBatchEntries: opts.maxBatchEntries,
       maxBatchMs: opts.maxBatchMs,
-      spool: opts.spool,
+      spool: opts.spool && { ...opts.spool, spillDir: join(opts.dir, SPILL_DIR) },
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
       disk: opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0),

@@ -5,8 +5,9 @@
 // thousands of entries) ~40 µs an entry on this machine class, ~6-10 µs at millions
 // (../shared/perf/lmdb-page-cost). So `orbweaver import` holds back what the storage rules never
 // read — the follow graph's edges of new lists (graph-spool.ts) and the time and tag indexes
-// (index-spool.ts) — and the writer merges them in one transaction whenever the spool is full and
-// when the import ends (writer.ts).
+// (index-spool.ts) — and the writer merges them in large transactions whenever the spool is full and
+// when the import ends (writer.ts); a full spool of edges goes to a file instead while the graph is
+// larger than everything held (edge-files.ts).
 //
 // What the rules read is written with its event as before: the event, its id and address, the
 // current-list entry, pubkey ids, deletion marks, expiry and search entries, and the counters, so
@@ -31,6 +32,11 @@ export interface SpoolSizes {
   edges: number;
   /** bytes of time and tag index keys held before a merge */
   indexBytes: number;
+  /**
+   * a directory for full spools of edges while the graph is larger than what is held
+   * (edge-files.ts; openStore gives the store's own); absent: every full spool is merged
+   */
+  spillDir?: string;
 }
 
 export class ImportSpool {
@@ -39,7 +45,7 @@ export class ImportSpool {
 
   /** `refilled`: filled again from the stored events after a kill (recoverSpool), not by an import */
   constructor(dbs: Dbs, sizes: SpoolSizes, refilled = false) {
-    this.edges = new EdgeSpool(sizes.edges, refilled);
+    this.edges = new EdgeSpool(sizes.edges, refilled, sizes.spillDir);
     this.index = new IndexSpool(dbs, sizes.indexBytes);
   }
 
@@ -48,7 +54,7 @@ export class ImportSpool {
   }
 
   get empty(): boolean {
-    return this.edges.size === 0 && this.index.size === 0;
+    return this.edges.size === 0 && this.edges.filed === 0 && this.index.size === 0;
   }
 
   /** The first serial held since the spool was last empty (0: empty). */
@@ -88,10 +94,14 @@ export class ImportSpool {
    * the last call stopped; the last part also removes SPOOL_FROM_KEY. clear() once every part has
    * committed, restartDrain() if one did not.
    */
-  drain(dbs: Dbs, limit = Infinity): { edges: number; entries: number; done: boolean } {
-    const e = this.edges.drain(dbs, limit);
+  drain(dbs: Dbs, limit = Infinity, indexOnly = false): { edges: number; entries: number; done: boolean } {
+    const e = indexOnly ? { written: 0, done: true } : this.edges.drain(dbs, limit);
     const i = e.done ? this.index.drain(limit - e.written) : { written: 0, done: false };
-    if (i.done) dbs.meta.removeSync(SPOOL_FROM_KEY);
+    if (i.done) {
+      // what stays held after an index-only merge is the edges (in files and memory)
+      if (indexOnly && this.edges.from !== 0) dbs.meta.putSync(SPOOL_FROM_KEY, this.edges.from);
+      else dbs.meta.removeSync(SPOOL_FROM_KEY);
+    }
     return { edges: e.written, entries: i.written, done: i.done };
   }
 

@@ -9,7 +9,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
-import type { Dbs } from './schema.js';
+import type { BinDb, Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
@@ -71,6 +71,8 @@ export const MAX_BATCH_ENTRIES = 64_000;
  */
 const MERGE_PART = 262_144;
 
+const entryCount = (db: BinDb): number => (db.getStats() as { entryCount: number }).entryCount;
+
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 export class BatchWriter {
@@ -120,11 +122,33 @@ export class BatchWriter {
   }
 
   /**
+   * The spool is full. Its edges go to a file while everything held is fewer edges than the graph
+   * (edge-files.ts: a merge costs the graph's size) and into the graph otherwise; its time and tag
+   * entries are merged whenever they are full.
+   */
+  private async relieveSpool(): Promise<void> {
+    const spool = this.spool!;
+    if (spool.edges.full && spool.edges.shouldSpill(entryCount(this.dbs.graph.graph))) {
+      const t0 = performance.now();
+      try {
+        const edges = spool.edges.spill();
+        this.opts.logger?.info?.({ edges, filed: spool.edges.filed, ms: Math.round(performance.now() - t0) }, 'held follow edges written to a file');
+        if (spool.index.full) await this.mergeSpool(true);
+        return;
+      } catch (err) {
+        // a file that could not be written (a full disk): what stayed in memory is merged instead
+        this.opts.logger?.warn({ err }, 'writing held follow edges to a file failed; merging them instead');
+      }
+    }
+    await this.mergeSpool();
+  }
+
+  /**
    * Writes what the spool holds, in transactions of MERGE_PART entries, and forgets it. If one fails
    * it stays held (the next merge starts over) and the store keeps its spool mark until the last
    * part, so a process that dies before a merge ends leaves it to the next open (spool.ts).
    */
-  private async mergeSpool(): Promise<void> {
+  private async mergeSpool(indexOnly = false): Promise<void> {
     const spool = this.spool!;
     const t0 = performance.now();
     // the parts' time by what they wrote (a part that wrote both counts as the edges'), commits included
@@ -136,7 +160,7 @@ export class BatchWriter {
         const t = performance.now();
         let edges = 0;
         await this.env.transaction(() => {
-          const r = spool.drain(this.dbs, MERGE_PART);
+          const r = spool.drain(this.dbs, MERGE_PART, indexOnly);
           edges = r.edges;
           n.edges += r.edges;
           n.entries += r.entries;
@@ -146,8 +170,9 @@ export class BatchWriter {
         if (edges > 0) n.edgesMs += ms;
         else n.entriesMs += ms;
       }
-      spool.clear();
-      this.opts.logger?.info?.({ ...n, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
+      if (indexOnly) spool.index.clear();
+      else spool.clear();
+      this.opts.logger?.info?.({ ...n, indexOnly, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
     } catch (err) {
       spool.restartDrain();
       this.opts.logger?.warn({ err }, 'merging the held-back index entries failed; they stay held');
@@ -174,7 +199,7 @@ export class BatchWriter {
           else batch[i]!.resolve(r!);
         }
         // the rest at close(); a process that dies first leaves them to the next open (graph-spool.ts)
-        if (this.spool?.full) await this.mergeSpool();
+        if (this.spool?.full) await this.relieveSpool();
       }
     } finally {
       this.running = false;

@@ -10,7 +10,8 @@
 // the oracle's answer, order included, every few hundred writes, at the end, after a reopen, and
 // after more writes that follow the reopen. Replay with GRAPH_SEED=<seed>.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter, WireFilter } from '../../src/nostr/filter.js';
@@ -20,6 +21,7 @@ import { counterKey, edgeKey, graphMembers, graphOnly, idPubkey, pubkeyId } from
 import { CounterBatch, isCountedPair } from '../../src/store/counters.js';
 import { visitEntries } from '../../src/store/indexer.js';
 import { SPOOL_FROM_KEY } from '../../src/store/spool.js';
+import { SPILL_DIR } from '../../src/store/edge-files.js';
 import { readSerial, serialKey } from '../../src/store/keys.js';
 import { verifyStore } from '../../src/commands/check/verify.js';
 import { storeDbs } from '../../src/store/schema.js';
@@ -887,6 +889,49 @@ test('an import\'s held-back entries (the spool): every #p shape equals the orac
     await check(store, net, `after the open wrote the entries of ${cut} events`);
     await verifyClean(store, 'after the open completed the graph');
     tc.diagnostic(`seed ${SEED + 1}: ${counter.writes} writes through a spool of 700 edges and 6,000 bytes of keys; the entries of ${cut} events written at open`);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('an import\'s held edges in files (a full spool while the graph is larger): every #p shape equals the oracle once merged, lists replaced while in a file included; files a kill left are removed at open', async (tc) => {
+  const dir = tmpDir();
+  const net = new Network(SEED + 2);
+  // small transactions and a small spool: the first lists fill it again and again after the first
+  // merge, while the graph already holds more than the spool, so they go to files; the replacements
+  // that follow replace lists whose edges are in those files
+  const FILED = { ...STORE_OPTS, maxBatch: 8, spool: { edges: 300, indexBytes: 1 << 20 } };
+  let store = await openStore({ dir, ...FILED });
+  const spilled = new Set<string>();
+  const watch = () => {
+    if (existsSync(join(dir, SPILL_DIR))) for (const f of readdirSync(join(dir, SPILL_DIR))) spilled.add(f);
+  };
+  try {
+    const first = net.first();
+    const part = Math.ceil(first.length / 12);
+    for (let i = 0; i < first.length; i += part) {
+      await writeAll(store, net, first.slice(i, i + part), false, `the first lists, from ${i} (files)`);
+      watch();
+    }
+    assert.ok(spilled.size > 0, 'full spools went to files');
+    const counter = { writes: 0, sinceCheck: 0 };
+    const h: Handle = { get store() { return store; }, checkpoint: async () => watch() };
+    await writeSome(h, net, () => net.followWrites < FOLLOW_WRITES / 4, 'files', counter, 200);
+    await store.close();
+    assert.equal(existsSync(join(dir, SPILL_DIR)) ? readdirSync(join(dir, SPILL_DIR)).length : 0, 0, 'the last merge removed the files');
+    store = await openStore({ dir, ...STORE_OPTS });
+    await check(store, net, `after ${counter.writes} writes through files (${spilled.size} files)`);
+    await verifyClean(store, 'after the merge of the files');
+    await store.close();
+
+    // a file left behind (an import killed while holding edges in files) is removed at the next open
+    mkdirSync(join(dir, SPILL_DIR), { recursive: true });
+    writeFileSync(join(dir, SPILL_DIR, 'edges-0-3.bin'), Buffer.alloc(16));
+    store = await openStore({ dir, ...STORE_OPTS });
+    assert.equal(existsSync(join(dir, SPILL_DIR)), false, 'the open removed the files of a killed import');
+    await check(store, net, 'after the open removed a stale file');
+    tc.diagnostic(`seed ${SEED + 2}: ${counter.writes} writes, ${spilled.size} files of held edges`);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
