@@ -58,7 +58,7 @@ export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset
 }
 
 /** The value of the lowercase hex digit with char code c. */
-const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
+export const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
 /** The 8 bytes hllAddHex decodes: the register byte and the 7 after it. */
 const hexBytes = new Uint8Array(8);
 

@@ -283,19 +283,18 @@ export class GraphTxn {
         // one replaces, so its members are `before` (the followees above are their ids, in order)
         if (counted) this.counters!.noteAll(counterKey, 'p', before, kind, author, 1);
         n += taken.followees.length;
-      } else if (spool.holdsFiled(kind, authorId)) {
-        // the list it replaces is held in a file (edge-files.ts): its edges there are marked dead,
-        // never written nor counted, so none of `before` is in the graph and this version is new
-        this.undo(spool.killFiled(kind, authorId));
-        if (current) for (const m of after) added.push(this.idOf(m));
-        if (added.length > 0) this.undo(spool.add(kind, authorId, author, added.splice(0), current!.serial));
-        return this.current(kind, authorId, current) + this.allocated;
-      } else if (before.length === 0 && current) {
-        // a new list (no edges of this author in the graph): held back, merged in key order later,
-        // and counted then (spool.ts: its follower counters once per merge, not once per transaction)
-        for (const m of after) added.push(this.idOf(m));
-        if (added.length > 0) this.undo(spool.add(kind, authorId, author, added.splice(0), current.serial));
-        return this.current(kind, authorId, current) + this.allocated;
+      } else {
+        // A list whose held edges are in a file (edge-files.ts) has them marked dead there, never
+        // written nor counted: none of `before` is in the graph, as for a new list (no edges of
+        // this author in the graph). Either is held back, merged in key order later, and counted
+        // then (spool.ts: its follower counters once per merge, not once per transaction).
+        const filed = spool.holdsFiled(kind, authorId);
+        if (filed) this.undo(spool.killFiled(kind, authorId));
+        if (filed || before.length === 0) {
+          if (current) for (const m of after) added.push(this.idOf(m));
+          if (added.length > 0) this.undo(spool.add(kind, authorId, author, added.splice(0), current!.serial));
+          return this.current(kind, authorId, current) + this.allocated;
+        }
       }
     }
     // the members added and removed, noted for the follower counters once per list (CounterBatch.noteAll)

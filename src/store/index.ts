@@ -10,7 +10,7 @@ import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } 
 import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
 import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
-import { GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './schema.js';
+import { entryCount, GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './schema.js';
 import { PartialStoreError } from './errors.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
@@ -223,19 +223,18 @@ class LmdbEventStore implements EventStore {
   }
 
   stats(): StoreStats {
-    const entries = (db: { getStats(): object }): number => (db.getStats() as { entryCount: number }).entryCount;
     const indexes: Record<string, number> = {};
-    for (const name of INDEX_NAMES) indexes[name] = entries(this.dbs[name]);
-    for (const name of GRAPH_NAMES) indexes[name] = entries(this.dbs.graph[name]);
+    for (const name of INDEX_NAMES) indexes[name] = entryCount(this.dbs[name]);
+    for (const name of GRAPH_NAMES) indexes[name] = entryCount(this.dbs.graph[name]);
     if (this.dbs.search) {
-      indexes.searchKeys = entries(this.dbs.search.keys);
-      indexes.searchDocs = entries(this.dbs.search.docs);
+      indexes.searchKeys = entryCount(this.dbs.search.keys);
+      indexes.searchDocs = entryCount(this.dbs.search.docs);
     }
     // The pages up to the last one in use: what the file holds. With the write map data.mdb is a
     // sparse file as long as the map (index.ts), so its length says nothing.
     const info = this.env.getStats() as { pageSize: number; lastPageNumber: number };
     const bytes = (info.lastPageNumber + 1) * info.pageSize;
-    return { events: entries(this.dbs.events), bytes, indexes };
+    return { events: entryCount(this.dbs.events), bytes, indexes };
   }
 
   async close(): Promise<void> {

@@ -6,8 +6,7 @@
 // slot (pubkeys are uniformly random) and the whole key is compared byte by byte against an arena,
 // so two pubkeys that share a prefix (which anyone can grind) are never taken for each other.
 
-/** The value of the lowercase hex digit with char code c (pubkeys are validated lowercase hex). */
-const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
+import { nibble } from '../nostr/nip45.js';
 
 /** Four bytes of a hex string from character `at`, as an unsigned 32-bit word. */
 function word(hex: string, at: number): number {

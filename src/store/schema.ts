@@ -9,6 +9,9 @@ import type { EventStore } from './types.js';
 
 export type BinDb = Database<Buffer, Buffer>;
 
+/** Entries of a database (LMDB keeps the count: no scan). */
+export const entryCount = (db: { getStats(): object }): number => (db.getStats() as { entryCount: number }).entryCount;
+
 export interface Dbs {
   /** serial (5) -> packed header + JSON (codec.ts) */
   events: BinDb;

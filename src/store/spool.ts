@@ -105,8 +105,9 @@ export class ImportSpool {
     return { edges: e.written, entries: i.written, done: i.done };
   }
 
-  restartDrain(): void {
-    this.edges.restartDrain();
+  /** A part of a merge did not commit (`indexOnly`: one that wrote no edges): the next drain() of what it wrote starts over. */
+  restartDrain(indexOnly = false): void {
+    if (!indexOnly) this.edges.restartDrain();
     this.index.restartDrain();
   }
 

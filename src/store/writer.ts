@@ -9,7 +9,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
-import type { BinDb, Dbs } from './schema.js';
+import { entryCount, type Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
@@ -70,8 +70,6 @@ export const MAX_BATCH_ENTRIES = 64_000;
  * file kept a graph's size of free pages at the end (836 MB of 3,977 at 600,000 events).
  */
 const MERGE_PART = 262_144;
-
-const entryCount = (db: BinDb): number => (db.getStats() as { entryCount: number }).entryCount;
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
@@ -174,7 +172,7 @@ export class BatchWriter {
       else spool.clear();
       this.opts.logger?.info?.({ ...n, indexOnly, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
     } catch (err) {
-      spool.restartDrain();
+      spool.restartDrain(indexOnly);
       this.opts.logger?.warn({ err }, 'merging the held-back index entries failed; they stay held');
     }
   }

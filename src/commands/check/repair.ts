@@ -7,9 +7,9 @@ import { GRAPH_KINDS, graphMembers, GraphTxn, isGraphKind, LISTS_KEY, NEXT_PKID_
 import { putEntries } from '../../store/indexer.js';
 import { EMPTY, idKey, NEXT_SERIAL_KEY, readSerial, serialKey } from '../../store/keys.js';
 import { incomingWins } from '../../store/rules.js';
-import { REPAIR_META_KEY, type BinDb, type Dbs } from '../../store/schema.js';
+import { entryCount, REPAIR_META_KEY, type BinDb, type Dbs } from '../../store/schema.js';
 import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../../store/search/rebuild.js';
-import { addrKeyOf, entryCount, freshGraph, Meter, parseStored, scan, tick, type Parsed, type Progress } from './stored.js';
+import { addrKeyOf, freshGraph, Meter, parseStored, scan, tick, type Parsed, type Progress } from './stored.js';
 
 export interface RepairOptions {
   /** events per write transaction; default 5,000 */

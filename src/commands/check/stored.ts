@@ -68,7 +68,6 @@ export async function scan(db: BinDb, values: boolean, fn: (key: Buffer, value: 
   }
 }
 
-export const entryCount = (db: BinDb): number => (db.getStats() as { entryCount: number }).entryCount;
 
 /** Calls onProgress at most every progressMs. */
 export class Meter {

@@ -38,9 +38,9 @@ import type { BinDb, Dbs } from '../../store/schema.js';
 import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../../store/search/rebuild.js';
 import { postingSerial } from '../../store/search/schema.js';
 import { SPOOL_FROM_KEY } from '../../store/spool.js';
-import { REPAIR_META_KEY } from '../../store/schema.js';
+import { entryCount, REPAIR_META_KEY } from '../../store/schema.js';
 import { Fingerprint } from './fingerprint.js';
-import { addrKeyOf, describe, entryCount, freshGraph, hex, Meter, parseStored, scan, short, tick, type Parsed, type Progress } from './stored.js';
+import { addrKeyOf, describe, freshGraph, hex, Meter, parseStored, scan, short, tick, type Parsed, type Progress } from './stored.js';
 
 export type { Progress } from './stored.js';
 
