@@ -895,13 +895,21 @@ test('an import\'s held-back entries (the spool): every #p shape equals the orac
   }
 });
 
-test('an import\'s held edges in files (a full spool while the graph is larger): every #p shape equals the oracle once merged, lists replaced while in a file included; files a kill left are removed at open', async (tc) => {
+// Two shapes of spool: its edges fill first (the time and tag entries are merged with them), and its
+// time and tag entries fill first, again and again, while the edges wait in memory and in files for
+// their own merge (writer.ts relieveSpool: those merges write the entries only).
+for (const shape of [
+  { name: 'edges fill first', spool: { edges: 300, indexBytes: 1 << 20 }, seed: SEED + 2 },
+  { name: 'entries fill first', spool: { edges: 300, indexBytes: 2_500 }, seed: SEED + 4 },
+]) test(`an import\'s held edges in files (a full spool while the graph is larger; ${shape.name}): every #p shape equals the oracle once merged, lists replaced while in a file included; files a kill left are removed at open`, async (tc) => {
   const dir = tmpDir();
-  const net = new Network(SEED + 2);
+  const net = new Network(shape.seed);
   // small transactions and a small spool: the first lists fill it again and again after the first
   // merge, while the graph already holds more than the spool, so they go to files; the replacements
   // that follow replace lists whose edges are in those files
-  const FILED = { ...STORE_OPTS, maxBatch: 8, spool: { edges: 300, indexBytes: 1 << 20 } };
+  const merges: Array<{ indexOnly: boolean; edges: number }> = [];
+  const logger = { warn: () => {}, info: (o: object, msg?: string) => { if (msg === 'held-back index entries merged') merges.push(o as { indexOnly: boolean; edges: number }); } };
+  const FILED = { ...STORE_OPTS, maxBatch: 8, spool: shape.spool, logger };
   let store = await openStore({ dir, ...FILED });
   const spilled = new Set<string>();
   const watch = () => {
@@ -931,7 +939,10 @@ test('an import\'s held edges in files (a full spool while the graph is larger):
     store = await openStore({ dir, ...STORE_OPTS });
     assert.equal(existsSync(join(dir, SPILL_DIR)), false, 'the open removed the files of a killed import');
     await check(store, net, 'after the open removed a stale file');
-    tc.diagnostic(`seed ${SEED + 2}: ${counter.writes} writes, ${spilled.size} files of held edges`);
+    const entriesOnly = merges.filter((m) => m.indexOnly).length;
+    if (shape.spool.indexBytes < 10_000) assert.ok(entriesOnly >= 3, `the entries filled first and were merged alone (${entriesOnly} of ${merges.length} merges)`);
+    assert.ok(merges.some((m) => !m.indexOnly && m.edges > 0), 'the held edges were merged');
+    tc.diagnostic(`seed ${shape.seed}: ${counter.writes} writes, ${spilled.size} files of held edges, ${merges.length} merges (${entriesOnly} of entries only)`);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
