@@ -41,11 +41,7 @@ export function writeEdgeFile(dir: string, seq: number, kind: number, words: Uin
   return { kind, path, len, seq };
 }
 
-export function removeEdgeFile(path: string): void {
-  rmSync(path, { force: true });
-}
-
-/** Removes a store's spill directory and everything in it (files a killed import left). */
+/** Removes a store's spill directory and everything in it (after a merge of its files, or files a killed import left). */
 export function removeEdgeFiles(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }

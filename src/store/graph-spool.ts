@@ -14,7 +14,7 @@
 // and the missing ones are the members of current lists stored since the spool was last empty.
 import { hllAdd, HLL_REGISTERS } from '../nostr/nip45.js';
 import { addRegistersToCounter, counterOffset, isCountedPair } from './counters.js';
-import { EdgeMerge, fileSource, memorySource, removeEdgeFile, writeEdgeFile, type EdgeFile } from './edge-files.js';
+import { EdgeMerge, fileSource, memorySource, removeEdgeFiles, writeEdgeFile, type EdgeFile } from './edge-files.js';
 import { counterKey, idPubkey } from './graph.js';
 import { EMPTY } from './keys.js';
 import type { Dbs } from './schema.js';
@@ -385,7 +385,8 @@ export class EdgeSpool {
   clear(): void {
     for (const k of this.merging?.kinds ?? []) k.merge?.close();
     this.merging = null;
-    for (const f of this.files) removeEdgeFile(f.path);
+    // the directory holds only this spool's files (an open removes what a killed import left)
+    if (this.files.length > 0) removeEdgeFiles(this.spillDir!);
     this.files = [];
     this.inFiles.clear();
     this.deadBefore.clear();
