@@ -126,25 +126,24 @@ export class BatchWriter {
    */
   private async relieveSpool(): Promise<void> {
     const spool = this.spool!;
-    const spill = spool.edges.shouldSpill(entryCount(this.dbs.graph.graph));
-    if (!spool.edges.full && spill) {
-      // only the time and tag entries are full: the edges wait for their own merge. Merging them
-      // here too made a merge of everything held whenever the index filled first, which at
-      // 5,000,000 events was every ~29 M edges instead of each time the graph doubles (bench/RESULTS.md)
-      await this.mergeSpool(true);
-      return;
-    }
-    if (spool.edges.full && spill) {
-      const t0 = performance.now();
-      try {
-        const edges = spool.edges.spill();
-        this.opts.logger?.info?.({ edges, filed: spool.edges.filed, ms: Math.round(performance.now() - t0) }, 'held follow edges written to a file');
-        if (spool.index.full) await this.mergeSpool(true);
-        return;
-      } catch (err) {
-        // a file that could not be written (a full disk): what stayed in memory is merged instead
-        this.opts.logger?.warn({ err }, 'writing held follow edges to a file failed; merging them instead');
+    if (spool.edges.shouldSpill(entryCount(this.dbs.graph.graph))) {
+      if (spool.edges.full) {
+        const t0 = performance.now();
+        try {
+          const edges = spool.edges.spill();
+          this.opts.logger?.info?.({ edges, filed: spool.edges.filed, ms: Math.round(performance.now() - t0) }, 'held follow edges written to a file');
+        } catch (err) {
+          // a file that could not be written (a full disk): what stayed in memory is merged instead
+          this.opts.logger?.warn({ err }, 'writing held follow edges to a file failed; merging them instead');
+          await this.mergeSpool();
+          return;
+        }
       }
+      // The edges wait for their own merge; only the time and tag entries are merged, when full.
+      // Merging the edges too whenever the entries filled first made, at 5,000,000 events, a merge
+      // every ~29 M edges instead of each time the graph doubles (bench/RESULTS.md).
+      if (spool.index.full) await this.mergeSpool(true);
+      return;
     }
     await this.mergeSpool();
   }
