@@ -40,7 +40,7 @@ export interface PipelineOptions {
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
   checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
-  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, maxBatchMs: opts.batch?.maxBatchMs ?? config.store.maxBatchTime, spool: opts.spool, search: storeSearchOptions(config), logger });
+  const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, maxBatchMs: opts.batch?.maxBatchMs ?? config.store.maxBatchTime, spool: opts.spool, writerThread: config.store.writerThread, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;

@@ -51,10 +51,11 @@ export const storeSchema = z
   .object({
     mapSize: int(64 * 1024 ** 3, 'LMDB map size, bytes (address space, not disk)', 1024 ** 2),
     maxBatch: int(1000, 'most events written in one LMDB transaction', 1),
-    maxBatchTime: duration('0', 'how long one LMDB write transaction may spend applying events before it commits what it has; 0 = no bound. It runs on the main thread, which answers no connection meanwhile: a bound shortens those pauses in a deep store and costs ingest rate (docs/storage.md, "The main-thread pause")'),
+    maxBatchTime: duration('0', 'how long one LMDB write transaction may spend applying events before it commits what it has; 0 = no bound. With store.writerThread false it runs on the main thread, which answers no connection meanwhile: a bound shortens those pauses in a deep store and costs ingest rate (docs/storage.md, "The main-thread pause")'),
     expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
     queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
     minFreeBytes: int(256 * 1024 ** 2, 'writes are refused (OK false, "error: the relay\'s disk is full ...") while the data directory\'s file system has less than this free, and resume by themselves when it has more: the store writes through a memory map, where a full disk would otherwise kill the relay with SIGBUS (docs/operating.md, "A full disk"). It must cover one write transaction (a few MiB usually, 250 MiB at worst); 0 = no check', 0),
+    writerThread: bool(true, 'run the store\'s write transactions on a thread of their own, so the main thread keeps serving connections while they are written (on two cores WebSocket ingest of directory events went 1.15-1.6x as fast, at ~200 MB more memory); false: on the main thread (docs/storage.md, "A writer thread"). `orbweaver import` keeps its writer, which holds its spool, on its own thread'),
     readAhead: bool(false, 'let the kernel read ahead around each page of the store it loads (LMDB without MDB_NORDAHEAD). Off: pages are cached and written back one by one, which on a large store writes far less (docs/storage.md, "Read-ahead"); on: a small or cold store warms faster'),
   })
   .strict()

@@ -18,6 +18,7 @@ import { framesToJson, type EventFrames, type Framing } from '../nostr/frames.js
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { DiskGuard, type DiskState } from '../lib/disk-guard.js';
 import { BatchWriter } from './writer.js';
+import { ThreadWriter, type StoreWriter } from './writer-thread.js';
 import { RankStore } from './ranks.js';
 import { recoverSpool, type SpoolSizes } from './spool.js';
 import { removeEdgeFiles, SPILL_DIR } from './edge-files.js';
@@ -56,6 +57,11 @@ export interface OpenStoreOptions {
    * main thread owns both for this environment and a second writer's state would race with it.
    */
   readOnly?: boolean;
+  /**
+   * The batched writer runs on a thread of its own (writer-thread.ts; config store.writerThread),
+   * not on the caller's. Not with a spool (the import keeps its writer on its own thread).
+   */
+  writerThread?: boolean;
   /** `verify --repair` opens it: a store whose last repair was interrupted is not refused */
   repairing?: boolean;
 }
@@ -123,15 +129,21 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       recoverSpool(env, dbs, opts.logger);
       ensureSearchIndex(env, dbs, opts.logger);
     }
-    return new LmdbEventStore(env, dbs, {
-      readOnly: opts.readOnly ?? false,
-      maxBatch: opts.maxBatch ?? DEFAULTS.maxBatch,
-      maxBatchEntries: opts.maxBatchEntries,
-      maxBatchMs: opts.maxBatchMs,
-      spool: opts.spool && { ...opts.spool, spillDir: join(opts.dir, SPILL_DIR) },
+    const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);
+    const maxBatch = opts.maxBatch ?? DEFAULTS.maxBatch;
+    let writer: StoreWriter | null = null;
+    if (opts.readOnly) writer = null;
+    else if (opts.writerThread && !opts.spool) {
+      const { dir, mapSize, readAhead, minFreeBytes, maxBatchEntries, maxBatchMs, search } = opts;
+      writer = await ThreadWriter.start({ dir, mapSize, readAhead, minFreeBytes, maxBatch, maxBatchEntries, maxBatchMs, search }, env, opts.logger);
+    } else {
+      const spool = opts.spool && { ...opts.spool, spillDir: join(opts.dir, SPILL_DIR) };
+      writer = new BatchWriter(env, dbs, { maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool, logger: opts.logger, disk: disk ?? undefined });
+    }
+    return new LmdbEventStore(env, dbs, writer, {
       queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
       logger: opts.logger,
-      disk: opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0),
+      disk,
     });
   } catch (err) {
     await env.close();
@@ -140,20 +152,20 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
 }
 
 class LmdbEventStore implements EventStore {
-  private readonly writer: BatchWriter | null;
   private closed = false;
   readonly ranks: RankStore;
 
   constructor(
     readonly env: RootDatabase,
     private readonly dbs: Dbs,
-    private readonly opts: { readOnly: boolean; maxBatch: number; maxBatchEntries?: number; maxBatchMs?: number; spool?: SpoolSizes; queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null },
+    /** null: opened read-only */
+    private readonly writer: StoreWriter | null,
+    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null },
   ) {
-    this.writer = opts.readOnly ? null : new BatchWriter(env, dbs, { maxBatch: opts.maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool: opts.spool, logger: opts.logger, disk: opts.disk ?? undefined });
     this.ranks = new RankStore(env, dbs);
   }
 
-  private w(): BatchWriter {
+  private w(): StoreWriter {
     if (!this.writer) throw new Error('this event store was opened read-only');
     return this.writer;
   }
@@ -219,6 +231,8 @@ class LmdbEventStore implements EventStore {
   }
 
   disk(): DiskState | null {
+    // a writer thread's guard is the one that refuses (its state after its last batch)
+    if (this.writer instanceof ThreadWriter) return this.writer.disk() ?? this.opts.disk?.state() ?? null;
     return this.opts.disk?.state() ?? null;
   }
 

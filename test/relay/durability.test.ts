@@ -6,10 +6,11 @@ import { rmSync } from 'node:fs';
 import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 
-test('every event acknowledged before kill -9 is there after restart', async () => {
+// with the store's writer on its own thread (the default) and on the main thread
+for (const writerThread of ['true', 'false']) test(`every event acknowledged before kill -9 is there after restart (store.writerThread ${writerThread})`, async () => {
   const dataDir = tempDir();
   try {
-    const relay = await startRelayProcess({ dataDir });
+    const relay = await startRelayProcess({ dataDir, env: { ORBWEAVER_STORE_WRITER_THREAD: writerThread } });
     const authors = Array.from({ length: 4 }, () => new Author());
     const acked: string[] = [];
     const clients = await Promise.all(authors.map(() => Client.open(relay.url)));
