@@ -35,8 +35,9 @@ export interface WriterOptions {
   maxBatchEntries?: number;
   /**
    * milliseconds a transaction may spend applying operations before it commits what it has (0 or
-   * absent: no bound). The transaction runs on the caller's thread, the relay's main thread, which
-   * serves nobody meanwhile; in a deep store a full transaction of follow lists took ~0.5 s.
+   * absent: no bound). The transaction runs on the writer's thread: the relay's main thread with
+   * store.writerThread false, which serves nobody meanwhile (in a deep store a full transaction of
+   * follow lists took ~0.5 s), else a thread of its own (writer-thread.ts), where it delays writes only.
    */
   maxBatchMs?: number;
   /**
