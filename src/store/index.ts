@@ -131,12 +131,11 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     }
     const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);
     const maxBatch = opts.maxBatch ?? DEFAULTS.maxBatch;
-    let writer: StoreWriter | null = null;
-    if (opts.readOnly) writer = null;
-    else if (opts.writerThread && !opts.spool) {
+    let writer: StoreWriter | null = null; // none when opened read-only
+    if (!opts.readOnly && opts.writerThread && !opts.spool) {
       const { dir, mapSize, readAhead, minFreeBytes, maxBatchEntries, maxBatchMs, search } = opts;
       writer = await ThreadWriter.start({ dir, mapSize, readAhead, minFreeBytes, maxBatch, maxBatchEntries, maxBatchMs, search }, env, opts.logger);
-    } else {
+    } else if (!opts.readOnly) {
       const spool = opts.spool && { ...opts.spool, spillDir: join(opts.dir, SPILL_DIR) };
       writer = new BatchWriter(env, dbs, { maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool, logger: opts.logger, disk: disk ?? undefined });
     }
