@@ -37,6 +37,8 @@ export class ThreadWriter implements StoreWriter {
   private stopped: string | null = null;
   private closing: Promise<void> | null = null;
   private lastDisk: DiskState | null = null;
+  /** the thread has ended (closed, or died) */
+  private exited = false;
 
   private constructor(
     private readonly worker: Worker,
@@ -45,7 +47,10 @@ export class ThreadWriter implements StoreWriter {
   ) {
     worker.on('message', (m: FromWriter) => this.onMessage(m));
     worker.on('error', (err) => this.fail(`the store's writer thread failed: ${err.message}`));
-    worker.on('exit', (code) => this.fail(`the store's writer thread stopped (exit code ${code})`));
+    worker.on('exit', (code) => {
+      this.exited = true;
+      this.fail(`the store's writer thread stopped (exit code ${code})`);
+    });
   }
 
   /** Starts the thread and waits until its handle of the store is open. */
@@ -100,6 +105,7 @@ export class ThreadWriter implements StoreWriter {
   /** Writes what was asked before, closes the worker's handle and ends the thread. */
   close(): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
+      if (this.exited) return resolve(); // it died: nothing left to write, and no exit to wait for
       this.flush();
       this.stopped = 'event store is closed';
       this.worker.once('exit', () => resolve());

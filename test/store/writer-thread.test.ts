@@ -134,3 +134,23 @@ test('a store.writerThread that is not a boolean is refused, naming the key', ()
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /store\.writerThread|ORBWEAVER_STORE_WRITER_THREAD/);
 });
+
+test('a writer thread that dies fails the writes waiting on it and every later one; reads go on and close returns', { timeout: 30_000 }, async () => {
+  const dir = tmpDir();
+  const store = await openStore({ dir, mapSize: 256 * 1024 ** 2, writerThread: true });
+  try {
+    const kept = ev();
+    await store.write(kept, JSON.stringify(kept));
+    // the thread ends under the store (as if it crashed): reach it past the EventStore interface
+    const worker = (store as unknown as { writer: { worker: { terminate(): Promise<number> } } }).writer.worker;
+    const waiting = ev();
+    const pending = store.write(waiting, JSON.stringify(waiting));
+    await worker.terminate();
+    await assert.rejects(pending, /writer thread stopped/);
+    await assert.rejects(store.write(ev(), '{}'), /writer thread stopped/);
+    assert.equal(store.get(kept.id)?.id, kept.id);
+  } finally {
+    await store.close(); // would wait forever for an exit that already happened
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
