@@ -192,6 +192,14 @@ export class GraphTxn {
   private readonly listDelta = new Map<number, number>();
   /** id entries written since the last replace() began (it counts them in what it returns) */
   private allocated = 0;
+  /**
+   * New edges of this transaction not put yet: finish() puts them in key order, where a put costs
+   * about half what it does in arrival order (the pages of one followee's set come one after the
+   * other; measured 0.85-0.9 against 1.25-1.5 µs a put, docs/storage.md "A writer thread"). Per
+   * list (kind and author): its followee ids. A later replace() of the same list in this
+   * transaction puts that list's edges first, so its removals find them where they always did.
+   */
+  private readonly pendingEdges = new Map<number, PendingEdges>();
 
   constructor(
     private readonly dbs: Dbs,
@@ -260,13 +268,17 @@ export class GraphTxn {
     const keep = old ? new Set<string>() : null;
     // journaled first and filled as the edges are written, so an operation that throws half way is taken back whole
     this.undo(() => {
-      for (const id of added) graph.removeSync(edgeKey(kind, id, authorId));
+      const pending = this.pendingEdges.get(listKey(kind, authorId));
+      if (pending?.followees === added && !pending.put) this.pendingEdges.delete(listKey(kind, authorId));
+      else for (const id of added) graph.removeSync(edgeKey(kind, id, authorId));
       for (const id of removed) graph.putSync(edgeKey(kind, id, authorId), EMPTY);
     });
     const key = edgeScratch;
     key.writeUInt16BE(kind, 0);
     key.writeUInt32BE(authorId, 6);
     const spool = this.spool;
+    // the list's edges written earlier in this transaction go in now: what follows removes and adds against the graph
+    this.putPending(kind, authorId);
     if (spool && before !== after) {
       if (spool.holds(kind, authorId)) {
         // the list changes or goes: its held-back edges go into the graph first, then the difference as usual
@@ -301,6 +313,8 @@ export class GraphTxn {
     const plus: string[] = old ? [] : after;
     const minus: string[] = [];
     // the same array: an unchanged re-publication (txn.ts), nothing to write but the current list
+    // (new edges are put at finish(), in key order; with a spool this path is the rare one)
+    const defer = spool === null;
     if (before !== after) for (const m of after) {
       if (old?.has(m)) {
         keep!.add(m);
@@ -308,11 +322,14 @@ export class GraphTxn {
       }
       // not there: the graph holds exactly the members of the current version (orbweaver verify checks it)
       const id = this.idOf(m);
-      key.writeUInt32BE(id, 2);
-      graph.putSync(key, EMPTY);
+      if (!defer) {
+        key.writeUInt32BE(id, 2);
+        graph.putSync(key, EMPTY);
+      }
       added.push(id);
       if (old) plus.push(m);
     }
+    if (defer && added.length > 0) this.pendingEdges.set(listKey(kind, authorId), { kind, author: authorId, followees: added, put: false });
     if (before !== after) for (const m of before) {
       if (keep!.has(m)) continue;
       const id = this.fresh.get(m) ?? pubkeyId(this.dbs, m);
@@ -363,8 +380,53 @@ export class GraphTxn {
     return n;
   }
 
-  /** Persists the id counter and the list counts; once, at the end of the transaction. */
+  /** One list's pending edges, put now (in arrival order: this is the rare case). */
+  private putPending(kind: number, authorId: number): void {
+    const p = this.pendingEdges.get(listKey(kind, authorId));
+    if (!p) return;
+    this.pendingEdges.delete(listKey(kind, authorId));
+    const { graph } = this.dbs.graph;
+    for (const id of p.followees) graph.putSync(edgeKey(kind, id, authorId), EMPTY);
+    p.put = true;
+  }
+
+  /** Every pending edge, in key order (kind, followee, follower). */
+  private putAllPending(): void {
+    if (this.pendingEdges.size === 0) return;
+    const byKind = new Map<number, { lists: PendingEdges[]; edges: number }>();
+    for (const p of this.pendingEdges.values()) {
+      let group = byKind.get(p.kind);
+      if (!group) byKind.set(p.kind, (group = { lists: [], edges: 0 }));
+      group.lists.push(p);
+      group.edges += p.followees.length;
+    }
+    const { graph } = this.dbs.graph;
+    const key = edgeScratch;
+    for (const kind of [...byKind.keys()].sort((a, b) => a - b)) {
+      const { lists, edges } = byKind.get(kind)!;
+      // followee and follower side by side in one 64-bit word, sorted natively
+      const sorted = new BigUint64Array(edges);
+      let k = 0;
+      for (const p of lists) {
+        const follower = BigInt(p.author);
+        for (const id of p.followees) sorted[k++] = (BigInt(id) << 32n) | follower;
+      }
+      sorted.sort();
+      key.writeUInt16BE(kind, 0);
+      for (let i = 0; i < sorted.length; i++) {
+        const w = sorted[i]!;
+        key.writeUInt32BE(Number(w >> 32n), 2);
+        key.writeUInt32BE(Number(w & 0xffffffffn), 6);
+        graph.putSync(key, EMPTY);
+      }
+      for (const p of lists) p.put = true;
+    }
+    this.pendingEdges.clear();
+  }
+
+  /** Puts the pending edges, persists the id counter and the list counts; once, at the end of the transaction. */
   finish(): void {
+    this.putAllPending();
     if (this.nextId !== this.startNextId) this.dbs.meta.putSync(NEXT_PKID_KEY, this.nextId);
     for (const [kind, d] of this.listDelta) {
       const cur = this.dbs.meta.get(LISTS_KEY(kind));
@@ -374,6 +436,19 @@ export class GraphTxn {
     this.startNextId = this.nextId;
   }
 }
+
+/** A list's new edges not put yet (GraphTxn.pendingEdges). */
+interface PendingEdges {
+  kind: number;
+  author: number;
+  /** followee ids, the replace() call's own `added` array (its undo recognises it) */
+  followees: number[];
+  /** put since (the undo then removes them from the graph) */
+  put: boolean;
+}
+
+/** kind and author id as one Map key (exact: kind < 2^16, id < 2^32) */
+const listKey = (kind: number, authorId: number): number => kind * 0x1_0000_0000 + authorId;
 
 const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
 /**

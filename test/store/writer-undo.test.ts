@@ -73,6 +73,7 @@ test('a follow list that throws after its follows were noted for the counters (i
     const pk = hex();
     const v1 = followList(pk, common.slice(0, 10), 1_700_000_000);
     assert.equal((await put(store, v1)).status, 'stored');
+    const before = edges(store);
     // in one batch: a new list of common, and v2 (drops 0..4, adds 10..14), which fails at its graphtime entry,
     // the last write of the graph's part: its additions and removals are noted by then (CounterBatch.noteAll)
     const a = followList(hex(), common);
@@ -86,6 +87,9 @@ test('a follow list that throws after its follows were noted for the counters (i
     assert.equal(results[0].status === 'fulfilled' && results[0].value.status, 'stored');
     assert.equal(results[1].status, 'rejected');
     for (const [i, m] of common.entries()) assert.equal(await followers(store, m), i < 10 ? 2 : 1, `follower count of member ${i}`);
+    // and the graph itself: a's 20 follows, v1's 10 as they were, none of v2's additions (the writer
+    // holds new follows until the end of the transaction: the failed list's must not go in then)
+    assert.equal(edges(store) - before, 20);
   });
 });
 

@@ -266,9 +266,9 @@ async function indexTheRest(run: Repair): Promise<void> {
       graph = new GraphTxn(bulk, () => {}, counters);
     },
     () => {
+      graph.finish(); // first: it puts the chunk's follow edges (GraphTxn holds them until then) into what write() writes
       writes.write();
       counters.apply(run.dbs.tagcount);
-      graph.finish();
     },
   );
 }
