@@ -404,20 +404,35 @@ export class GraphTxn {
     const key = edgeScratch;
     for (const kind of [...byKind.keys()].sort((a, b) => a - b)) {
       const { lists, edges } = byKind.get(kind)!;
-      // followee and follower side by side in one 64-bit word, sorted natively
-      const sorted = new BigUint64Array(edges);
-      let k = 0;
-      for (const p of lists) {
-        const follower = BigInt(p.author);
-        for (const id of p.followees) sorted[k++] = (BigInt(id) << 32n) | follower;
-      }
-      sorted.sort();
       key.writeUInt16BE(kind, 0);
-      for (let i = 0; i < sorted.length; i++) {
-        const w = sorted[i]!;
-        key.writeUInt32BE(Number(w >> 32n), 2);
-        key.writeUInt32BE(Number(w & 0xffffffffn), 6);
+      const put = (followee: number, follower: number): void => {
+        key.writeUInt32BE(followee, 2);
+        key.writeUInt32BE(follower, 6);
         graph.putSync(key, EMPTY);
+      };
+      let maxFollowee = 0;
+      for (const p of lists) for (const id of p.followees) if (id > maxFollowee) maxFollowee = id;
+      if (maxFollowee < EXACT_FOLLOWEE) {
+        // followee and follower as one double, exact below 2^53, sorted natively; no allocation per edge
+        const sorted = new Float64Array(edges);
+        let k = 0;
+        for (const p of lists) for (const id of p.followees) sorted[k++] = id * 0x1_0000_0000 + p.author;
+        sorted.sort();
+        for (let i = 0; i < sorted.length; i++) {
+          const w = sorted[i]!;
+          const followee = Math.floor(w / 0x1_0000_0000);
+          put(followee, w - followee * 0x1_0000_0000);
+        }
+      } else {
+        // the same in 64-bit words (a store past two million pubkey ids)
+        const sorted = new BigUint64Array(edges);
+        let k = 0;
+        for (const p of lists) {
+          const follower = BigInt(p.author);
+          for (const id of p.followees) sorted[k++] = (BigInt(id) << 32n) | follower;
+        }
+        sorted.sort();
+        for (let i = 0; i < sorted.length; i++) put(Number(sorted[i]! >> 32n), Number(sorted[i]! & 0xffffffffn));
       }
       for (const p of lists) p.put = true;
     }
@@ -446,6 +461,9 @@ interface PendingEdges {
   /** put since (the undo then removes them from the graph) */
   put: boolean;
 }
+
+/** followee ids below this pack with a 32-bit follower into one exact double (2^21 x 2^32 = 2^53) */
+const EXACT_FOLLOWEE = 2 ** 21;
 
 /** kind and author id as one Map key (exact: kind < 2^16, id < 2^32) */
 const listKey = (kind: number, authorId: number): number => kind * 0x1_0000_0000 + authorId;

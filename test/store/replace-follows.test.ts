@@ -9,6 +9,9 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter } from '../../src/nostr/filter.js';
 import { openStore, type EventStore } from '../../src/store/index.js';
 import { ev, hex, ids, oracleRegisters, tmpDir } from './helpers.js';
+import type { RootDatabase } from 'lmdb';
+import type { Dbs } from '../../src/store/schema.js';
+import { NEXT_PKID_KEY, pubkeyId } from '../../src/store/graph.js';
 
 const AUTHORS = 150;
 const POOL = 40; // follow targets shared by many lists (popular pubkeys), plus one own follow each
@@ -31,10 +34,16 @@ async function check(store: EventStore, current: Map<string, NostrEvent>, target
   assert.equal(tagkind, 0, `tag+kind entries ${ctx}`);
 }
 
-test('follow lists replaced with one follow changed, many per transaction: entries, #p and COUNT exact, also after reopen', async () => {
+// Twice: pubkey ids from 1, and from past 2^21, where a transaction's held follow edges are sorted as
+// 64-bit words instead of doubles (GraphTxn.putAllPending)
+for (const firstId of [1, 2 ** 21 + 7]) test(`follow lists replaced with one follow changed, many per transaction: entries, #p and COUNT exact, also after reopen (pubkey ids from ${firstId})`, async () => {
   const dir = tmpDir();
   try {
     let store = await openStore({ dir, mapSize: 256 * 1024 ** 2 });
+    if (firstId > 1) {
+      const { env, dbs } = store as unknown as { env: RootDatabase; dbs: Dbs };
+      await env.transaction(() => dbs.meta.putSync(NEXT_PKID_KEY, firstId));
+    }
     const pool = Array.from({ length: POOL }, () => hex());
     const own = Array.from({ length: AUTHORS }, () => hex());
     const current = new Map<string, NostrEvent>();
@@ -46,6 +55,8 @@ test('follow lists replaced with one follow changed, many per transaction: entri
     await Promise.all(first.map((e) => store.write(e, JSON.stringify(e))));
     for (const e of first) current.set(e.pubkey, e);
     await check(store, current, [...pool, ...own], 'after the first lists');
+    const { dbs } = store as unknown as { dbs: Dbs };
+    assert.ok(pubkeyId(dbs, pool[0]!)! >= firstId, 'the ids start where the test set them');
 
     // Each author: drop one follow and add another; every third author replaces twice (both
     // versions queued at once, so old, new and newer meet in one transaction); every fifth
