@@ -385,9 +385,9 @@ export class GraphTxn {
     const p = this.pendingEdges.get(listKey(kind, authorId));
     if (!p) return;
     this.pendingEdges.delete(listKey(kind, authorId));
+    p.put = true; // first: should a put throw, the undo removes whichever went in
     const { graph } = this.dbs.graph;
     for (const id of p.followees) graph.putSync(edgeKey(kind, id, authorId), EMPTY);
-    p.put = true;
   }
 
   /** Every pending edge, in key order (kind, followee, follower). */
@@ -404,6 +404,7 @@ export class GraphTxn {
     const key = edgeScratch;
     for (const kind of [...byKind.keys()].sort((a, b) => a - b)) {
       const { lists, edges } = byKind.get(kind)!;
+      for (const p of lists) p.put = true; // first: should a put throw, the undo removes whichever went in
       key.writeUInt16BE(kind, 0);
       const put = (followee: number, follower: number): void => {
         key.writeUInt32BE(followee, 2);
@@ -434,7 +435,6 @@ export class GraphTxn {
         sorted.sort();
         for (let i = 0; i < sorted.length; i++) put(Number(sorted[i]! >> 32n), Number(sorted[i]! & 0xffffffffn));
       }
-      for (const p of lists) p.put = true;
     }
     this.pendingEdges.clear();
   }
@@ -458,7 +458,7 @@ interface PendingEdges {
   author: number;
   /** followee ids, the replace() call's own `added` array (its undo recognises it) */
   followees: number[];
-  /** put since (the undo then removes them from the graph) */
+  /** being put or put (the undo then removes them from the graph) */
   put: boolean;
 }
 
