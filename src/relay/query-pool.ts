@@ -25,6 +25,7 @@ import { answerBoundedReads, pointLookups } from '../store/planner.js';
 import { StepGuard } from './step-guard.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-messages.js';
 import { unionItems, visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
+import { ownBytes } from '../lib/own-bytes.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 
@@ -120,9 +121,7 @@ function runsInline(filters: Filter[], qo: QueryOptions): boolean {
   return n !== null && n <= INLINE_BOUNDED_EVENTS;
 }
 
-/** A typed array over exactly its own bytes: a postMessage clones a view's whole ArrayBuffer (a Buffer.from view: Node's 8 KB pool). */
-const own = (a: Uint8Array): Uint8Array => (a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : new Uint8Array(a));
-const ownBuffers = (f: Framing): Framing => ({ prefix: own(f.prefix), suffix: own(f.suffix) });
+const ownBuffers = (f: Framing): Framing => ({ prefix: ownBytes(f.prefix), suffix: ownBytes(f.suffix) });
 
 const noFrames = (framing: Framing): EventFrames => ({ buf: new Uint8Array(0), ends: new Uint32Array(0), kinds: new Uint16Array(0), prefixLen: framing.prefix.length, suffixLen: framing.suffix.length });
 

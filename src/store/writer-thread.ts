@@ -14,9 +14,12 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { DiskState } from '../lib/disk-guard.js';
 import type { WriteResult } from './types.js';
 import type { FromWriter, ToWriter, WriterInit, WriterOp } from './writer-messages.js';
+import { ownBytes } from '../lib/own-bytes.js';
 
 type Value = WriteResult | boolean | number;
-type OpBody = WriterOp extends infer O ? (O extends WriterOp ? Omit<O, 'id'> : never) : never;
+/** an op before the main thread numbers it (Omit per member of the union) */
+type Unnumbered<O> = O extends WriterOp ? Omit<O, 'id'> : never;
+type OpBody = Unnumbered<WriterOp>;
 
 /** What the store asks of its writer, on this thread (BatchWriter) or on its own (ThreadWriter). */
 export interface StoreWriter {
@@ -28,6 +31,10 @@ export interface StoreWriter {
 }
 
 type Logger = { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
+
+/** A log line of the worker's store, written by this thread's logger. */
+const relayLog = (logger: Logger | undefined, m: Extract<FromWriter, { t: 'log' }>): void =>
+  void (m.level === 'warn' ? logger?.warn : logger?.info)?.call(logger, m.obj, m.msg);
 
 export class ThreadWriter implements StoreWriter {
   private readonly pending = new Map<number, { resolve(v: Value): void; reject(e: Error): void }>();
@@ -66,7 +73,7 @@ export class ThreadWriter implements StoreWriter {
         onMessage = (m) => {
           if (m.t === 'ready') resolve();
           else if (m.t === 'failed') reject(new Error(`the store's writer thread could not open ${init.dir}: ${m.error}`));
-          else if (m.t === 'log') (m.level === 'warn' ? logger?.warn : logger?.info)?.call(logger, m.obj, m.msg);
+          else if (m.t === 'log') relayLog(logger, m);
         };
         onError = reject;
         onExit = (code) => reject(new Error(`the store's writer thread stopped while opening ${init.dir} (exit code ${code})`));
@@ -95,7 +102,7 @@ export class ThreadWriter implements StoreWriter {
   }
 
   refreshHll(key: Buffer, version: number, registers: Uint8Array): Promise<boolean> {
-    return this.submit({ t: 'h', key: Uint8Array.from(key), version, registers: Uint8Array.from(registers) }) as Promise<boolean>;
+    return this.submit({ t: 'h', key: ownBytes(key), version, registers: ownBytes(registers) }) as Promise<boolean>;
   }
 
   sweep(now: number): Promise<number> {
@@ -109,9 +116,6 @@ export class ThreadWriter implements StoreWriter {
       this.flush();
       this.stopped = 'event store is closed';
       this.worker.once('exit', () => resolve());
-      this.worker.on('message', (m: FromWriter) => {
-        if (m.t === 'closed') void this.worker.terminate();
-      });
       this.post({ t: 'close' });
     });
     return this.closing;
@@ -141,10 +145,9 @@ export class ThreadWriter implements StoreWriter {
   }
 
   private onMessage(m: FromWriter): void {
-    if (m.t === 'log') {
-      (m.level === 'warn' ? this.logger?.warn : this.logger?.info)?.call(this.logger, m.obj, m.msg);
-      return;
-    }
+    if (m.t === 'log') return relayLog(this.logger, m);
+    // close(): the worker's handle is closed and its last answers are in
+    if (m.t === 'closed') return void this.worker.terminate();
     if (m.t !== 'done') return;
     this.lastDisk = m.disk;
     // what these transactions wrote is committed: this thread's next read sees it (top of file)

@@ -4,7 +4,7 @@
 // transactions that hold them have committed (writer.ts: a commit includes its flush).
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from './index.js';
-import type { EventStore } from './types.js';
+import type { EventStore, WriteResult } from './types.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { FromWriter, OpDone, ToWriter, WriterInit, WriterOp } from './writer-messages.js';
 
@@ -49,11 +49,10 @@ function run(op: WriterOp): Promise<WriteResult | boolean | number> {
     case 's':
       return store.sweepExpired(op.now);
     case 'h':
+      // the store's refreshHll does not say whether the registers were stored (nobody asks): true
       return store.refreshHll([{ key: op.key, version: op.version, registers: op.registers }]).then(() => true);
   }
 }
-
-type WriteResult = Awaited<ReturnType<EventStore['write']>>;
 
 port.on('message', (m: ToWriter) => {
   if (m.t === 'close') {
