@@ -1,11 +1,12 @@
 // Refusing writes before the disk is full, instead of dying when it is.
 //
-// The store writes through LMDB's write map (docs/storage.md, "The write map"): a transaction's
-// new pages are written into the file's mapping, and where the file has no blocks yet (data.mdb is
-// sparse) the file system allocates them when the page is first written. On a full file system
-// that allocation fails inside a memory write, and the kernel answers with SIGBUS: the relay died
-// with 5,962 events acknowledged and no word to anyone (nothing acknowledged was lost).
-// Without the write map a full disk would be an error at commit, at the cost measured there.
+// Until 2026-11-29 the store wrote through LMDB's write map (docs/storage.md, "The write map, and
+// why it went"): a transaction's new pages went into the file's mapping, and where the file had no
+// blocks yet the file system allocated them when the page was first written. On a full file system
+// that allocation failed inside a memory write, and the kernel answered with SIGBUS: the relay died
+// with 5,962 events acknowledged and no word to anyone (nothing acknowledged was lost). Now a full
+// disk fails the commit's write (ENOSPC) and the whole batch with it; refusing first still says why,
+// and keeps the reserve for what a transaction may need.
 //
 // So every write transaction of the batched writer first asks the file system how much is free
 // (statfs, a few µs) and refuses its batch when less than `store.minFreeBytes` is: each event gets

@@ -195,7 +195,7 @@ function relayGauges(registry: Registry, ctx: RelayContext, connections: Set<Con
   registry.gauge('orbweaver_queries_running', 'REQ scans and COUNTs running', () => access.querySlots.figures().queriesRunning);
   registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);
-  registry.gauge('orbweaver_store_bytes', 'bytes of the LMDB data file in use (its pages up to the last one used; the file itself is sparse)', () => store.stats().bytes);
+  registry.gauge('orbweaver_store_bytes', 'bytes of the LMDB data file in use (its pages up to the last one used; a file an earlier version wrote through the write map is sparse and longer)', () => store.stats().bytes);
   registry.gauge('orbweaver_store_disk_free_bytes', 'bytes free on the data directory\'s file system (writes are refused below store.minFreeBytes)', () => store.disk()?.freeBytes ?? 0);
   registry.gauge('orbweaver_store_disk_full', '1 while writes are refused because the data directory\'s file system has less than store.minFreeBytes free', () => (store.disk()?.full ? 1 : 0));
 }

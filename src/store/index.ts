@@ -83,24 +83,29 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     mapSize: opts.mapSize ?? DEFAULTS.mapSize,
     maxDbs: MAX_DBS,
     // Durable commits: no noSync; a commit returns once its pages and meta are on disk.
-    // The write map: a transaction's pages are written in the file's own mapping instead of
-    // malloc'd copies kept in a sorted dirty list. In a large store nearly every index entry of a
-    // follow list dirties a page of its own, and keeping that list sorted (a memmove per page) plus
-    // the copies was half of the writer's time at 300,000 directory events, and its anonymous
-    // memory (docs/storage.md). The cost: data.mdb is a sparse file of mapSize (its allocated
-    // blocks are what it holds), and lmdb-js has no child transactions (txn.ts journals instead).
-    useWritemap: !opts.readOnly,
+    // No write map (LMDB's MDB_WRITEMAP, which the store used from 2026-11-24 to 2026-11-29): a
+    // transaction's pages are malloc'd copies, written with pwrite and flushed with fdatasync at
+    // commit. Through the map, every page a commit flushed was write-protected again (a fault and a
+    // TLB flush on the other core when it was next written), and the flush itself (msync) took 4-6x
+    // as long as soon as another thread of the process ran beside it: the relay's main thread, the
+    // signature checks. Measured 2026-11-29 (docs/storage.md, "The write map, and why it went"):
+    // WebSocket ingest of the 18,000 directory events 1.5x as fast without it, 20,000 new events
+    // into the 600,000-event store 1.46x, and `orbweaver import` of the 600,000 1.8x. The dirty
+    // list's sorted inserts that made it worth having at depth are cheap now that the writer puts
+    // the follow edges and the import its merges in key order.
+    useWritemap: false,
     // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
-    // transaction): together with the write map it corrupts the free list as soon as several
-    // processes write (a relay and `spider --once` or `sync` beside it): "freelist entry had
-    // bad/duplicate entries", MDB_BAD_TXN, aborts (test/store/durability.test.ts). Every process
-    // opens the store through here, so all agree. Cost: 300,000 directory events import in 231 s
-    // instead of 192 s (docs/storage.md).
+    // transaction): together with the write map it corrupted the free list as soon as several
+    // processes wrote (a relay and `spider --once` or `sync` beside it): "freelist entry had
+    // bad/duplicate entries", MDB_BAD_TXN, aborts (test/store/durability.test.ts). Without the
+    // write map that stress passed with it, but the writer answers a batch when its transaction
+    // resolves, which must then include the flush (writer.ts). Every process opens the store through
+    // here, so all agree.
     overlappingSync: false,
     // No read-ahead unless asked (LMDB's MDB_NORDAHEAD: madvise MADV_RANDOM on the map). With it, a
     // fault on the map brings in a large folio of the file (Linux 6.x page cache: up to 2 MiB with
-    // this machine's read_ahead_kb of 8 MiB), and one 4 KiB page written through the write map
-    // dirties that whole folio and has it written back. A 600,000-event import wrote 1.1 TB to the
+    // this machine's read_ahead_kb of 8 MiB), and one 4 KiB page written dirties that whole folio
+    // and has it written back (measured through the write map the store then used). A 600,000-event import wrote 1.1 TB to the
     // device with read-ahead and 67 GB without, in 610 s against 469 s (743 s against 648 s in a
     // slower hour); its last 100,000 took 3.2-3.3x as long as its first with it, 1.3-1.8x without.
     // The cost: a cold cache is read 4 KiB at a time, and a small store is slower (10-35%).
@@ -243,8 +248,8 @@ class LmdbEventStore implements EventStore {
       indexes.searchKeys = entryCount(this.dbs.search.keys);
       indexes.searchDocs = entryCount(this.dbs.search.docs);
     }
-    // The pages up to the last one in use: what the file holds. With the write map data.mdb is a
-    // sparse file as long as the map (index.ts), so its length says nothing.
+    // The pages up to the last one in use: what the file holds. A store written through LMDB's write
+    // map (before 2026-11-29, index.ts) has a data.mdb as long as the map, sparse, so its length says nothing.
     const info = this.env.getStats() as { pageSize: number; lastPageNumber: number };
     const bytes = (info.lastPageNumber + 1) * info.pageSize;
     return { events: entryCount(this.dbs.events), bytes, indexes };

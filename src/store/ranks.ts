@@ -343,7 +343,7 @@ export class RankStore {
   /** Writes one chunk of a pass's ranks (pubkeys as 32-byte buffers). */
   async putRanks(entries: Array<{ pubkey: Uint8Array; record: RankRecord }>, generation: number): Promise<void> {
     const db = this.dbs.rank;
-    // lmdb-js's batched write, like the event writer's (the store's write map has no child transactions)
+    // lmdb-js's batched write, like the event writer's (no child transactions: txn.ts journals instead)
     await this.env.transaction(() => {
       for (const e of entries) db.putSync(Buffer.from(e.pubkey), encodeRank(e.record, generation));
     });

@@ -219,7 +219,7 @@ export class BatchWriter {
    * not depend on when lmdb-js runs the callback). An op that throws is taken back alone
    * (WriteTxn.run) and rejected; the others go on. If the counters at the end throw, the whole
    * batch is taken back (WriteTxn.finish) and each op retried in a transaction of its own.
-   * (LMDB's write map has no child transactions, whose abort did this before: txn.ts.)
+   * (The journal replaced child transactions while the store used LMDB's write map: txn.ts.)
    */
   private async commitNext(): Promise<{ batch: Pending[]; results: Array<OpResult | Error> }> {
     const full = this.opts.disk?.refusal();

@@ -1,6 +1,7 @@
 // A full disk, the way it happens to an operator: the relay's data directory on a small file system
 // (a 64 MiB tmpfs, mounted for the test: needs root, else skipped) that clients fill with 2 KB notes.
-// Before store.minFreeBytes, the store's write map turned ENOSPC into SIGBUS and the relay died.
+// Before store.minFreeBytes, the store's write map (used until 2026-11-29) turned ENOSPC into SIGBUS
+// and the relay died; without it a full disk fails each commit.
 // Now: writes are refused with an `error:` that says why, the relay stays up and keeps answering
 // reads, /metrics and /status.json say so, writes resume by themselves once space is freed, and
 // every event acknowledged with OK true is there after a restart (no false OK).

@@ -1,4 +1,4 @@
-// An operation that throws half way through its writes is taken back alone: the store uses LMDB's
+// An operation that throws half way through its writes is taken back alone: the store used LMDB's
 // write map, where lmdb-js has no child transactions to abort, so the write transaction journals
 // every write (src/store/txn.ts). A fault is injected into the real store's follow graph (the
 // pubkey ids a follow list allocates, after some of its follows are written) and, for the counters
