@@ -89,8 +89,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     // TLB flush on the other core when it was next written), and the flush itself (msync) took 4-6x
     // as long as soon as another thread of the process ran beside it: the relay's main thread, the
     // signature checks. Measured 2026-11-29 (docs/storage.md, "The write map, and why it went"):
-    // WebSocket ingest of the 18,000 directory events 1.5x as fast without it, 20,000 new events
-    // into the 600,000-event store 1.46x, and `orbweaver import` of the 600,000 1.8x. The dirty
+    // WebSocket ingest of the 18,000 directory events 1.4x as fast without it, 20,000 new events
+    // into the 600,000-event store 1.46x, and `orbweaver import` of the 600,000 1.7-1.8x. The dirty
     // list's sorted inserts that made it worth having at depth are cheap now that the writer puts
     // the follow edges and the import its merges in key order.
     useWritemap: false,

@@ -4,8 +4,9 @@
 //
 // Every write is journaled with what takes it back (a removal for a key that is new, the old value
 // for one that is overwritten or removed), so an operation that throws half way is undone alone
-// (run()) and a transaction whose finish() throws is undone whole (undoAll()). The store uses
-// LMDB's write map (index.ts, until 2026-11-29), where lmdb-js had no child transactions to abort.
+// (run()) and a transaction whose finish() throws is undone whole (undoAll()). It was built while
+// the store used LMDB's write map (until 2026-11-29, index.ts), where lmdb-js has no child
+// transactions to abort, and stayed.
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
