@@ -5,7 +5,7 @@ import { loggerFor } from './lib/logger.js';
 import { VERSION } from './relay/version.js';
 import { didYouMean } from './config/suggest.js';
 import { DataDirError } from './app/data-dir.js';
-import { PartialStoreError } from './store/errors.js';
+import { PartialStoreError, StoreBusyError } from './store/errors.js';
 import { redactSecrets } from './config/redact.js';
 import { followParent, rerunWithHeapLimit } from './app/heap-limit.js';
 
@@ -163,7 +163,7 @@ export async function main(argv: string[]): Promise<number> {
     return await runCommand(parsed, config);
   } catch (e) {
     // mistakes an operator can fix: said plainly, with the path or option, without a stack trace
-    if (!(e instanceof UsageError) && !(e instanceof DataDirError) && !(e instanceof PartialStoreError)) throw e;
+    if (!(e instanceof UsageError) && !(e instanceof DataDirError) && !(e instanceof PartialStoreError) && !(e instanceof StoreBusyError)) throw e;
     process.stderr.write(`orbweaver ${parsed.command}: ${e.message}\n`);
     return 2;
   }

@@ -70,7 +70,7 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
     logger.info({ relay: target.url, dataDir: config.dataDir, pid: target.owner?.pid }, target.owner ? `${o.label}: publishing to the relay that owns the data directory` : `${o.label}: publishing to the relay given with --relay`);
     try {
       checkDataDir(config.dataDir, 'create');
-      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, maxBatchMs: config.store.maxBatchTime, search: storeSearchOptions(config), logger, readOnly: !o.writable });
+      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, maxBatchMs: config.store.maxBatchTime, search: storeSearchOptions(config), logger, readOnly: !o.writable, besideOwner: o.writable && target.owner !== null });
       return { sink: home, store, relayUrl: target.url, storeIsHome: target.owner !== null, close: async () => { await home.close(); await store.close(); } };
     } catch (e) {
       await home.close();

@@ -8,6 +8,7 @@ import { copyFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, re
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { OWNER_FILE } from '../app/owner.js';
+import { WRITER_LOCK_FILE } from '../store/writer-lock.js';
 import { VERSION } from '../relay/version.js';
 import { copyStore, DATA_FILE } from './check/backup.js';
 import { openStore } from '../store/index.js';
@@ -27,8 +28,8 @@ export const BACKUP_USAGE = `usage: orbweaver backup DIR [--json]
 export const MANIFEST_FILE = 'backup.json';
 /** Marks a directory as an unfinished backup of this command (its leftovers may be removed). */
 const PARTIAL_MARK = '.orbweaver-backup-partial';
-/** Files of a data directory that are not copied: the store (copied by LMDB), its lock file, the running relay's record, a manifest (written anew). */
-const NOT_COPIED = new Set([DATA_FILE, 'lock.mdb', OWNER_FILE, MANIFEST_FILE]);
+/** Files of a data directory that are not copied: the store (copied by LMDB), its lock files (LMDB's, the writer's), the running relay's record, a manifest (written anew). */
+const NOT_COPIED = new Set([DATA_FILE, 'lock.mdb', WRITER_LOCK_FILE, OWNER_FILE, MANIFEST_FILE]);
 
 export interface BackupReport {
   dir: string;

@@ -3,3 +3,6 @@
 
 /** A store whose repair was interrupted: it is refused until `verify --repair` runs again. */
 export class PartialStoreError extends Error {}
+
+/** A store that another live process is writing (writer-lock.ts): only one process may write a store. */
+export class StoreBusyError extends Error {}

@@ -12,6 +12,7 @@ import { nowSeconds } from './rules.js';
 import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
 import { entryCount, GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './schema.js';
 import { PartialStoreError } from './errors.js';
+import { acquireWriterLock } from './writer-lock.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from '../nostr/frames.js';
@@ -58,6 +59,13 @@ export interface OpenStoreOptions {
    */
   readOnly?: boolean;
   /**
+   * Writes beside the process that holds the store's writer lock without taking it (writer-lock.ts).
+   * Only `spider --once` beside the relay that owns the directory, for the spider's own records: the
+   * one case of several writing processes still allowed, and still exposed to what the lock
+   * prevents elsewhere (docs/storage.md, "Several writer processes").
+   */
+  besideOwner?: boolean;
+  /**
    * The batched writer runs on a thread of its own (writer-thread.ts; config store.writerThread),
    * not on the caller's. Not with a spool (the import keeps its writer on its own thread).
    */
@@ -75,7 +83,54 @@ const FREE_PAGES_TO_LOAD = 10_000;
 const FREE_PAGES_TO_RETAIN = 15_000;
 
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
-  const env = open({
+  // before LMDB opens: a second writing process is refused, not let in to lose transactions (writer-lock.ts)
+  const releaseLock = opts.readOnly || opts.besideOwner ? () => {} : acquireWriterLock(opts.dir);
+  let env: RootDatabase;
+  try {
+    env = openEnv(opts);
+  } catch (err) {
+    releaseLock();
+    throw err;
+  }
+  try {
+    const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
+    if (!opts.readOnly) {
+      const repair = dbs.meta.get(REPAIR_META_KEY);
+      if (repair !== undefined && !opts.repairing) {
+        throw new PartialStoreError(`the store in ${opts.dir} is half rebuilt: orbweaver verify --repair started at ${String(repair)} and did not finish, so its indexes are partial; run orbweaver verify --repair --data ${opts.dir} again before anything writes to it`);
+      }
+      migrate(env, dbs);
+      // files of held edges belong to the import that wrote them: after a kill the events say again what they held
+      removeEdgeFiles(join(opts.dir, SPILL_DIR));
+      recoverSpool(env, dbs, opts.logger);
+      ensureSearchIndex(env, dbs, opts.logger);
+    }
+    const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);
+    const maxBatch = opts.maxBatch ?? DEFAULTS.maxBatch;
+    let writer: StoreWriter | null = null; // none when opened read-only
+    if (!opts.readOnly && opts.writerThread && !opts.spool) {
+      const { dir, mapSize, readAhead, minFreeBytes, maxBatchEntries, maxBatchMs, search } = opts;
+      writer = await ThreadWriter.start({ dir, mapSize, readAhead, minFreeBytes, maxBatch, maxBatchEntries, maxBatchMs, search }, env, opts.logger);
+    } else if (!opts.readOnly) {
+      const spool = opts.spool && { ...opts.spool, spillDir: join(opts.dir, SPILL_DIR) };
+      writer = new BatchWriter(env, dbs, { maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool, logger: opts.logger, disk: disk ?? undefined });
+    }
+    return new LmdbEventStore(env, dbs, writer, {
+      queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
+      logger: opts.logger,
+      disk,
+      releaseLock,
+    });
+  } catch (err) {
+    await env.close();
+    releaseLock();
+    throw err;
+  }
+}
+
+/** LMDB's environment with the store's options (every process opens it the same way). */
+function openEnv(opts: OpenStoreOptions): RootDatabase {
+  return open({
     path: opts.dir,
     // always a directory holding data.mdb + lock.mdb: lmdb-js would otherwise take a path with a
     // dot in it (e.g. /tmp/tmp.X1y2, /var/lib/relay.d) for a single-file database
@@ -95,7 +150,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     // the follow edges and the import its merges in key order.
     // RESTORED 2026-11-29: without the write map, test/store/durability.test.ts "three processes
     // and this one commit many small transactions at once" lost one write of 2,400 in a CI run
-    // (after four passing runs). Until that is understood the store keeps its write map.
+    // (after four passing runs). Then found (docs/storage.md, "Several writer processes"): several
+    // writing processes lose transactions with the write map too, so a second one is now refused
+    // (writer-lock.ts); the write map stays until the figures without it are measured again with that.
     useWritemap: !opts.readOnly,
     // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
     // transaction): together with the write map it corrupted the free list as soon as several
@@ -124,38 +181,6 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
     maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD,
     maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN,
   } as Parameters<typeof open>[0]);
-  try {
-    const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
-    if (!opts.readOnly) {
-      const repair = dbs.meta.get(REPAIR_META_KEY);
-      if (repair !== undefined && !opts.repairing) {
-        throw new PartialStoreError(`the store in ${opts.dir} is half rebuilt: orbweaver verify --repair started at ${String(repair)} and did not finish, so its indexes are partial; run orbweaver verify --repair --data ${opts.dir} again before anything writes to it`);
-      }
-      migrate(env, dbs);
-      // files of held edges belong to the import that wrote them: after a kill the events say again what they held
-      removeEdgeFiles(join(opts.dir, SPILL_DIR));
-      recoverSpool(env, dbs, opts.logger);
-      ensureSearchIndex(env, dbs, opts.logger);
-    }
-    const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);
-    const maxBatch = opts.maxBatch ?? DEFAULTS.maxBatch;
-    let writer: StoreWriter | null = null; // none when opened read-only
-    if (!opts.readOnly && opts.writerThread && !opts.spool) {
-      const { dir, mapSize, readAhead, minFreeBytes, maxBatchEntries, maxBatchMs, search } = opts;
-      writer = await ThreadWriter.start({ dir, mapSize, readAhead, minFreeBytes, maxBatch, maxBatchEntries, maxBatchMs, search }, env, opts.logger);
-    } else if (!opts.readOnly) {
-      const spool = opts.spool && { ...opts.spool, spillDir: join(opts.dir, SPILL_DIR) };
-      writer = new BatchWriter(env, dbs, { maxBatch, maxBatchEntries: opts.maxBatchEntries, maxBatchMs: opts.maxBatchMs, spool, logger: opts.logger, disk: disk ?? undefined });
-    }
-    return new LmdbEventStore(env, dbs, writer, {
-      queryYieldEvery: opts.queryYieldEvery ?? DEFAULTS.queryYieldEvery,
-      logger: opts.logger,
-      disk,
-    });
-  } catch (err) {
-    await env.close();
-    throw err;
-  }
 }
 
 class LmdbEventStore implements EventStore {
@@ -167,7 +192,7 @@ class LmdbEventStore implements EventStore {
     private readonly dbs: Dbs,
     /** null: opened read-only */
     private readonly writer: StoreWriter | null,
-    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null },
+    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null; releaseLock: () => void },
   ) {
     this.ranks = new RankStore(env, dbs);
   }
@@ -263,5 +288,6 @@ class LmdbEventStore implements EventStore {
     this.closed = true;
     await this.writer?.close();
     await this.env.close();
+    this.opts.releaseLock();
   }
 }

@@ -2,7 +2,8 @@
 // writers (worker thread, second process) deciding the rules on one directory.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -11,6 +12,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import { openStore } from '../../src/store/index.js';
 import { migrate, SCHEMA_VERSION, VERSION_KEY } from '../../src/store/migrations.js';
 import { openDbs } from '../../src/store/schema.js';
+import { WRITER_LOCK_FILE } from '../../src/store/writer-lock.js';
 import { ev, hex, ids, newestFirst, put, tmpDir } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./writer-child.js', import.meta.url));
@@ -75,7 +77,9 @@ test('durability: every acknowledged write survives kill -9 of the writer proces
     });
     await new Promise((r) => child.once('exit', r).once('close', r));
     assert.ok(acked.length >= 300, 'the writer acknowledged events before being killed');
-    const s = await openStore({ dir });
+    const left = JSON.parse(readFileSync(join(dir, WRITER_LOCK_FILE), 'utf8')) as { pid: number };
+    assert.equal(left.pid, child.pid, 'the killed writer left its lock behind');
+    const s = await openStore({ dir }); // its process is gone: the lock is taken over
     for (const id of acked) assert.ok(s.get(id), `acknowledged ${id} is stored`);
     await s.close();
   } finally {
@@ -114,7 +118,7 @@ test('schema: a new database is at the current version; newer versions are refus
   }
 });
 
-test('concurrency: a worker thread and a second process write the same addresses; rules hold across writers', async () => {
+test('concurrency: a worker thread writes the same addresses beside this thread; rules hold across writers', async () => {
   const dir = tmpDir();
   try {
     const pks = Array.from({ length: 8 }, () => hex());
@@ -122,21 +126,20 @@ test('concurrency: a worker thread and a second process write the same addresses
       Array.from({ length: 120 }, (_, i) => ev({ kind: Math.floor(i / pks.length) % 2 ? 0 : 30023, pubkey: pks[i % pks.length], created_at: 1000 + Math.floor(Math.random() * 20), tags: [['d', 'x']] }));
     const mine = make();
     const theirs = make();
-    const third = make();
-    const shared = Array.from({ length: 30 }, () => ev()); // written by all three: stored once
+    const shared = Array.from({ length: 30 }, () => ev()); // written by both: stored once
     const s = await openStore({ dir, maxBatch: 7 });
+    // the thread opens the store in the process that holds its writer lock (as the relay's writer thread does)
     const worker = new Promise<{ statuses: string[] }>((resolve, reject) => {
       const w = new Worker(CHILD, { workerData: { dir, mode: 'replaceable', events: [...theirs, ...shared] } });
       w.once('message', resolve);
       w.once('error', reject);
     });
-    const proc = writerProcess({ dir, mode: 'replaceable', events: [...third, ...shared] });
     const local = Promise.all([...mine, ...shared].map((e) => put(s, e)));
-    const [w, p, l] = await Promise.all([worker, proc, local]);
-    const sharedStored = [w.statuses.slice(-30), p.statuses.slice(-30), l.slice(-30).map((r) => r.status)];
+    const [w, l] = await Promise.all([worker, local]);
+    const sharedStored = [w.statuses.slice(-30), l.slice(-30).map((r) => r.status)];
     for (let i = 0; i < 30; i++) assert.equal(sharedStored.filter((st) => st[i] === 'stored').length, 1, 'exactly one writer stored each shared event');
 
-    const all = [...mine, ...theirs, ...third];
+    const all = [...mine, ...theirs];
     for (const pk of pks) {
       for (const kind of [0, 30023]) {
         const best = all.filter((e) => e.pubkey === pk && e.kind === kind).sort(newestFirst)[0];
@@ -151,29 +154,34 @@ test('concurrency: a worker thread and a second process write the same addresses
   }
 });
 
-// A relay and the commands beside it (spider --once, sync) write one store from several processes.
-// lmdb-js 3.5's write map combined with its overlapping sync broke exactly this: with three writing
-// processes a commit failed (MDB_BAD_TXN) or an assertion aborted a process within a few hundred
-// transactions. Many small transactions from every process at once, then every event is there.
-test('concurrency: three processes and this one commit many small transactions at once; every write lands', async () => {
+// Several processes writing one store lose acknowledged transactions now and then (lmdb-js 3.5.6,
+// with or without the write map: docs/storage.md, "Several writer processes"; this test's earlier
+// form, three processes and this one writing at once, lost one write of 2,400 in a CI run). So a
+// second writing process is refused, naming the one that writes; readers are not.
+test('one writing process: a second is refused naming the first, a reader is not, and once the first closes the second writes', async () => {
   const dir = tmpDir();
   try {
     const s = await openStore({ dir, maxBatch: 4 });
-    const mine = Array.from({ length: 600 }, () => ev({ kind: 1, tags: [['t', 'many']] }));
-    const spawnWriter = () => writerProcess({ dir, mode: 'replaceable', make: 600, inFlight: 2 });
-    const local = (async () => {
-      const out: string[] = [];
-      for (let i = 0; i < mine.length; i += 2) for (const r of await Promise.all(mine.slice(i, i + 2).map((e) => put(s, e)))) out.push(r.status);
-      return { statuses: out };
-    })();
-    const results = await Promise.all([spawnWriter(), spawnWriter(), spawnWriter(), local]);
-    for (const r of results) assert.deepEqual(new Set(r.statuses), new Set(['stored']));
-    // lmdb-js reuses one read snapshot until a zero timer resets it: one taken in this turn of the
-    // event loop, before the other processes' last commits, counted 2,398 (Node 22, CI); read anew
-    s.env.resetReadTxn();
-    assert.equal(s.stats().events, 4 * 600);
-    assert.equal(await s.count([{ tags: [['t', ['many']]] }]), 4 * 600, 'every event is indexed');
+    await put(s, ev({ tags: [['t', 'many']] }));
+    await assert.rejects(writerProcess({ dir, mode: 'replaceable', make: 5 }), (e: Error) => {
+      assert.match(e.message, new RegExp(`being written by another process, pid ${process.pid} `));
+      assert.match(e.message, /only one process may write a store at a time/);
+      return true;
+    });
+    const storeModule = fileURLToPath(new URL('../../src/store/index.js', import.meta.url));
+    const reader = spawn(process.execPath, ['--input-type=module', '-e', `const { openStore } = await import(${JSON.stringify(storeModule)}); const s = await openStore({ dir: ${JSON.stringify(dir)}, readOnly: true }); console.log(s.stats().events); await s.close();`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    reader.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    assert.equal(await new Promise((r) => reader.on('exit', r)), 0, 'a reading process opens the store beside the writer');
+    assert.equal(out.trim(), '1');
     await s.close();
+    assert.ok(!existsSync(join(dir, WRITER_LOCK_FILE)), 'closing releases the lock');
+    const r = await writerProcess({ dir, mode: 'replaceable', make: 5, inFlight: 2 });
+    assert.deepEqual(new Set(r.statuses), new Set(['stored']));
+    const again = await openStore({ dir });
+    assert.equal(again.stats().events, 6);
+    assert.equal(await again.count([{ tags: [['t', ['many']]] }]), 6, 'every event is indexed');
+    await again.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,0 +1,99 @@
+// One writing process per store. Several processes writing one LMDB environment through lmdb-js
+// 3.5.6 lose acknowledged transactions now and then, with or without the write map
+// (docs/storage.md, "Several writer processes"; bench/lmdb-multi-writer.ts reproduces it without
+// our code). So a store opened for writing takes `<dir>/writer.lock` for the life of its process
+// and a second process is refused, naming the holder. Readers (readOnly) take nothing.
+//
+// The file is created with O_EXCL and names its process (pid and, on Linux, the process's start
+// time, so a pid reused by another program is not taken for the holder). A file whose process is
+// gone (kill -9, a crash) is stale and taken over. Threads of one process share the lock: the
+// relay's writer thread opens the store in the process that already holds it.
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { StoreBusyError } from './errors.js';
+
+export const WRITER_LOCK_FILE = 'writer.lock';
+
+interface LockRecord {
+  pid: number;
+  /** /proc/<pid>/stat's start time (clock ticks since boot); null where there is no /proc */
+  started: string | null;
+  /** what the process runs, for the refusal's message */
+  command: string;
+}
+
+/** The start time of a process (field 22 of /proc/<pid>/stat), or null. */
+function startTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the command name, which is in parentheses and may hold spaces
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+function readRecord(file: string): LockRecord | null {
+  try {
+    const rec = JSON.parse(readFileSync(file, 'utf8')) as LockRecord;
+    return Number.isInteger(rec?.pid) && rec.pid > 0 ? rec : null;
+  } catch {
+    return null; // absent, or half written by a process that died writing it
+  }
+}
+
+function holderAlive(rec: LockRecord): boolean {
+  try {
+    process.kill(rec.pid, 0);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false; // EPERM: alive, another user's
+  }
+  const now = startTime(rec.pid);
+  return rec.started === null || now === null || now === rec.started;
+}
+
+/**
+ * Takes the store's writer lock for this process, or throws StoreBusyError naming the process that
+ * holds it. Returns the release (removes the file if this process made it; a no-op otherwise).
+ */
+export function acquireWriterLock(dir: string): () => void {
+  const file = join(dir, WRITER_LOCK_FILE);
+  const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: process.argv.slice(1).join(' ').slice(0, 300) };
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx', mode: 0o644 });
+      return () => {
+        if (readRecord(file)?.pid === process.pid) {
+          try {
+            unlinkSync(file);
+          } catch { /* already gone */ }
+        }
+      };
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' && attempt === 0) {
+        mkdirSync(dir, { recursive: true }); // a new store: LMDB would make the directory next
+        continue;
+      }
+      if (code !== 'EEXIST') throw e;
+    }
+    let rec = readRecord(file);
+    if (!rec) {
+      // perhaps just created and not yet written by its process: look again before calling it stale
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      rec = readRecord(file);
+    }
+    // another store of this process (the writer thread, a second open) holds it: it is ours
+    if (rec?.pid === process.pid && rec.started === mine.started) return () => {};
+    if (rec && holderAlive(rec)) {
+      throw new StoreBusyError(
+        `the store in ${dir} is being written by another process, pid ${rec.pid} (${rec.command}); only one process may write a store at a time, because LMDB through lmdb-js loses transactions when several do (docs/operating.md, "One writing process per store"). Let that process finish or stop it, then run this again; a relay's own spider and sync publish to it instead`,
+      );
+    }
+    // stale (its process is gone) or still unreadable: take it over
+    try {
+      unlinkSync(file);
+    } catch { /* another opener took it over first */ }
+  }
+  throw new StoreBusyError(`could not take the writer lock ${file}: it kept changing hands; run this again`);
+}
