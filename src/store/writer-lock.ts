@@ -58,7 +58,7 @@ function holderAlive(rec: LockRecord): boolean {
  */
 export function acquireWriterLock(dir: string): () => void {
   const file = join(dir, WRITER_LOCK_FILE);
-  const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: process.argv.slice(1).join(' ').slice(0, 300) };
+  const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: (process.argv.slice(1).join(' ') || process.execPath).slice(0, 300) };
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx', mode: 0o644 });
