@@ -84,7 +84,7 @@ const FREE_PAGES_TO_RETAIN = 15_000;
 
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   // before LMDB opens: a second writing process is refused, not let in to lose transactions (writer-lock.ts)
-  const releaseLock = opts.readOnly || opts.besideOwner ? () => {} : acquireWriterLock(opts.dir);
+  const releaseLock = opts.readOnly || opts.besideOwner ? () => {} : await acquireWriterLock(opts.dir);
   let env: RootDatabase;
   try {
     env = openEnv(opts);

@@ -13,6 +13,12 @@ import { join } from 'node:path';
 import { StoreBusyError } from './errors.js';
 
 export const WRITER_LOCK_FILE = 'writer.lock';
+/**
+ * How long an opener waits for a live holder to let go before it is refused: a process on its way
+ * out still holds the lock, e.g. `orbweaver import`'s worker finishing its batch after its parent
+ * was killed (test/ops/crash-verify.test.ts started a relay in that moment).
+ */
+const HOLDER_WAIT_MS = 10_000;
 
 interface LockRecord {
   pid: number;
@@ -56,9 +62,10 @@ function holderAlive(rec: LockRecord): boolean {
  * Takes the store's writer lock for this process, or throws StoreBusyError naming the process that
  * holds it. Returns the release (removes the file if this process made it; a no-op otherwise).
  */
-export function acquireWriterLock(dir: string): () => void {
+export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): Promise<() => void> {
   const file = join(dir, WRITER_LOCK_FILE);
   const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: (process.argv.slice(1).join(' ') || process.execPath).slice(0, 300) };
+  const giveUpAt = Date.now() + waitMs;
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
       writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx', mode: 0o644 });
@@ -86,8 +93,14 @@ export function acquireWriterLock(dir: string): () => void {
     // another store of this process (the writer thread, a second open) holds it: it is ours
     if (rec?.pid === process.pid && rec.started === mine.started) return () => {};
     if (rec && holderAlive(rec)) {
+      if (Date.now() < giveUpAt) {
+        // perhaps on its way out (a command whose parent was killed finishes its batch and closes)
+        await new Promise((r) => setTimeout(r, 100));
+        attempt--;
+        continue;
+      }
       throw new StoreBusyError(
-        `the store in ${dir} is being written by another process, pid ${rec.pid} (${rec.command}); only one process may write a store at a time, because LMDB through lmdb-js loses transactions when several do (docs/operating.md, "One writing process per store"). Let that process finish or stop it, then run this again; a relay's own spider and sync publish to it instead`,
+        `the store in ${dir} is being written by another process, pid ${rec.pid} (${rec.command}), still after ${waitMs / 1000} s; only one process may write a store at a time, because LMDB through lmdb-js loses transactions when several do (docs/operating.md, "One writing process per store"). Let that process finish or stop it, then run this again; a relay's own spider and sync publish to it instead`,
       );
     }
     // stale (its process is gone) or still unreadable: take it over
