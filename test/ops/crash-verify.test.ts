@@ -5,11 +5,12 @@
 // are in flight when the process dies.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { openStore } from '../../src/store/index.js';
+import { WRITER_LOCK_FILE } from '../../src/store/writer-lock.js';
 import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
@@ -102,6 +103,15 @@ test('kill -9 during WebSocket ingest of re-published follow lists: nothing ackn
   }
 });
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 test('kill -9 during orbweaver import: after the restart the store verifies clean, and the import run again completes it', async () => {
   const dataDir = tempDir();
   const file = join(tempDir('orbweaver-import-'), 'lists.jsonl');
@@ -125,8 +135,13 @@ test('kill -9 during orbweaver import: after the restart the store verifies clea
         // not created yet
       }
     }
+    // the writer is the import's worker (it runs itself again with a bounded heap), whose pid the
+    // store's writer lock names: kill -9 both, or the worker finishes its batch and closes on its own
+    const worker = JSON.parse(readFileSync(join(dataDir, WRITER_LOCK_FILE), 'utf8')) as { pid: number };
+    process.kill(worker.pid, 'SIGKILL');
     const code = await imp.kill('SIGKILL');
     assert.notEqual(code, 0, `the import finished before the kill (${stored} events seen): nothing was tested\n${imp.stderr()}`);
+    for (let i = 0; i < 500 && alive(worker.pid); i++) await new Promise((r) => setTimeout(r, 10));
     // the import held entries back for its merge (store/spool.ts): verify says so, without writing
     const early = runCli(['verify', '--data', dataDir], { timeoutMs: 120_000 });
     assert.equal(early.status, 1, `verify before the restart: ${early.stdout}\n${early.stderr}`);
