@@ -138,8 +138,8 @@ function openEnv(opts: OpenStoreOptions): RootDatabase {
     mapSize: opts.mapSize ?? DEFAULTS.mapSize,
     maxDbs: MAX_DBS,
     // Durable commits: no noSync; a commit returns once its pages and meta are on disk.
-    // No write map (LMDB's MDB_WRITEMAP, which the store used from 2026-11-24 to 2026-11-29): a
-    // transaction's pages are malloc'd copies, written with pwrite and flushed with fdatasync at
+    // Without the write map (LMDB's MDB_WRITEMAP; the store ran without it from 365596d to 3c33862,
+    // and has it again: RESTORED below) a transaction's pages are malloc'd copies, written with pwrite and flushed with fdatasync at
     // commit. Through the map, every page a commit flushed was write-protected again (a fault and a
     // TLB flush on the other core when it was next written), and the flush itself (msync) took 4-6x
     // as long as soon as another thread of the process ran beside it: the relay's main thread, the

@@ -10,6 +10,7 @@
 // relay's writer thread opens the store in the process that already holds it.
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { sleep } from '../lib/sleep.js';
 import { StoreBusyError } from './errors.js';
 
 export const WRITER_LOCK_FILE = 'writer.lock';
@@ -87,7 +88,7 @@ export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): P
     let rec = readRecord(file);
     if (!rec) {
       // perhaps just created and not yet written by its process: look again before calling it stale
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      await sleep(50);
       rec = readRecord(file);
     }
     // another store of this process (the writer thread, a second open) holds it: it is ours
@@ -95,7 +96,7 @@ export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): P
     if (rec && holderAlive(rec)) {
       if (Date.now() < giveUpAt) {
         // perhaps on its way out (a command whose parent was killed finishes its batch and closes)
-        await new Promise((r) => setTimeout(r, 100));
+        await sleep(100);
         attempt--;
         continue;
       }
