@@ -20,6 +20,7 @@ import { openPipeline, type Pipeline } from './pipeline.js';
 import { Access } from '../relay/policy/access.js';
 import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
+import { RecordApplier } from '../directory/record-ops.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
 import { createTrust, type Trust } from '../trust/trust.js';
@@ -96,14 +97,18 @@ async function openRelay(config: Config, logger: Logger): Promise<{ pipeline: Pi
   const access = new Access(config, pipeline.verifier, pipeline.lists);
   access.install(pipeline.policies);
   // local commands (spider --once, sync) authenticate with it and are not held to the per-IP limits
-  access.workers.trust(localKey(config.dataDir).pubkey);
+  const local = localKey(config.dataDir).pubkey;
+  access.workers.trust(local);
   try {
     // recorded before the relay says it listens, so whoever waits for that line finds the record
     const onListen = (port: number) => {
       const url = reachableUrl(config.host, port);
       recordOwner(config.dataDir, { pid: process.pid, url, httpUrl: url.replace(/^ws/, 'http'), startedAt: new Date().toISOString(), version: VERSION, script: process.argv[1] ?? '' });
     };
-    return { pipeline, relay: await startRelay(config, logger, { pipeline: { ...pipeline, access }, registry, metrics, onListen }) };
+    // a spider beside us (`spider --once`) writes its directory records through us: one writing process
+    const applier = new RecordApplier(pipeline.store.env);
+    const records = { writer: local, apply: (op: string, args: unknown[]) => applier.apply(op, args) };
+    return { pipeline, relay: await startRelay(config, logger, { pipeline: { ...pipeline, access }, registry, metrics, onListen, records }) };
   } catch (e) {
     await pipeline.close();
     clearOwner(config.dataDir);

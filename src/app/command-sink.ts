@@ -16,6 +16,7 @@ import { homeSink } from '../remote/deliver.js';
 import { ingestSink, type EventSink } from '../ingest/sink.js';
 import { parseSecretKey } from '../nostr/keys.js';
 import { readLocalKey } from './local-key.js';
+import type { RecordCall } from '../directory/record-ops.js';
 
 /** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
 export function localRelayUrl(config: Config): string {
@@ -24,8 +25,10 @@ export function localRelayUrl(config: Config): string {
 
 export interface CommandSink {
   sink: EventSink;
-  /** the data directory's store: read-only beside a running relay unless `writable` was asked */
+  /** the data directory's store: read-only beside the relay that owns it (and beside --relay unless `writable` was asked) */
   store: EventStore;
+  /** beside the relay that owns the data directory: writes the directory's records through it */
+  records?: RecordCall;
   /** set when the events are ingested in this process */
   pipeline?: Pipeline;
   /** the relay the events are published to */
@@ -40,7 +43,7 @@ export interface CommandSinkOptions {
   relayUrl?: string;
   /** ingest in this process even when a relay owns the data directory */
   local?: boolean;
-  /** beside a running relay the store is opened read-only unless the command writes its own records */
+  /** with --relay (another relay) the store is opened read-only unless the command writes its own records */
   writable?: boolean;
   /** the label of log lines ("spider", "sync") */
   label: string;
@@ -70,8 +73,12 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
     logger.info({ relay: target.url, dataDir: config.dataDir, pid: target.owner?.pid }, target.owner ? `${o.label}: publishing to the relay that owns the data directory` : `${o.label}: publishing to the relay given with --relay`);
     try {
       checkDataDir(config.dataDir, 'create');
-      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, maxBatchMs: config.store.maxBatchTime, search: storeSearchOptions(config), logger, readOnly: !o.writable, besideOwner: o.writable && target.owner !== null });
-      return { sink: home, store, relayUrl: target.url, storeIsHome: target.owner !== null, close: async () => { await home.close(); await store.close(); } };
+      const owned = target.owner !== null;
+      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, maxBatchMs: config.store.maxBatchTime, search: storeSearchOptions(config), logger, readOnly: owned || !o.writable, refuseWrites: owned });
+      return {
+        sink: home, store, relayUrl: target.url, storeIsHome: owned, records: owned ? (op, args) => home.record(op, args) : undefined,
+        close: async () => { await home.close(); await store.close(); },
+      };
     } catch (e) {
       await home.close();
       throw e;

@@ -8,6 +8,9 @@ import { localRelayUrl, openCommandSink } from './command-sink.js';
 import { heapLimitMb, oldSpaceMb } from './heap-limit.js';
 import { createSpider, type Spider } from '../spider/spider.js';
 import { createMonitor, type Monitor } from '../monitor/monitor.js';
+import { forwardedRecords } from '../directory/forwarded-records.js';
+import { scratchEnv, type ScratchEnv } from '../spider/queue/scratch.js';
+import { AuthorBook } from '../spider/fetch/authors.js';
 
 /** Why a spider with this configuration has nothing to crawl, or null. */
 export function nothingToCrawl(c: Config['spider']): string | null {
@@ -26,9 +29,20 @@ export interface StandaloneSpider {
 
 /** Throws SinkError (command-sink.ts) when the relay the events should go to does not answer. */
 export async function openStandaloneSpider(config: Config, logger: Logger, o: { relayUrl?: string; local: boolean; once: boolean }): Promise<StandaloneSpider> {
-  // the spider's own records (directory, cursors) live beside the events of the relay's store: writable
+  // The spider's own records (directory, cursors, runs, the monitor's) live beside the events of the
+  // relay's store: written here, or through the relay that owns the data directory (one writing process).
   const opened = await openCommandSink(config, logger, { relayUrl: o.relayUrl, local: o.local, writable: true, label: 'spider' });
   const { sink, store } = opened;
+  const records = opened.records ? forwardedRecords(store.env, config.spider.monitorRetention, opened.records) : undefined;
+  // known authors are hints the spider writes constantly: where the store is read-only, a scratch environment (as a worker's)
+  let scratch: ScratchEnv | undefined;
+  try {
+    if (records) scratch = await scratchEnv('orbweaver-spider-');
+  } catch (e) {
+    await opened.close();
+    throw e;
+  }
+  const closeAll = async () => { await opened.close(); await scratch?.close(); };
   logger.info({ oldSpaceMb: oldSpaceMb(), heapLimitMb: heapLimitMb(), pid: process.pid, via: opened.relayUrl ?? 'this process' }, 'spider started');
   const selfUrls = [localRelayUrl(config), ...(opened.relayUrl ? [opened.relayUrl] : []), ...(config.publicUrl ? [config.publicUrl] : [])];
   // With the monitor on, the crawl is followed by a monitor cycle over the directory (its events go
@@ -37,9 +51,9 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
   let monitor: Monitor | undefined;
   let unfeed = () => {};
   try {
-    if (config.spider.monitor) monitor = createMonitor({ config, store, put: (ev) => sink.put(ev), logger, validate: !o.once, selfUrls });
+    if (config.spider.monitor) monitor = createMonitor({ config, store, put: (ev) => sink.put(ev), logger, validate: !o.once, selfUrls, records });
   } catch (e) {
-    await opened.close();
+    await closeAll();
     throw e;
   }
   if (monitor && opened.pipeline) { const m = monitor; unfeed = opened.pipeline.onStored((ev) => m.seen(ev)); }
@@ -50,6 +64,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
     onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
     storeIsHome: opened.storeIsHome,
     runBy: o.once ? 'orbweaver spider --once' : 'orbweaver spider',
+    records, authors: scratch ? new AuthorBook(scratch.env) : undefined,
   });
   return {
     spider, monitor,
@@ -57,7 +72,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
       unfeed();
       await spider.stop();
       await monitor?.stop();
-      await opened.close();
+      await closeAll();
     },
   };
 }

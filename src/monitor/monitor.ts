@@ -52,6 +52,8 @@ export interface MonitorDeps {
   /** DNS override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
   metrics?: MonitorMetrics;
+  /** its records (default: over store.env); beside the owning relay, written through it (directory/forwarded-records.ts) */
+  records?: { directory: RelayDirectory; candidates: CandidateStore; history: MonitorHistory };
 }
 
 export interface CycleSummary {
@@ -147,9 +149,9 @@ class MonitorService implements Monitor {
     const log = (this.log = deps.logger.child({ component: 'monitor' }));
     const key = (this.key = monitorKey(cfg.monitorKey, deps.config.dataDir));
     this.pubkey = key.pubkey;
-    this.directory = new RelayDirectory(deps.store.env);
-    this.candidates = new CandidateStore(deps.store.env);
-    this.history = new MonitorHistory(deps.store.env, cfg.monitorRetention);
+    this.directory = deps.records?.directory ?? new RelayDirectory(deps.store.env);
+    this.candidates = deps.records?.candidates ?? new CandidateStore(deps.store.env);
+    this.history = deps.records?.history ?? new MonitorHistory(deps.store.env, cfg.monitorRetention);
     this.selfUrls = new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null));
     this.finder = new Finder({ store: deps.store, candidates: this.candidates, directory: this.directory, rKinds: cfg.finderKinds, allowPrivate: cfg.allowPrivate, maxCandidates: cfg.maxCandidates, selfPubkey: key.pubkey, log });
     this.publisher = createPublisher({ secretKey: key.secretKey, put: deps.put, relays: cfg.monitorRelays, connectTimeout: cfg.monitorTimeout, log });

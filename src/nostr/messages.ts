@@ -9,7 +9,16 @@ export type ClientMessage =
   | { type: 'AUTH'; event: unknown }
   | { type: 'NEG-OPEN'; subId: string; filter: unknown; message: string }
   | { type: 'NEG-MSG'; subId: string; message: string }
-  | { type: 'NEG-CLOSE'; subId: string };
+  | { type: 'NEG-CLOSE'; subId: string }
+  | { type: typeof RECORD_VERB; reqId: string; op: string; args: unknown[] };
+
+/**
+ * Not a NIP: a record write sent by a command beside the relay that owns the data directory
+ * (`["ORBWEAVER-RECORD", <request id>, <operation>, [<arguments>]]`, src/directory/record-ops.ts),
+ * answered `["ORBWEAVER-RECORD", <request id>, true, <result>]` or `[…, false, "<prefix>: why"]`.
+ */
+export const RECORD_VERB = 'ORBWEAVER-RECORD';
+const MAX_REQ_ID = 64;
 
 /** Thrown for input that is not a well-formed client message; the text goes into a NOTICE. */
 export class MessageError extends Error {
@@ -50,6 +59,12 @@ export function parseClientMessage(text: string, maxSubIdLength: number): Client
       if (verb === 'NEG-MSG') return { type: verb, subId, message: hex as string };
       return { type: verb, subId };
     }
+    case RECORD_VERB: {
+      if (msg.length !== 4 || typeof msg[1] !== 'string' || msg[1].length === 0 || msg[1].length > MAX_REQ_ID || typeof msg[2] !== 'string' || !Array.isArray(msg[3])) {
+        throw new MessageError(`invalid: ${RECORD_VERB} takes a request id (1 to ${MAX_REQ_ID} characters), an operation and an array of arguments`);
+      }
+      return { type: RECORD_VERB, reqId: msg[1], op: msg[2], args: msg[3] };
+    }
     default:
       throw new MessageError(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);
   }
@@ -83,6 +98,8 @@ export const noticeMessage = (message: string): string => `["NOTICE",${q(message
 /** NIP-45 answer; `hll` is the hex of the 256 HyperLogLog registers, when the relay has them. */
 export const countMessage = (subId: string, count: number, approximate = false, hll?: string): string =>
   `["COUNT",${q(subId)},${q({ count, ...(approximate ? { approximate } : {}), ...(hll ? { hll } : {}) })}]`;
+/** The answer to a record write: its result, or the refusal. */
+export const recordMessage = (reqId: string, ok: boolean, payload: unknown): string => `[${q(RECORD_VERB)},${q(reqId)},${ok},${q(payload ?? null)}]`;
 export const authMessage = (challenge: string): string => `["AUTH",${q(challenge)}]`;
 /** NIP-77 */
 export const negMsgMessage = (subId: string, hex: string): string => `["NEG-MSG",${q(subId)},"${hex}"]`;

@@ -10,6 +10,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Access } from './policy/access.js';
 import type { QueryRunner } from './query-pool.js';
 import type { MissLookup } from './lookup.js';
+import type { RecordService } from './handlers/record.js';
 
 export interface RelayContext {
   config: Config;
@@ -25,4 +26,6 @@ export interface RelayContext {
   access: Access;
   /** lookup on a miss (lookup.ts): set by src/app when it runs, else null */
   lookup: MissLookup | null;
+  /** record writes of a command beside us (handlers/record.ts): set by src/app, else null */
+  records: RecordService | null;
 }

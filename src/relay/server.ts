@@ -33,6 +33,7 @@ import type { Access } from './policy/access.js';
 import { ACCESS_NIPS, accessLimitation } from './policy/nip11.js';
 import type { WritePipeline } from '../ingest/pipeline.js';
 import { createManagementHandler, RPC_CONTENT_TYPE, type SpiderControl } from './nip86/api.js';
+import type { RecordService } from './handlers/record.js';
 
 /** The shared write side the relay serves from (src/app/pipeline.ts builds it) and its per-connection access over the same lists. */
 export interface RelayPipeline extends WritePipeline {
@@ -47,6 +48,8 @@ export interface RelayDeps {
   metrics: RelayMetrics;
   /** called once the port is bound, before the "listening" line is logged (src/app records the owner of the data directory) */
   onListen?: (port: number) => void;
+  /** who may write the directory's records over WebSocket, and how (src/app: the local key) */
+  records?: RecordService;
 }
 
 export interface RelayHandle {
@@ -99,7 +102,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const connections = new Set<Connection>();
   const queries = await openQueries(config, store, access);
   const state: RelayState = { closing: false, spiderControl: undefined, listenUrl: '' };
-  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null };
+  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null, records: deps.records ?? null };
   const unsubscribe = pipeline.onStored(liveFanOut(ctx, new LiveBudget(config.rateLimits.liveEventsPerIp, config.rateLimits.burstSeconds)));
   const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
   relayGauges(registry, ctx, connections, output);

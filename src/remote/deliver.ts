@@ -18,6 +18,9 @@ import type { IngestStatus } from '../ingest/types.js';
 import { statusFromOk, type EventSink } from '../ingest/sink.js';
 import { isReplaceable } from '../nostr/kinds.js';
 import { incomingWins } from '../store/rules.js';
+import { randomUUID } from 'node:crypto';
+import { RECORD_VERB } from '../nostr/messages.js';
+import type { RecordOp } from '../directory/record-ops.js';
 
 export class DeliveryError extends Error {}
 
@@ -39,6 +42,8 @@ export interface HomeSinkOptions {
 export const pubkeyOf = (sk: Uint8Array): string => getPublicKey(sk);
 
 type Ok = { ok: boolean; message: string };
+/** The answer to a record write: its result, or the refusal's text. */
+type RecordAnswer = { ok: boolean; payload: unknown };
 
 /** One connection to the home relay, authenticated when we have a key. */
 /** A REQ on the home connection: the events it returns, until EOSE. */
@@ -48,6 +53,7 @@ class Conn {
   readonly ws: WebSocket;
   private waiters = new Map<string, Array<(r: Ok | null) => void>>();
   private queries = new Map<string, Query>();
+  private records = new Map<string, (r: RecordAnswer | null) => void>();
   private nextSub = 0;
   private challengeWaiter: ((c: string) => void) | null = null;
   challenge: string | null = null;
@@ -67,6 +73,7 @@ class Conn {
         else q.done(m[0] === 'EOSE');
         return;
       }
+      if (m[0] === RECORD_VERB && typeof m[1] === 'string') { this.records.get(m[1])?.({ ok: m[2] === true, payload: m[3] }); return; }
       if (m[0] !== 'OK' || typeof m[1] !== 'string') return;
       const list = this.waiters.get(m[1]);
       const w = list?.shift();
@@ -78,6 +85,7 @@ class Conn {
       for (const list of this.waiters.values()) for (const w of list) w(null);
       this.waiters.clear();
       for (const q of [...this.queries.values()]) q.done(false);
+      for (const r of [...this.records.values()]) r(null);
     };
     this.ws.on('close', down);
     this.ws.on('error', down);
@@ -124,6 +132,17 @@ class Conn {
       list.push(done);
       this.waiters.set(ev.id, list);
       this.ws.send(JSON.stringify([verb, ev]), (err) => { if (err) done(null); });
+    });
+  }
+
+  /** Sends a record write (src/directory/record-ops.ts) and waits for its answer; null when the connection went or none came. */
+  record(reqId: string, op: RecordOp, args: unknown[], timeout: number): Promise<RecordAnswer | null> {
+    if (this.closed || this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const done = (r: RecordAnswer | null) => { clearTimeout(timer); this.records.delete(reqId); resolve(r); };
+      const timer = setTimeout(() => done(null), timeout);
+      this.records.set(reqId, done);
+      this.ws.send(JSON.stringify([RECORD_VERB, reqId, op, args]), (err) => { if (err) done(null); });
     });
   }
 
@@ -213,6 +232,12 @@ const retryable = (msg: string) => /^(rate-limited|error|auth-required):/.test(m
 export interface HomeSink extends EventSink {
   /** events the home relay answered with OK true (stored or duplicate) */
   readonly delivered: number;
+  /**
+   * A write of the directory's records, applied by the home relay that owns our data directory
+   * (src/directory/record-ops.ts); resolves with its result once the relay committed it. Sent again
+   * (same request id, which the relay answers once) until spider.deliveryTimeout; a refusal throws.
+   */
+  record(op: RecordOp, args: unknown[]): Promise<unknown>;
   /** Connects (and authenticates) now, once; throws when the home relay does not answer. */
   ready(): Promise<void>;
 }
@@ -309,6 +334,21 @@ export function homeSink(o: HomeSinkOptions): HomeSink {
       } finally {
         inFlight--;
         slots.shift()?.();
+      }
+    },
+    async record(op, args) {
+      const reqId = randomUUID();
+      const deadline = Date.now() + o.deliveryTimeout;
+      for (let wait = 200; ; wait = Math.min(wait * 2, 5000)) {
+        const c = await get(deadline);
+        const r = await c.record(reqId, op, args, o.okTimeout);
+        if (r?.ok) return r.payload;
+        const text = r ? String(r.payload) : 'connection lost or no answer';
+        // the relay's own trouble (error:) may pass; a refusal of the write itself will not
+        if (r && !text.startsWith('error:')) throw new DeliveryError(`${o.url} refused the record write ${op}: ${text}`);
+        lastProblem = text;
+        if (Date.now() + wait > deadline) throw new DeliveryError(`record write ${op} not applied by ${o.url} within ${o.deliveryTimeout} ms (${lastProblem})`);
+        await sleep(wait);
       }
     },
     async close() {

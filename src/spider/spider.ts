@@ -54,6 +54,13 @@ export interface SpiderDeps {
   storeIsHome?: boolean;
   /** who runs this spider, as the directory's run record says it (default 'relay') */
   runBy?: string;
+  /**
+   * Its directory and run records (default: over store.env). Beside the relay that owns the data
+   * directory they write through that relay (directory/forwarded-records.ts): one writing process.
+   */
+  records?: { directory: RelayDirectory; runs: SpiderRuns };
+  /** known authors (default: in store.env, kept across runs); a scratch one where the store is read-only */
+  authors?: AuthorBook;
 }
 
 export interface Spider {
@@ -96,8 +103,8 @@ function spiderCore(deps: SpiderDeps): SpiderCore {
     deps,
     cfg,
     log: deps.logger.child({ component: 'spider' }),
-    directory: new RelayDirectory(deps.store.env),
-    runs: new SpiderRuns(deps.store.env),
+    directory: deps.records?.directory ?? new RelayDirectory(deps.store.env),
+    runs: deps.records?.runs ?? new SpiderRuns(deps.store.env),
     sink,
     selfUrls: new Set([...cfg.selfUrls, ...(deps.selfUrls ?? [])].map(normalizeRelayUrl).filter((u): u is string => u !== null)),
     verifier: deps.verifier,
@@ -106,7 +113,7 @@ function spiderCore(deps: SpiderDeps): SpiderCore {
     homeItems: (deps.storeIsHome ?? sink.kind === 'ingest')
       ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.get(id) !== undefined }
       : undefined,
-    authors: new AuthorBook(deps.store.env),
+    authors: deps.authors ?? new AuthorBook(deps.store.env),
     status: emptyStatus(cfg.hops),
     totals: { ...zeroCounts(), relaysReached: 0, relaysFailed: 0 },
   };

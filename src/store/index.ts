@@ -59,12 +59,12 @@ export interface OpenStoreOptions {
    */
   readOnly?: boolean;
   /**
-   * Writes beside the process that holds the store's writer lock without taking it (writer-lock.ts).
-   * Only `spider --once` beside the relay that owns the directory, for the spider's own records: the
-   * one case of several writing processes still allowed, and still exposed to what the lock
-   * prevents elsewhere (docs/storage.md, "Several writer processes").
+   * With readOnly: LMDB opens the environment read-only (MDB_RDONLY), so nothing in this process
+   * can write it, not even a named database opened beside the store's: a command beside the relay
+   * that owns the data directory cannot become a second writer by mistake (writer-lock.ts). Not for
+   * every reader: a named database its writer never created cannot be opened this way at all.
    */
-  besideOwner?: boolean;
+  refuseWrites?: boolean;
   /**
    * The batched writer runs on a thread of its own (writer-thread.ts; config store.writerThread),
    * not on the caller's. Not with a spool (the import keeps its writer on its own thread).
@@ -84,7 +84,7 @@ const FREE_PAGES_TO_RETAIN = 15_000;
 
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   // before LMDB opens: a second writing process is refused, not let in to lose transactions (writer-lock.ts)
-  const releaseLock = opts.readOnly || opts.besideOwner ? () => {} : await acquireWriterLock(opts.dir);
+  const releaseLock = opts.readOnly ? () => {} : await acquireWriterLock(opts.dir);
   let env: RootDatabase;
   try {
     env = openEnv(opts);
@@ -154,6 +154,8 @@ function openEnv(opts: OpenStoreOptions): RootDatabase {
     // writing processes lose transactions with the write map too, so a second one is now refused
     // (writer-lock.ts); the write map stays until the figures without it are measured again with that.
     useWritemap: !opts.readOnly,
+    // LMDB itself refuses writes (MDB_RDONLY) where asked: see OpenStoreOptions.refuseWrites
+    readOnly: (opts.readOnly && opts.refuseWrites) ?? false,
     // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
     // transaction): together with the write map it corrupted the free list as soon as several
     // processes wrote (a relay and `spider --once` or `sync` beside it): "freelist entry had

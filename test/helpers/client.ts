@@ -7,8 +7,9 @@ export const now = () => Math.floor(Date.now() / 1000);
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Author {
-  readonly sk = generateSecretKey();
-  readonly pk = getPublicKey(this.sk);
+  readonly pk: string;
+  /** a new key, or the one given (a data directory's local key) */
+  constructor(readonly sk: Uint8Array = generateSecretKey()) { this.pk = getPublicKey(sk); }
   sign({ kind = 1, created_at = now(), tags = [] as string[][], content = '' } = {}): NostrEvent {
     const e = finalizeEvent({ kind, created_at, tags, content }, this.sk);
     return { id: e.id, pubkey: e.pubkey, created_at: e.created_at, kind: e.kind, tags: e.tags, content: e.content, sig: e.sig };

@@ -11,6 +11,12 @@ import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import type { SpiderSummary } from '../../src/spider/status.js';
 import { waitFor } from './harness.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openStore } from '../../src/store/index.js';
+import { RelayDirectory } from '../../src/directory/records.js';
+import { SpiderRuns } from '../../src/directory/runs.js';
+import { normalizeRelayUrl } from '../../src/remote/url.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
@@ -60,6 +66,20 @@ test('spider --once against a running relay: events reach its store and its live
     await q.next((m) => m[0] === 'EOSE' && m[1] === 'q', 5000, 'EOSE');
     assert.equal(q.inbox.filter((m) => m[0] === 'EVENT').length, expected.length);
     q.ws.close();
+
+    // The spider's own records went through the relay too (ORBWEAVER-RECORD): the store kept one
+    // writing process, the relay, which still holds its lock; what it committed reads back here.
+    const lock = JSON.parse(readFileSync(join(home.dataDir, 'writer.lock'), 'utf8')) as { pid: number };
+    assert.equal(lock.pid, home.proc.pid);
+    const store = await openStore({ dir: home.dataDir, readOnly: true });
+    try {
+      const dir = new RelayDirectory(store.env);
+      assert.equal(dir.get(normalizeRelayUrl(a.url)!)?.lastOutcome, 'ok');
+      assert.equal(dir.get(normalizeRelayUrl(b.url)!)?.lastCounts?.stored, onB.length);
+      assert.equal(SpiderRuns.open(store.env)?.last()?.by, 'orbweaver spider --once');
+    } finally {
+      await store.close();
+    }
   } finally {
     sub.ws.close();
     await a.close();

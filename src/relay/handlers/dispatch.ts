@@ -1,7 +1,7 @@
 // One client message in: parse it and hand it to the handler for its verb. Bad input gets a
 // NOTICE (or CLOSED when a subscription id could be read) and the connection keeps working.
 // (Messages over limits.maxMessageLength are refused before they are decoded: server.ts.)
-import { closedMessage, MessageError, negErrMessage, noticeMessage, parseClientMessage } from '../../nostr/messages.js';
+import { closedMessage, MessageError, negErrMessage, noticeMessage, parseClientMessage, RECORD_VERB } from '../../nostr/messages.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
 import { handleEvent } from './event.js';
@@ -9,6 +9,7 @@ import { handleReq } from './req.js';
 import { handleCount } from './count.js';
 import { closeSubscription } from './close.js';
 import { handleNegClose, handleNegMsg, handleNegOpen } from './neg.js';
+import { handleRecord } from './record.js';
 
 export function dispatch(h: RelayContext, conn: Connection, text: string): void {
   let msg;
@@ -46,6 +47,9 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
       return;
     case 'NEG-CLOSE':
       handleNegClose(h, conn, msg.subId);
+      return;
+    case RECORD_VERB:
+      handleRecord(h, conn, msg.reqId, msg.op, msg.args).catch(fail);
       return;
   }
 }

@@ -1,0 +1,90 @@
+// The directory's own records (relay records, spider runs, relay candidates, the monitor's history)
+// are written by the one process that writes the store (store/writer-lock.ts): two processes
+// writing one LMDB environment lose acknowledged transactions (docs/storage.md, "Several writer
+// processes"). A spider in another process beside the relay that owns the data directory
+// (`orbweaver spider --once`) reads them from its read-only store and sends each write to the relay
+// as an operation (forwarded-records.ts); the relay applies it here to its own records, in its
+// own process. The operations are the records' write methods, applied whole on the relay's side,
+// so a read-modify-write (a run counted, a result folded in) sees the relay's latest state.
+import type { RootDatabase } from 'lmdb';
+import { RelayDirectory } from './records.js';
+import { SpiderRuns } from './runs.js';
+import { CandidateStore, type Sighting } from './candidates.js';
+import { MonitorHistory } from '../monitor/history.js';
+
+/** The records' write methods, as sent; a history operation's first argument is the sender's retention. */
+export const RECORD_OPS = [
+  'directory.discovered', 'directory.applyResult', 'runs.record',
+  'candidates.setMeta', 'candidates.add', 'candidates.remove', 'candidates.failed',
+  'history.addSnapshot', 'history.prune', 'history.record', 'history.noteCrawl',
+] as const;
+export type RecordOp = typeof RECORD_OPS[number];
+const KNOWN = new Set<string>(RECORD_OPS);
+export const isRecordOp = (op: string): op is RecordOp => KNOWN.has(op);
+
+/** Sends one operation to whoever applies it (the relay) and resolves with its result. */
+export type RecordCall = (op: RecordOp, args: unknown[]) => Promise<unknown>;
+
+/** candidates.add's maps as JSON can carry them. */
+export type CountsWire = Array<[string, Array<[string, number]>]>;
+export type FirstsWire = Array<[string, Sighting]>;
+
+/** A refused operation (unknown, or arguments of the wrong shape): its text goes back to the sender. */
+export class RecordOpError extends Error {}
+
+const str = (v: unknown, what: string): string => { if (typeof v !== 'string') throw new RecordOpError(`${what} must be a string`); return v; };
+const num = (v: unknown, what: string): number => { if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordOpError(`${what} must be a number`); return v; };
+const obj = <T>(v: unknown, what: string): T => { if (typeof v !== 'object' || v === null) throw new RecordOpError(`${what} must be an object`); return v as T; };
+const arr = <T>(v: unknown, what: string): T[] => { if (!Array.isArray(v)) throw new RecordOpError(`${what} must be an array`); return v as T[]; };
+
+/** The relay's side: the records over its store's environment, and how an operation is applied to them. */
+export class RecordApplier {
+  private readonly directory: RelayDirectory;
+  private readonly runs: SpiderRuns;
+  private readonly candidates: CandidateStore;
+  /** by retention (the sender's config; normally the relay's own) */
+  private readonly histories = new Map<number, MonitorHistory>();
+
+  constructor(private readonly env: RootDatabase) {
+    this.directory = new RelayDirectory(env);
+    this.runs = new SpiderRuns(env);
+    this.candidates = new CandidateStore(env);
+    // every named database a forwarding command reads exists before it opens the store read-only
+    this.history(30 * 24 * 3600_000);
+  }
+
+  private history(retention: unknown): MonitorHistory {
+    const ms = num(retention, 'retention');
+    let h = this.histories.get(ms);
+    if (!h) {
+      if (this.histories.size >= 8) this.histories.clear();
+      this.histories.set(ms, (h = new MonitorHistory(this.env, ms)));
+    }
+    return h;
+  }
+
+  /** The operation's result (JSON-able; undefined as null). Throws RecordOpError for a malformed one. */
+  async apply(op: string, args: unknown[]): Promise<unknown> {
+    const a = args;
+    let r: unknown;
+    switch (op) {
+      case 'directory.discovered': r = await this.directory.discovered(str(a[0], 'url'), num(a[1], 'hop'), arr<string>(a[2], 'referrers'), num(a[3], 'mentions'), num(a[4], 'now')); break;
+      case 'directory.applyResult': r = await this.directory.applyResult(obj(a[0], 'result'), num(a[1], 'now')); break;
+      case 'runs.record': r = await this.runs.record(obj(a[0], 'summary'), str(a[1], 'by')); break;
+      case 'candidates.setMeta': r = await this.candidates.setMeta(obj(a[0], 'meta')); break;
+      case 'candidates.add': {
+        const counts = new Map(arr<[string, Array<[string, number]>]>(a[0], 'counts').map(([u, s]) => [u, new Map(s)]));
+        r = await this.candidates.add(counts, new Map(arr<[string, Sighting]>(a[1], 'firsts')), num(a[2], 'max'), num(a[3], 'now'));
+        break;
+      }
+      case 'candidates.remove': r = await this.candidates.remove(str(a[0], 'url')); break;
+      case 'candidates.failed': r = await this.candidates.failed(str(a[0], 'url'), str(a[1], 'error'), num(a[2], 'now')); break;
+      case 'history.addSnapshot': r = await this.history(a[0]).addSnapshot(str(a[1], 'url'), obj(a[2], 'snapshot')); break;
+      case 'history.prune': r = await this.history(a[0]).prune(str(a[1], 'url'), num(a[2], 'now')); break;
+      case 'history.record': r = await this.history(a[0]).record(obj(a[1], 'check'), a[2] === null ? null : obj(a[2], 'published')); break;
+      case 'history.noteCrawl': r = await this.history(a[0]).noteCrawl(str(a[1], 'url'), obj(a[2], 'kinds'), num(a[3], 'at')); break;
+      default: throw new RecordOpError(`unknown record operation ${JSON.stringify(op.slice(0, 40))}`);
+    }
+    return r ?? null;
+  }
+}

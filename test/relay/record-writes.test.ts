@@ -1,0 +1,88 @@
+// ORBWEAVER-RECORD: how a command beside the relay that owns the data directory (`spider --once`)
+// writes the directory's records without opening the store for writing (one writing process per
+// store: src/store/writer-lock.ts). Only a connection authenticated with the data directory's local
+// key is heard; the operation is applied by the relay, once per request id, and bad input gets a
+// prefixed refusal on a connection that keeps working.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startRelayProcess } from '../helpers/relay-process.js';
+import { Author, Client } from '../helpers/client.js';
+import { readLocalKey } from '../../src/app/local-key.js';
+import { openStore } from '../../src/store/index.js';
+import { RelayDirectory } from '../../src/directory/records.js';
+import { SpiderRuns } from '../../src/directory/runs.js';
+
+const V = 'ORBWEAVER-RECORD';
+const answer = (c: Client, reqId: string) => c.next((m) => m[0] === V && m[1] === reqId, 10_000, `${V} answer to ${reqId}`);
+const summary = (at: number) => ({
+  startedAt: at, finishedAt: at + 5, durationMs: 5, seeds: 1, seedsWithoutList: 0, hops: [],
+  relays: { total: 1, reached: 1, failed: 0, refused: 0, skipped: 0 },
+  events: { fetched: 3, stored: 3, duplicate: 0, replaced: 0, rejected: 0, invalid: 0 },
+  failures: [], refusals: [], bootstrapFailures: [], aborted: false,
+});
+
+test('record writes: refused without the local key, applied once per request id with it, bad ones refused with a prefix', async () => {
+  const relay = await startRelayProcess();
+  try {
+    const url = 'wss://relay.example.com/';
+    const discovered = [url, 0, ['seed'], 2, Date.now()];
+
+    const anon = await Client.open(relay.url);
+    anon.send([V, 'a1', 'directory.discovered', discovered]);
+    const a1 = await answer(anon, 'a1');
+    assert.equal(a1[2], false);
+    assert.match(String(a1[3]), /^restricted: .*local key/);
+    const stranger = new Author();
+    assert.equal((await anon.authenticate(stranger, relay.url)).ok, true);
+    anon.send([V, 'a2', 'directory.discovered', discovered]);
+    assert.match(String((await answer(anon, 'a2'))[3]), /^restricted: /, 'another key, however authenticated, is not the local key');
+    anon.close();
+
+    const sk = readLocalKey(relay.dataDir);
+    assert.ok(sk, 'the relay created its local key');
+    const local = await Client.open(relay.url);
+    assert.equal((await local.authenticate(new Author(sk), relay.url)).ok, true);
+    local.send([V, 'd1', 'directory.discovered', discovered]);
+    const d1 = await answer(local, 'd1');
+    assert.equal(d1[2], true, String(d1[3]));
+    assert.equal((d1[3] as { url: string; hop: number }).url, url);
+
+    // the same request id twice (a command that lost its connection sends it again): counted once
+    local.send([V, 'r1', 'runs.record', [summary(1_000), 'orbweaver spider --once']]);
+    local.send([V, 'r1', 'runs.record', [summary(1_000), 'orbweaver spider --once']]);
+    assert.equal((await answer(local, 'r1'))[2], true);
+    assert.equal((await answer(local, 'r1'))[2], true);
+    local.send([V, 'r2', 'runs.record', [summary(2_000), 'orbweaver spider --once']]);
+    assert.equal((await answer(local, 'r2'))[2], true);
+
+    local.send([V, 'x1', 'store.drop', []]);
+    assert.match(String((await answer(local, 'x1'))[3]), /^invalid: unknown record operation/);
+    local.send([V, 'x2', 'directory.discovered', [42, 0, [], 0, 0]]);
+    assert.match(String((await answer(local, 'x2'))[3]), /^invalid: url must be a string/);
+    local.send([V, 'x3', 'runs.record']);
+    const notice = await local.next((m) => m[0] === 'NOTICE', 5000, 'NOTICE for a short message');
+    assert.match(String(notice[1]), /^invalid: ORBWEAVER-RECORD takes/);
+    // the connection still works
+    const after = await local.query({ kinds: [1], limit: 1 });
+    assert.deepEqual(after.events, []);
+    local.close();
+
+    // what the relay committed, read as another process reads it; the relay still holds the writer lock
+    const lock = JSON.parse(readFileSync(join(relay.dataDir, 'writer.lock'), 'utf8')) as { pid: number };
+    assert.equal(lock.pid, relay.proc.pid);
+    const store = await openStore({ dir: relay.dataDir, readOnly: true });
+    try {
+      assert.equal(new RelayDirectory(store.env).get(url)?.mentions, 2);
+      const runs = SpiderRuns.open(store.env);
+      assert.equal(runs?.count(), 2, 'r1 applied once, r2 once');
+      assert.equal(runs?.last()?.startedAt, 2_000);
+      assert.equal(runs?.last()?.by, 'orbweaver spider --once');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await relay.cleanup();
+  }
+});
