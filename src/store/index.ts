@@ -138,22 +138,20 @@ function openEnv(opts: OpenStoreOptions): RootDatabase {
     mapSize: opts.mapSize ?? DEFAULTS.mapSize,
     maxDbs: MAX_DBS,
     // Durable commits: no noSync; a commit returns once its pages and meta are on disk.
-    // Without the write map (LMDB's MDB_WRITEMAP; the store ran without it from 365596d to 3c33862,
-    // and has it again: RESTORED below) a transaction's pages are malloc'd copies, written with pwrite and flushed with fdatasync at
-    // commit. Through the map, every page a commit flushed was write-protected again (a fault and a
-    // TLB flush on the other core when it was next written), and the flush itself (msync) took 4-6x
-    // as long as soon as another thread of the process ran beside it: the relay's main thread, the
-    // signature checks. Measured 2026-11-29 (docs/storage.md, "The write map, and why it went"):
-    // WebSocket ingest of the 18,000 directory events 1.4x as fast without it, 20,000 new events
-    // into the 600,000-event store 1.46x, and `orbweaver import` of the 600,000 1.7-1.8x. The dirty
-    // list's sorted inserts that made it worth having at depth are cheap now that the writer puts
-    // the follow edges and the import its merges in key order.
-    // RESTORED 2026-11-29: without the write map, test/store/durability.test.ts "three processes
-    // and this one commit many small transactions at once" lost one write of 2,400 in a CI run
-    // (after four passing runs). Then found (docs/storage.md, "Several writer processes"): several
-    // writing processes lose transactions with the write map too, so a second one is now refused
-    // (writer-lock.ts); the write map stays until the figures without it are measured again with that.
-    useWritemap: !opts.readOnly,
+    // No write map (LMDB's MDB_WRITEMAP): a transaction's pages are malloc'd copies, written with
+    // pwrite and flushed with fdatasync at commit, as strfry does. Through the map, every page a
+    // commit flushed was write-protected again (a fault and a TLB flush on the other core when it
+    // was next written), and the flush itself (msync) took 4-6x as long as soon as another thread of
+    // the process ran beside it: the relay's main thread, the signature checks. Measured 2026-11-29
+    // (docs/storage.md, "The write map, and why it went"): WebSocket ingest of the 18,000 directory
+    // events 1.4x as fast without it, 20,000 new events into the 600,000-event store 1.46x, and
+    // `orbweaver import` of the 600,000 1.7-1.8x. The dirty list's sorted inserts that made it worth
+    // having at depth are cheap now that the writer puts the follow edges and the import its merges
+    // in key order. It was on again from 3c33862 to the thirteenth session while several writing
+    // processes were examined: they lose transactions with it too (docs/storage.md, "Several writer
+    // processes"), and a store now has one writing process (writer-lock.ts, and the record writes of
+    // a spider beside the relay go through the relay: directory/record-ops.ts).
+    useWritemap: false,
     // LMDB itself refuses writes (MDB_RDONLY) where asked: see OpenStoreOptions.refuseWrites
     readOnly: (opts.readOnly && opts.refuseWrites) ?? false,
     // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
