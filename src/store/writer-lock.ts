@@ -21,7 +21,7 @@ export const WRITER_LOCK_FILE = 'writer.lock';
  */
 const HOLDER_WAIT_MS = 10_000;
 
-interface LockRecord {
+export interface LockRecord {
   pid: number;
   /** /proc/<pid>/stat's start time (clock ticks since boot); null where there is no /proc */
   started: string | null;
@@ -59,31 +59,52 @@ function holderAlive(rec: LockRecord): boolean {
   return rec.started === null || now === null || now === rec.started;
 }
 
+/** Creates the lock file naming this process; false when one is there already. */
+function create(file: string, dir: string, mine: LockRecord): boolean {
+  for (let first = true; ; first = false) {
+    try {
+      writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx', mode: 0o644 });
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      if (code !== 'ENOENT' || !first) throw e;
+      mkdirSync(dir, { recursive: true }); // a new store: LMDB would make the directory next
+    }
+  }
+}
+
+/**
+ * Removes a stale lock file, unless it changed since it was judged stale: another opener may have
+ * taken it over and made its own in between, which must not be removed. (What is left is the
+ * instant between this read and the unlink.)
+ */
+export function removeStale(file: string, judged: LockRecord | null): void {
+  const now = readRecord(file);
+  if (now?.pid !== judged?.pid || now?.started !== judged?.started) return;
+  try {
+    unlinkSync(file);
+  } catch { /* another opener removed it first */ }
+}
+
 /**
  * Takes the store's writer lock for this process, or throws StoreBusyError naming the process that
  * holds it. Returns the release (removes the file if this process made it; a no-op otherwise).
+ * A live holder is waited for up to `waitMs`; a stale lock is taken over (at most a few times, in
+ * case openers keep taking it from each other).
  */
 export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): Promise<() => void> {
   const file = join(dir, WRITER_LOCK_FILE);
   const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: (process.argv.slice(1).join(' ') || process.execPath).slice(0, 300) };
   const giveUpAt = Date.now() + waitMs;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try {
-      writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx', mode: 0o644 });
+  for (let takeovers = 0; takeovers < 5; ) {
+    if (create(file, dir, mine)) {
       return () => {
-        if (readRecord(file)?.pid === process.pid) {
-          try {
-            unlinkSync(file);
-          } catch { /* already gone */ }
-        }
+        if (readRecord(file)?.pid !== process.pid) return;
+        try {
+          unlinkSync(file);
+        } catch { /* already gone */ }
       };
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' && attempt === 0) {
-        mkdirSync(dir, { recursive: true }); // a new store: LMDB would make the directory next
-        continue;
-      }
-      if (code !== 'EEXIST') throw e;
     }
     let rec = readRecord(file);
     if (!rec) {
@@ -94,20 +115,18 @@ export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): P
     // another store of this process (the writer thread, a second open) holds it: it is ours
     if (rec?.pid === process.pid && rec.started === mine.started) return () => {};
     if (rec && holderAlive(rec)) {
-      if (Date.now() < giveUpAt) {
-        // perhaps on its way out (a command whose parent was killed finishes its batch and closes)
-        await sleep(100);
-        attempt--;
-        continue;
+      if (Date.now() >= giveUpAt) {
+        throw new StoreBusyError(
+          `the store in ${dir} is being written by another process, pid ${rec.pid} (${rec.command}), still after ${waitMs / 1000} s; only one process may write a store at a time, because LMDB through lmdb-js loses transactions when several do (docs/operating.md, "One writing process per store"). Let that process finish or stop it, then run this again; a relay's own spider and sync publish to it instead`,
+        );
       }
-      throw new StoreBusyError(
-        `the store in ${dir} is being written by another process, pid ${rec.pid} (${rec.command}), still after ${waitMs / 1000} s; only one process may write a store at a time, because LMDB through lmdb-js loses transactions when several do (docs/operating.md, "One writing process per store"). Let that process finish or stop it, then run this again; a relay's own spider and sync publish to it instead`,
-      );
+      // perhaps on its way out (a command whose parent was killed finishes its batch and closes)
+      await sleep(100);
+      continue;
     }
     // stale (its process is gone) or still unreadable: take it over
-    try {
-      unlinkSync(file);
-    } catch { /* another opener took it over first */ }
+    takeovers++;
+    removeStale(file, rec);
   }
   throw new StoreBusyError(`could not take the writer lock ${file}: it kept changing hands; run this again`);
 }
