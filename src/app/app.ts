@@ -20,7 +20,7 @@ import { openPipeline, type Pipeline } from './pipeline.js';
 import { Access } from '../relay/policy/access.js';
 import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
-import { RecordApplier } from '../directory/record-ops.js';
+import { RecordApplier } from './record-ops.js';
 import { clearOwner, describeOwner, liveOwner, reachableUrl, recordOwner } from './owner.js';
 import { VERSION } from '../relay/version.js';
 import { createTrust, type Trust } from '../trust/trust.js';

@@ -16,7 +16,7 @@ import { homeSink } from '../remote/deliver.js';
 import { ingestSink, type EventSink } from '../ingest/sink.js';
 import { parseSecretKey } from '../nostr/keys.js';
 import { readLocalKey } from './local-key.js';
-import type { RecordCall } from '../directory/record-ops.js';
+import type { RecordCall } from './record-ops.js';
 
 /** ws://host:port of our relay as configured (a wildcard listen address is reached on loopback). */
 export function localRelayUrl(config: Config): string {

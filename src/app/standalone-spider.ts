@@ -8,7 +8,7 @@ import { localRelayUrl, openCommandSink } from './command-sink.js';
 import { heapLimitMb, oldSpaceMb } from './heap-limit.js';
 import { createSpider, type Spider } from '../spider/spider.js';
 import { createMonitor, type Monitor } from '../monitor/monitor.js';
-import { forwardedRecords } from '../directory/forwarded-records.js';
+import { forwardedRecords } from './forwarded-records.js';
 import { scratchEnv, type ScratchEnv } from '../spider/queue/scratch.js';
 import { AuthorBook } from '../spider/fetch/authors.js';
 

@@ -52,7 +52,7 @@ export interface MonitorDeps {
   /** DNS override (tests) */
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
   metrics?: MonitorMetrics;
-  /** its records (default: over store.env); beside the owning relay, written through it (directory/forwarded-records.ts) */
+  /** its records (default: over store.env); beside the owning relay, written through it (app/forwarded-records.ts) */
   records?: { directory: RelayDirectory; candidates: CandidateStore; history: MonitorHistory };
 }
 

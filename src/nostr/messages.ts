@@ -14,7 +14,7 @@ export type ClientMessage =
 
 /**
  * Not a NIP: a record write sent by a command beside the relay that owns the data directory
- * (`["ORBWEAVER-RECORD", <request id>, <operation>, [<arguments>]]`, src/directory/record-ops.ts),
+ * (`["ORBWEAVER-RECORD", <request id>, <operation>, [<arguments>]]`, src/app/record-ops.ts),
  * answered `["ORBWEAVER-RECORD", <request id>, true, <result>]` or `[…, false, "<prefix>: why"]`.
  */
 export const RECORD_VERB = 'ORBWEAVER-RECORD';

@@ -20,7 +20,6 @@ import { isReplaceable } from '../nostr/kinds.js';
 import { incomingWins } from '../store/rules.js';
 import { randomUUID } from 'node:crypto';
 import { RECORD_VERB } from '../nostr/messages.js';
-import type { RecordOp } from '../directory/record-ops.js';
 
 export class DeliveryError extends Error {}
 
@@ -135,8 +134,8 @@ class Conn {
     });
   }
 
-  /** Sends a record write (src/directory/record-ops.ts) and waits for its answer; null when the connection went or none came. */
-  record(reqId: string, op: RecordOp, args: unknown[], timeout: number): Promise<RecordAnswer | null> {
+  /** Sends a record write (src/app/record-ops.ts) and waits for its answer; null when the connection went or none came. */
+  record(reqId: string, op: string, args: unknown[], timeout: number): Promise<RecordAnswer | null> {
     if (this.closed || this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(null);
     return new Promise((resolve) => {
       const done = (r: RecordAnswer | null) => { clearTimeout(timer); this.records.delete(reqId); resolve(r); };
@@ -234,10 +233,10 @@ export interface HomeSink extends EventSink {
   readonly delivered: number;
   /**
    * A write of the directory's records, applied by the home relay that owns our data directory
-   * (src/directory/record-ops.ts); resolves with its result once the relay committed it. Sent again
+   * (src/app/record-ops.ts); resolves with its result once the relay committed it. Sent again
    * (same request id, which the relay answers once) until spider.deliveryTimeout; a refusal throws.
    */
-  record(op: RecordOp, args: unknown[]): Promise<unknown>;
+  record(op: string, args: unknown[]): Promise<unknown>;
   /** Connects (and authenticates) now, once; throws when the home relay does not answer. */
   ready(): Promise<void>;
 }

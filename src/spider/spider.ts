@@ -56,7 +56,7 @@ export interface SpiderDeps {
   runBy?: string;
   /**
    * Its directory and run records (default: over store.env). Beside the relay that owns the data
-   * directory they write through that relay (directory/forwarded-records.ts): one writing process.
+   * directory they write through that relay (app/forwarded-records.ts): one writing process.
    */
   records?: { directory: RelayDirectory; runs: SpiderRuns };
   /** known authors (default: in store.env, kept across runs); a scratch one where the store is read-only */

@@ -150,7 +150,7 @@ function openEnv(opts: OpenStoreOptions): RootDatabase {
     // in key order. It was on again from 3c33862 to the thirteenth session while several writing
     // processes were examined: they lose transactions with it too (docs/storage.md, "Several writer
     // processes"), and a store now has one writing process (writer-lock.ts, and the record writes of
-    // a spider beside the relay go through the relay: directory/record-ops.ts).
+    // a spider beside the relay go through the relay: app/record-ops.ts).
     useWritemap: false,
     // LMDB itself refuses writes (MDB_RDONLY) where asked: see OpenStoreOptions.refuseWrites
     readOnly: (opts.readOnly && opts.refuseWrites) ?? false,

@@ -1,20 +1,22 @@
 // ORBWEAVER-RECORD: a record write sent by a command beside the relay that owns the data directory
 // (`orbweaver spider --once`), applied here so the store keeps one writing process
-// (src/directory/record-ops.ts). Only a connection authenticated (NIP-42) with the data
+// (src/app/record-ops.ts applies it). Only a connection authenticated (NIP-42) with the data
 // directory's local key may send one: holding that key means reading the data directory, which
 // already gives the store. A request id answered recently is answered again with the same result
 // instead of being applied twice (a command that lost its connection sends it again).
 import { recordMessage } from '../../nostr/messages.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
-import { RecordOpError } from '../../directory/record-ops.js';
 
 export interface RecordService {
   /** the pubkey a connection must have authenticated as: the data directory's local key */
   writer: string;
-  /** applies one operation; throws RecordOpError (record-ops.ts) for a malformed one */
+  /** applies one operation; throws RecordRefused for a malformed one */
   apply(op: string, args: unknown[]): Promise<unknown>;
 }
+
+/** An operation refused as the sender's mistake (unknown, or arguments of the wrong shape): answered `invalid:`. */
+export class RecordRefused extends Error {}
 
 /** requests remembered for a repeat, per relay */
 const REMEMBERED = 1024;
@@ -43,7 +45,7 @@ export async function handleRecord(h: RelayContext, conn: Connection, reqId: str
     conn.send(recordMessage(reqId, true, await p));
   } catch (e) {
     done.delete(reqId); // not applied: a repeat may try again
-    const invalid = e instanceof RecordOpError;
+    const invalid = e instanceof RecordRefused;
     if (!invalid) h.logger.error({ err: e, op }, 'record write failed');
     conn.send(recordMessage(reqId, false, `${invalid ? 'invalid' : 'error'}: ${(e as Error).message ?? String(e)}`));
   }

@@ -4,12 +4,13 @@
 // processes"). A spider in another process beside the relay that owns the data directory
 // (`orbweaver spider --once`) reads them from its read-only store and sends each write to the relay
 // as an operation (forwarded-records.ts); the relay applies it here to its own records, in its
-// own process. The operations are the records' write methods, applied whole on the relay's side,
+// own process (relay/handlers/record.ts hears it). The operations are the records' write methods, applied whole on the relay's side,
 // so a read-modify-write (a run counted, a result folded in) sees the relay's latest state.
 import type { RootDatabase } from 'lmdb';
-import { RelayDirectory } from './records.js';
-import { SpiderRuns } from './runs.js';
-import { CandidateStore, type Sighting } from './candidates.js';
+import { RelayDirectory } from '../directory/records.js';
+import { SpiderRuns } from '../directory/runs.js';
+import { CandidateStore, type Sighting } from '../directory/candidates.js';
+import { RecordRefused } from '../relay/handlers/record.js';
 import { MonitorHistory } from '../monitor/history.js';
 
 /** The records' write methods, as sent; a history operation's first argument is the sender's retention. */
@@ -29,13 +30,11 @@ export type RecordCall = (op: RecordOp, args: unknown[]) => Promise<unknown>;
 export type CountsWire = Array<[string, Array<[string, number]>]>;
 export type FirstsWire = Array<[string, Sighting]>;
 
-/** A refused operation (unknown, or arguments of the wrong shape): its text goes back to the sender. */
-export class RecordOpError extends Error {}
 
-const str = (v: unknown, what: string): string => { if (typeof v !== 'string') throw new RecordOpError(`${what} must be a string`); return v; };
-const num = (v: unknown, what: string): number => { if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordOpError(`${what} must be a number`); return v; };
-const obj = <T>(v: unknown, what: string): T => { if (typeof v !== 'object' || v === null) throw new RecordOpError(`${what} must be an object`); return v as T; };
-const arr = <T>(v: unknown, what: string): T[] => { if (!Array.isArray(v)) throw new RecordOpError(`${what} must be an array`); return v as T[]; };
+const str = (v: unknown, what: string): string => { if (typeof v !== 'string') throw new RecordRefused(`${what} must be a string`); return v; };
+const num = (v: unknown, what: string): number => { if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordRefused(`${what} must be a number`); return v; };
+const obj = <T>(v: unknown, what: string): T => { if (typeof v !== 'object' || v === null) throw new RecordRefused(`${what} must be an object`); return v as T; };
+const arr = <T>(v: unknown, what: string): T[] => { if (!Array.isArray(v)) throw new RecordRefused(`${what} must be an array`); return v as T[]; };
 
 /** The relay's side: the records over its store's environment, and how an operation is applied to them. */
 export class RecordApplier {
@@ -63,7 +62,7 @@ export class RecordApplier {
     return h;
   }
 
-  /** The operation's result (JSON-able; undefined as null). Throws RecordOpError for a malformed one. */
+  /** The operation's result (JSON-able; undefined as null). Throws RecordRefused for a malformed one. */
   async apply(op: string, args: unknown[]): Promise<unknown> {
     const a = args;
     let r: unknown;
@@ -83,7 +82,7 @@ export class RecordApplier {
       case 'history.prune': r = await this.history(a[0]).prune(str(a[1], 'url'), num(a[2], 'now')); break;
       case 'history.record': r = await this.history(a[0]).record(obj(a[1], 'check'), a[2] === null ? null : obj(a[2], 'published')); break;
       case 'history.noteCrawl': r = await this.history(a[0]).noteCrawl(str(a[1], 'url'), obj(a[2], 'kinds'), num(a[3], 'at')); break;
-      default: throw new RecordOpError(`unknown record operation ${JSON.stringify(op.slice(0, 40))}`);
+      default: throw new RecordRefused(`unknown record operation ${JSON.stringify(op.slice(0, 40))}`);
     }
     return r ?? null;
   }

@@ -3,11 +3,11 @@
 // goes to the relay as an operation (record-ops.ts) and resolves with the relay's result, once the
 // relay has committed it. So the store keeps one writing process.
 import type { RootDatabase } from 'lmdb';
-import { RelayDirectory, type RelayRecord } from './records.js';
-import { SpiderRuns } from './runs.js';
-import { CandidateStore, type CandidateRecord, type FinderMeta, type Sighting } from './candidates.js';
+import { RelayDirectory, type RelayRecord } from '../directory/records.js';
+import { SpiderRuns } from '../directory/runs.js';
+import { CandidateStore, type CandidateRecord, type FinderMeta, type Sighting } from '../directory/candidates.js';
 import { MonitorHistory, type HealthRecord } from '../monitor/history.js';
-import type { SpiderSummary, WorkResult } from './types.js';
+import type { SpiderSummary, WorkResult } from '../directory/types.js';
 import type { RelayCheck, Snapshot } from '../monitor/types.js';
 import type { CountsWire, FirstsWire, RecordCall } from './record-ops.js';
 
