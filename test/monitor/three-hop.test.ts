@@ -15,6 +15,9 @@ import { FakeRelay, deadUrl } from '../fixtures/fake-relay.js';
 import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import { monitorKey } from '../../src/monitor/key.js';
+import { openStore } from '../../src/store/index.js';
+import { MonitorHistory } from '../../src/monitor/history.js';
+import { normalizeRelayUrl } from '../../src/remote/url.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
@@ -75,6 +78,22 @@ test('spider --once with the monitor: one signed 30166 per reached relay and one
     }
     assert.equal(beyond.connections, 0, 'the relay beyond the last hop is never contacted');
     assert.equal(beyond.nip11Requests, 0, 'not even for its NIP-11 document');
+
+    // The monitor's own records (each check's health, the crawl's events per kind) went through the
+    // relay too (ORBWEAVER-RECORD): the relay committed them, and they read back from its store.
+    const store = await openStore({ dir: home.dataDir, readOnly: true });
+    try {
+      const history = new MonitorHistory(store.env);
+      const at = (u: string) => normalizeRelayUrl(u)!;
+      for (const r of [r0, r1, r2, r3]) {
+        assert.equal(history.latest(at(r.url))?.online, true, `health of ${r.url}`);
+        assert.equal(history.snapshots(at(r.url)).length, 1, `one snapshot of ${r.url}`);
+      }
+      assert.equal(history.latest(at(dead))?.online, false, 'the dead relay checked offline');
+      assert.equal(history.crawlKinds(at(r3.url))?.last['10000'], 3, 'events per kind of the crawl');
+    } finally {
+      await store.close();
+    }
   } finally {
     await Promise.all([r0.close(), r1.close(), r2.close(), r3.close(), beyond.close()]);
     await home.cleanup();
