@@ -73,6 +73,11 @@ class Conn {
         return;
       }
       if (m[0] === RECORD_VERB && typeof m[1] === 'string') { this.records.get(m[1])?.({ ok: m[2] === true, payload: m[3] }); return; }
+      // a relay of an earlier version does not know record writes: say so instead of waiting for an answer
+      if (m[0] === 'NOTICE' && typeof m[1] === 'string' && m[1].includes(`unknown message type "${RECORD_VERB}"`)) {
+        for (const r of [...this.records.values()]) r({ ok: false, payload: `unsupported: the relay does not take record writes (${m[1]}); run the same orbweaver version as the relay` });
+        return;
+      }
       if (m[0] !== 'OK' || typeof m[1] !== 'string') return;
       const list = this.waiters.get(m[1]);
       const w = list?.shift();
