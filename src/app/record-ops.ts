@@ -3,25 +3,23 @@
 // writing one LMDB environment lose acknowledged transactions (docs/storage.md, "Several writer
 // processes"). A spider in another process beside the relay that owns the data directory
 // (`orbweaver spider --once`) reads them from its read-only store and sends each write to the relay
-// as an operation (forwarded-records.ts); the relay applies it here to its own records, in its
-// own process (relay/handlers/record.ts hears it). The operations are the records' write methods, applied whole on the relay's side,
-// so a read-modify-write (a run counted, a result folded in) sees the relay's latest state.
+// as an operation (forwarded-records.ts); the relay hears it (relay/handlers/record.ts) and applies
+// it here to its own records, in its own process. The operations are the records' write methods,
+// applied whole on the relay's side, so a read-modify-write (a run counted, a result folded in)
+// sees the relay's latest state.
 import type { RootDatabase } from 'lmdb';
 import { RelayDirectory } from '../directory/records.js';
 import { SpiderRuns } from '../directory/runs.js';
 import { CandidateStore, type Sighting } from '../directory/candidates.js';
 import { RecordRefused } from '../relay/handlers/record.js';
 import { MonitorHistory } from '../monitor/history.js';
+import { DAY } from '../monitor/stats.js';
 
 /** The records' write methods, as sent; a history operation's first argument is the sender's retention. */
-export const RECORD_OPS = [
-  'directory.discovered', 'directory.applyResult', 'runs.record',
-  'candidates.setMeta', 'candidates.add', 'candidates.remove', 'candidates.failed',
-  'history.addSnapshot', 'history.prune', 'history.record', 'history.noteCrawl',
-] as const;
-export type RecordOp = typeof RECORD_OPS[number];
-const KNOWN = new Set<string>(RECORD_OPS);
-export const isRecordOp = (op: string): op is RecordOp => KNOWN.has(op);
+export type RecordOp =
+  | 'directory.discovered' | 'directory.applyResult' | 'runs.record'
+  | 'candidates.setMeta' | 'candidates.add' | 'candidates.remove' | 'candidates.failed'
+  | 'history.addSnapshot' | 'history.prune' | 'history.record' | 'history.noteCrawl';
 
 /** Sends one operation to whoever applies it (the relay) and resolves with its result. */
 export type RecordCall = (op: RecordOp, args: unknown[]) => Promise<unknown>;
@@ -29,7 +27,6 @@ export type RecordCall = (op: RecordOp, args: unknown[]) => Promise<unknown>;
 /** candidates.add's maps as JSON can carry them. */
 export type CountsWire = Array<[string, Array<[string, number]>]>;
 export type FirstsWire = Array<[string, Sighting]>;
-
 
 const str = (v: unknown, what: string): string => { if (typeof v !== 'string') throw new RecordRefused(`${what} must be a string`); return v; };
 const num = (v: unknown, what: string): number => { if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordRefused(`${what} must be a number`); return v; };
@@ -49,7 +46,7 @@ export class RecordApplier {
     this.runs = new SpiderRuns(env);
     this.candidates = new CandidateStore(env);
     // every named database a forwarding command reads exists before it opens the store read-only
-    this.history(30 * 24 * 3600_000);
+    this.history(30 * DAY);
   }
 
   private history(retention: unknown): MonitorHistory {

@@ -207,6 +207,7 @@ function relayGauges(registry: Registry, ctx: RelayContext, connections: Set<Con
 function wsBehavior(uws: Uws, ctx: RelayContext, state: RelayState, connections: Set<Connection>, output: OutputBudget, largeFrameBug: boolean): WebSocketBehavior<{ conn: Connection }> {
   const { config, access, policies, metrics, logger } = ctx;
   const { maxMessageLength } = config.limits;
+  const maxPayloadLength = Math.max(maxMessageLength * 16, 2 << 20);
   const onSlow = (c: Connection, why: string) => {
     metrics.slowClosed.inc();
     logger.info({ conn: c.id, ip: c.ip, cap: why }, 'closing a slow reader');
@@ -217,7 +218,7 @@ function wsBehavior(uws: Uws, ctx: RelayContext, state: RelayState, connections:
     // hand it over, and past maxPayloadLength it drops the connection without a word (code 1006),
     // so that is set well above: 16 x maxMessageLength, at least 2 MiB. What a client can make us
     // buffer is then that much per connection, times rateLimits.maxConnectionsPerIp per address.
-    maxPayloadLength: Math.max(maxMessageLength * 16, 2 << 20),
+    maxPayloadLength,
     maxBackpressure: config.limits.maxBufferedBytes + (1 << 20),
     idleTimeout: Math.min(960, Math.max(8, Math.round(config.limits.idleTimeout / 1000))),
     sendPingsAutomatically: true,
@@ -243,7 +244,9 @@ function wsBehavior(uws: Uws, ctx: RelayContext, state: RelayState, connections:
     message: (ws, message) => {
       const conn = ws.getUserData().conn;
       if (!access.admitMessage(conn, message.byteLength)) return;
-      if (message.byteLength > maxMessageLength) {
+      // a command holding the data directory's local key may send up to uWS's cap: its record writes
+      // carry whole relay records (a relay's links to thousands of others: handlers/record.ts)
+      if (message.byteLength > maxMessageLength && !(ctx.records && conn.authed.has(ctx.records.writer))) {
         // refused before decoding: a client sending large messages costs us only their reading
         metrics.refusals.inc({ reason: 'invalid' });
         conn.send(noticeMessage(`invalid: message larger than ${maxMessageLength} bytes`));

@@ -59,7 +59,8 @@ class Conn {
   closed = false;
 
   constructor(url: string, connectTimeout: number) {
-    this.ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: connectTimeout, maxPayload: 1 << 20 });
+    // 16 MiB: a record write's answer is a whole relay record (its links to thousands of relays)
+    this.ws = new WebSocket(url, { perMessageDeflate: false, handshakeTimeout: connectTimeout, maxPayload: 16 << 20 });
     this.ws.on('message', (data) => {
       let m: unknown;
       try { m = JSON.parse(data.toString()); } catch { return; }

@@ -49,6 +49,20 @@ test('record writes: refused without the local key, applied once per request id 
     assert.equal(d1[2], true, String(d1[3]));
     assert.equal((d1[3] as { url: string; hop: number }).url, url);
 
+    // a relay record with its links to 4,000 relays (~240 KB): larger than limits.maxMessageLength, taken from the local key
+    const links = Object.fromEntries(Array.from({ length: 4000 }, (_, i) => [`wss://relay-${i}.example.com/with/a/longer/path`, i + 1]));
+    const result = { url, hop: 0, outcome: 'ok', nip11: null, quirks: {}, cursors: {}, counts: { fetched: 1, stored: 1, duplicate: 0, rejected: 0, invalid: 0, truncated: 0, truncatedSlices: 0, verified: 1, bytes: 1 }, links, ignoredLists: 0, startedAt: Date.now(), durationMs: 1 };
+    assert.ok(JSON.stringify(result).length > 131_072);
+    local.send([V, 'big', 'directory.applyResult', [result, Date.now()]]);
+    const big = await answer(local, 'big');
+    assert.equal(big[2], true, String(big[3]));
+    assert.equal(Object.keys((big[3] as { links: object }).links).length, 4000);
+    // the same size from anyone else is refused before it is read
+    const other = await Client.open(relay.url);
+    other.send([V, 'big', 'directory.applyResult', [result, Date.now()]]);
+    assert.match(String((await other.next((m) => m[0] === 'NOTICE', 5000, 'NOTICE for a large message'))[1]), /^invalid: message larger than/);
+    other.close();
+
     // the same request id twice (a command that lost its connection sends it again): counted once
     local.send([V, 'r1', 'runs.record', [summary(1_000), 'orbweaver spider --once']]);
     local.send([V, 'r1', 'runs.record', [summary(1_000), 'orbweaver spider --once']]);
