@@ -5,6 +5,7 @@
 // process is gone (kill -9, a crash, a reboot) counts as absent.
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { pidRunning } from '../lib/pid.js';
 
 export const OWNER_FILE = 'relay.json';
 
@@ -31,12 +32,7 @@ export function reachableUrl(host: string, port: number): string {
 function alive(pid: number, script: string): boolean {
   // Our own pid in the record: an earlier process with this pid left it (in a container the relay is
   // pid 1 after every restart, so a record left by `docker kill` names the new relay's pid).
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false; // EPERM: alive, another user's
-  }
+  if (pid === process.pid || !pidRunning(pid)) return false;
   try {
     // Linux: a reused pid runs something else
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');

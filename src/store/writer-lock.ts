@@ -11,6 +11,7 @@
 import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sleep } from '../lib/sleep.js';
+import { pidRunning } from '../lib/pid.js';
 import { StoreBusyError } from './errors.js';
 
 export const WRITER_LOCK_FILE = 'writer.lock';
@@ -50,11 +51,7 @@ function readRecord(file: string): LockRecord | null {
 }
 
 function holderAlive(rec: LockRecord): boolean {
-  try {
-    process.kill(rec.pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EPERM') return false; // EPERM: alive, another user's
-  }
+  if (!pidRunning(rec.pid)) return false;
   const now = startTime(rec.pid);
   return rec.started === null || now === null || now === rec.started;
 }
