@@ -106,7 +106,7 @@ async function openRelay(config: Config, logger: Logger): Promise<{ pipeline: Pi
       recordOwner(config.dataDir, { pid: process.pid, url, httpUrl: url.replace(/^ws/, 'http'), startedAt: new Date().toISOString(), version: VERSION, script: process.argv[1] ?? '' });
     };
     // a spider beside us (`spider --once`) writes its directory records through us: one writing process
-    const applier = new RecordApplier(pipeline.store.env);
+    const applier = new RecordApplier(pipeline.store.env, config.spider.monitorRetention);
     const records = { writer: local, apply: (op: string, args: unknown[]) => applier.apply(op, args) };
     return { pipeline, relay: await startRelay(config, logger, { pipeline: { ...pipeline, access }, registry, metrics, onListen, records }) };
   } catch (e) {

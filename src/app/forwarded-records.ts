@@ -48,18 +48,19 @@ export class ForwardedCandidates extends CandidateStore {
 }
 
 export class ForwardedHistory extends MonitorHistory {
+  /** `retentionMs` only for the reads; the relay prunes by its own */
   constructor(env: RootDatabase, retentionMs: number, private readonly call: RecordCall) { super(env, retentionMs); }
   override async addSnapshot(url: string, s: Snapshot): Promise<void> {
-    await this.call('history.addSnapshot', [this.retentionMs, url, s]);
+    await this.call('history.addSnapshot', [url, s]);
   }
   override async prune(url: string, now = Date.now()): Promise<number> {
-    return await this.call('history.prune', [this.retentionMs, url, now]) as number;
+    return await this.call('history.prune', [url, now]) as number;
   }
   override async record(c: RelayCheck, published: { id: string; createdAt: number } | null = null): Promise<HealthRecord> {
-    return await this.call('history.record', [this.retentionMs, c, published]) as HealthRecord;
+    return await this.call('history.record', [c, published]) as HealthRecord;
   }
   override async noteCrawl(url: string, kinds: Record<string, number>, at = Date.now()): Promise<void> {
-    await this.call('history.noteCrawl', [this.retentionMs, url, kinds, at]);
+    await this.call('history.noteCrawl', [url, kinds, at]);
   }
 }
 

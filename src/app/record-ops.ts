@@ -13,9 +13,8 @@ import { SpiderRuns } from '../directory/runs.js';
 import { CandidateStore, type Sighting } from '../directory/candidates.js';
 import { RecordRefused } from '../relay/handlers/record.js';
 import { MonitorHistory } from '../monitor/history.js';
-import { DAY } from '../monitor/stats.js';
 
-/** The records' write methods, as sent; a history operation's first argument is the sender's retention. */
+/** The records' write methods, as sent. */
 export type RecordOp =
   | 'directory.discovered' | 'directory.applyResult' | 'runs.record'
   | 'candidates.setMeta' | 'candidates.add' | 'candidates.remove' | 'candidates.failed'
@@ -38,25 +37,15 @@ export class RecordApplier {
   private readonly directory: RelayDirectory;
   private readonly runs: SpiderRuns;
   private readonly candidates: CandidateStore;
-  /** by retention (the sender's config; normally the relay's own) */
-  private readonly histories = new Map<number, MonitorHistory>();
+  /** pruned by the relay's own spider.monitorRetention, as its own monitor prunes it */
+  private readonly history: MonitorHistory;
 
-  constructor(private readonly env: RootDatabase) {
+  /** Opens every named database a forwarding command reads, before it opens the store read-only. */
+  constructor(env: RootDatabase, monitorRetentionMs: number) {
     this.directory = new RelayDirectory(env);
     this.runs = new SpiderRuns(env);
     this.candidates = new CandidateStore(env);
-    // every named database a forwarding command reads exists before it opens the store read-only
-    this.history(30 * DAY);
-  }
-
-  private history(retention: unknown): MonitorHistory {
-    const ms = num(retention, 'retention');
-    let h = this.histories.get(ms);
-    if (!h) {
-      if (this.histories.size >= 8) this.histories.clear();
-      this.histories.set(ms, (h = new MonitorHistory(this.env, ms)));
-    }
-    return h;
+    this.history = new MonitorHistory(env, monitorRetentionMs);
   }
 
   /** The operation's result (JSON-able; undefined as null). Throws RecordRefused for a malformed one. */
@@ -75,10 +64,10 @@ export class RecordApplier {
       }
       case 'candidates.remove': r = await this.candidates.remove(str(a[0], 'url')); break;
       case 'candidates.failed': r = await this.candidates.failed(str(a[0], 'url'), str(a[1], 'error'), num(a[2], 'now')); break;
-      case 'history.addSnapshot': r = await this.history(a[0]).addSnapshot(str(a[1], 'url'), obj(a[2], 'snapshot')); break;
-      case 'history.prune': r = await this.history(a[0]).prune(str(a[1], 'url'), num(a[2], 'now')); break;
-      case 'history.record': r = await this.history(a[0]).record(obj(a[1], 'check'), a[2] === null ? null : obj(a[2], 'published')); break;
-      case 'history.noteCrawl': r = await this.history(a[0]).noteCrawl(str(a[1], 'url'), obj(a[2], 'kinds'), num(a[3], 'at')); break;
+      case 'history.addSnapshot': r = await this.history.addSnapshot(str(a[0], 'url'), obj(a[1], 'snapshot')); break;
+      case 'history.prune': r = await this.history.prune(str(a[0], 'url'), num(a[1], 'now')); break;
+      case 'history.record': r = await this.history.record(obj(a[0], 'check'), a[1] === null ? null : obj(a[1], 'published')); break;
+      case 'history.noteCrawl': r = await this.history.noteCrawl(str(a[0], 'url'), obj(a[1], 'kinds'), num(a[2], 'at')); break;
       default: throw new RecordRefused(`unknown record operation ${JSON.stringify(op.slice(0, 40))}`);
     }
     return r ?? null;
