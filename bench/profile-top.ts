@@ -1,6 +1,8 @@
 // Summarises V8 .cpuprofile files (from `node --cpu-prof`): self time by function and by file, so a
 // relay's profile under a benchmark can be read without a browser.
-//   node dist/bench/profile-top.js PROFILE.cpuprofile [more...] [--top 25]
+//   node dist/bench/profile-top.js PROFILE.cpuprofile [more...] [--top 25] [--skip S]
+// --skip leaves out the first S seconds of each profile (a relay's start-up work, such as the trust
+// pass, before the measured load).
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -32,11 +34,16 @@ function shortUrl(url: string): string {
   return url.replace(/^file:\/\//, '').replace(/^node:/, 'node:');
 }
 
-function summarise(file: string, top: number): void {
+function summarise(file: string, top: number, skipUs: number): void {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const self = new Map<number, number>(); // node id -> µs
   if (p.samples && p.timeDeltas) {
-    for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+    let at = 0;
+    for (let i = 0; i < p.samples.length; i++) {
+      at += p.timeDeltas[i] ?? 0;
+      if (at < skipUs) continue;
+      self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i] ?? 0));
+    }
   } else {
     for (const n of p.nodes) self.set(n.id, (n.hitCount ?? 0) * 1000);
   }
@@ -66,13 +73,15 @@ function summarise(file: string, top: number): void {
 
 const args = process.argv.slice(2);
 let top = 25;
+let skip = 0;
 const files: string[] = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--top') top = Number(args[++i]);
+  else if (args[i] === '--skip') skip = Number(args[++i]);
   else files.push(args[i]!);
 }
 if (files.length === 0) {
-  console.error('usage: node dist/bench/profile-top.js PROFILE.cpuprofile [more...] [--top N]');
+  console.error('usage: node dist/bench/profile-top.js PROFILE.cpuprofile [more...] [--top N] [--skip S]');
   process.exit(2);
 }
-for (const f of files) summarise(f, top);
+for (const f of files) summarise(f, top, skip * 1e6);

@@ -206,7 +206,11 @@ class LmdbEventStore implements EventStore {
     return { dbs: this.dbs, now: o?.now ?? nowSeconds(), yieldEvery: this.opts.queryYieldEvery, signal: o?.signal };
   }
 
-  write(ev: NostrEvent, json: string): Promise<WriteResult> {
+  get writesFromJson(): boolean {
+    return this.writer instanceof ThreadWriter;
+  }
+
+  write(ev: NostrEvent | null, json: string): Promise<WriteResult> {
     return this.w().write(ev, json);
   }
 

@@ -101,8 +101,14 @@ export interface EventStore {
    * Queue an already verified, non-ephemeral event for the batched writer. `json` is the event's
    * canonical JSON text (kept as stored so it is sent without re-serializing). Resolves once the
    * batch holding it has committed durably, with the decision taken inside that transaction.
+   * `ev` null: the writer parses `json` itself (see writesFromJson).
    */
-  write(ev: NostrEvent, json: string): Promise<WriteResult>;
+  write(ev: NostrEvent | null, json: string): Promise<WriteResult>;
+  /**
+   * The writer parses each event's JSON itself (it runs on a thread of its own), so a caller need
+   * not keep the parsed event while the write waits: ingest.ts then holds only the JSON text.
+   */
+  readonly writesFromJson: boolean;
   /**
    * Stored events matching any of the filters: each filter's limit applied on its own (newest first,
    * lower id first on ties), the union de-duplicated and sorted newest first / lower id first.

@@ -23,7 +23,8 @@ type OpBody = Unnumbered<WriterOp>;
 
 /** What the store asks of its writer, on this thread (BatchWriter) or on its own (ThreadWriter). */
 export interface StoreWriter {
-  write(ev: NostrEvent, json: string): Promise<WriteResult>;
+  /** `ev` null: the writer parses `json` (ThreadWriter always does, on its thread) */
+  write(ev: NostrEvent | null, json: string): Promise<WriteResult>;
   remove(id: string): Promise<boolean>;
   refreshHll(key: Buffer, version: number, registers: Uint8Array): Promise<boolean>;
   sweep(now: number): Promise<number>;
@@ -93,7 +94,7 @@ export class ThreadWriter implements StoreWriter {
     return this.lastDisk;
   }
 
-  write(ev: NostrEvent, json: string): Promise<WriteResult> {
+  write(_ev: NostrEvent | null, json: string): Promise<WriteResult> {
     return this.submit({ t: 'e', json }) as Promise<WriteResult>;
   }
 

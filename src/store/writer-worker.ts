@@ -5,7 +5,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from './index.js';
 import type { EventStore, WriteResult } from './types.js';
-import type { NostrEvent } from '../nostr/event.js';
 import type { FromWriter, OpDone, ToWriter, WriterInit, WriterOp } from './writer-messages.js';
 
 const port = parentPort!;
@@ -43,7 +42,8 @@ function answer(d: OpDone): void {
 function run(op: WriterOp): Promise<WriteResult | boolean | number> {
   switch (op.t) {
     case 'e':
-      return store.write(JSON.parse(op.json) as NostrEvent, op.json);
+      // parsed when its transaction applies it (writer.ts), not while it waits in the queue
+      return store.write(null, op.json);
     case 'r':
       return store.remove(op.eventId);
     case 's':

@@ -16,7 +16,8 @@ import type { WriteResult } from './types.js';
 import type { DiskGuard } from '../lib/disk-guard.js';
 
 type Op =
-  | { type: 'event'; ev: NostrEvent; json: string }
+  /** ev null: parsed from json when applied (a writer thread's events: see write()) */
+  | { type: 'event'; ev: NostrEvent | null; json: string }
   | { type: 'remove'; id: string }
   | { type: 'sweep'; now: number; max: number }
   | { type: 'hll'; key: Buffer; version: number; registers: Uint8Array };
@@ -89,7 +90,12 @@ export class BatchWriter {
     this.spool = opts.spool ? new ImportSpool(dbs, opts.spool) : null;
   }
 
-  write(ev: NostrEvent, json: string): Promise<WriteResult> {
+  /**
+   * `ev` null: the event is parsed from `json` when its transaction applies it, so the parsed event
+   * lives for its own apply only, not while it waits in the queue and its batch commits (a writer
+   * thread's queue holds thousands of follow lists under load, and its scavenges copied them).
+   */
+  write(ev: NostrEvent | null, json: string): Promise<WriteResult> {
     return this.enqueue({ type: 'event', ev, json }) as Promise<WriteResult>;
   }
 
@@ -292,7 +298,7 @@ export class BatchWriter {
   private apply(txn: WriteTxn, op: Op): OpResult {
     switch (op.type) {
       case 'event':
-        return txn.applyEvent(op.ev, op.json);
+        return txn.applyEvent(op.ev ?? (JSON.parse(op.json) as NostrEvent), op.json);
       case 'remove':
         return txn.remove(op.id);
       case 'sweep':

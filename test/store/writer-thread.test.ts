@@ -80,6 +80,29 @@ test('many writes at once: one answer each, in batches, the same as on the calle
   assert.deepEqual(threaded, inline);
 });
 
+test('a write given only its JSON (the ingest path with a writer thread) stores what a parsed one does, on either writer', async () => {
+  const authors = Array.from({ length: 20 }, () => hex());
+  const people = Array.from({ length: 120 }, () => hex());
+  const events = authors.flatMap((a, i) => [
+    follows(a, 1_700_000_000, people.slice(i, i + 40)),
+    follows(a, 1_700_000_100, people.slice(i + 1, i + 45)), // replaces the first
+    ev({ pubkey: a, kind: 0, created_at: 1_700_000_000, content: JSON.stringify({ name: `user${i}` }) }),
+  ]);
+  const [inline, threaded] = await both(async (store) => {
+    // the ingest path passes null exactly when the store says its writer parses the JSON itself
+    const fromJson = store.writesFromJson;
+    const results = await Promise.all(events.map((e) => store.write(null, JSON.stringify(e))));
+    const followers = await Promise.all(people.slice(0, 30).map((p) => store.count([filter({ kinds: [3], '#p': [p] })])));
+    const lists = await store.query([filter({ kinds: [3], '#p': [people[25]!] })], { defaultLimit: 500, maxLimit: 500 });
+    return { fromJson, statuses: results.map((r) => r.status), followers, lists, profile: store.get(events[2]!.id)?.content };
+  });
+  assert.equal(inline.fromJson, false);
+  assert.equal(threaded.fromJson, true);
+  assert.equal(threaded.statuses.filter((s) => s === 'stored').length, 60);
+  assert.equal(threaded.profile, events[2]!.content);
+  assert.ok(threaded.lists.length > 0);
+  assert.deepEqual({ ...threaded, fromJson: null }, { ...inline, fromJson: null });
+});
 test('removals, the expiry sweep and HLL refreshes go through the thread', async () => {
   const dir = tmpDir();
   const store = await openStore({ dir, mapSize: 256 * 1024 ** 2, writerThread: true });

@@ -22,7 +22,10 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
     conn.send(e.subId ? (e.negentropy ? negErrMessage(e.subId, e.message) : closedMessage(e.subId, e.message)) : noticeMessage(e.message));
     return;
   }
-  const fail = (e: unknown) => h.logger.error({ err: e, verb: msg.type }, 'handler failed');
+  // the verb, not the message: this closure lives until the handler's promise settles, and an
+  // EVENT's parsed event must not live that long (ingest.ts, settle)
+  const verb = msg.type;
+  const fail = (e: unknown) => h.logger.error({ err: e, verb }, 'handler failed');
   switch (msg.type) {
     case 'EVENT':
       handleEvent(h, conn, msg.event).catch(fail);
