@@ -10,6 +10,7 @@ import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
 import { openPipeline } from '../app/pipeline.js';
 import { commandLogger } from '../lib/logger.js';
+import type { MergeProgress } from '../store/spool.js';
 import { describeOwner, liveOwner } from '../app/owner.js';
 import { oldSpaceMb } from '../app/heap-limit.js';
 import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
@@ -142,7 +143,9 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   // take 44 s instead of 55 s, the 600,000 372 s instead of 404 s. (Before the store mapped
   // without read-ahead, the commits kept the other core busy and the thread made a deep import
   // slower: docs/storage.md, "One writer, one meaning".) ORBWEAVER_VERIFY_THREADS=0 checks inline.
-  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 }, spool: SPOOL });
+  let merging: (p: MergeProgress) => void = () => {};
+  const spool = { ...SPOOL, progress: (p: MergeProgress) => merging(p) };
+  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 }, spool });
   const { ingest } = pipeline;
 
   const s: ImportSummary = { oldSpaceMb: oldSpaceMb(), lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };
@@ -167,6 +170,20 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
       const read = share === null ? `${(bytes / 1e6).toFixed(1)} MB read` : `${(share * 100).toFixed(1)}% of ${(total / 1e6).toFixed(1)} MB read`;
       process.stderr.write(`import: ${read}, ${figures}\n`);
     }
+  };
+
+  // The follow edges held back are merged once, after the last line (docs/storage.md, "One merge
+  // at the end"): minutes at millions of events, so that shows too, on the same cadence (its
+  // first part at once).
+  let mergeShown = false;
+  merging = (m) => {
+    const now = Date.now();
+    if (mergeShown && now - lastPrint < (tty ? 200 : 5000)) return;
+    mergeShown = true;
+    lastPrint = now;
+    const part = (n: number, of: number, what: string) => (of > 0 ? [`${fmt(n)} of ${fmt(of)} ${what} (${((n / of) * 100).toFixed(1)}%)`] : []);
+    const figures = `merging what it held back: ${[...part(m.edges, m.ofEdges, 'follow edges'), ...part(m.entries, m.ofEntries, 'time and tag entries')].join(', ')}`;
+    process.stderr.write(tty ? `\r${figures}\x1b[K` : `import: ${figures}\n`);
   };
 
   const reject = (lineNo: number, reason: string) => {

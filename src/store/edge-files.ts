@@ -2,10 +2,9 @@
 //
 // A merge of held edges into the graph dirties nearly every leaf page of the graph, so its cost
 // grows with the graph, and an import that merged every 4,000,000 edges paid the graph's size again
-// and again (quadratic in the import; docs/storage.md, "What a merge costs"). So a full spool whose
-// edges are fewer than the graph's is sorted and written to a file instead, and the files are
-// merged with the graph only once they hold as many edges as it does (and at the end): the graph
-// then doubles at each merge, and each edge's page is written a few times, not once per merge.
+// and again (quadratic in the import; docs/storage.md, "What a merge costs"). So a full spool is
+// sorted and written to a file instead, and the files are merged with the graph once, when the
+// import ends (docs/storage.md, "One merge at the end"): each edge's page is written once.
 //
 // A file holds one kind's edges as the spool sorts them: pairs of 32-bit little-endian words,
 // follower then followee (as 64-bit keys they sort by followee, then follower). The files belong

@@ -127,7 +127,7 @@ export class EdgeSpool {
      * were written and counted with their events (a list replaced within the import)
      */
     private readonly refilled = false,
-    /** where full spools go while the graph is larger than what is held (absent: every full spool is merged) */
+    /** where full spools go until the merge at the end (absent: every full spool is merged) */
     private readonly spillDir?: string,
   ) {}
 
@@ -139,11 +139,12 @@ export class EdgeSpool {
   }
 
   /**
-   * Whether a full spool should go to a file rather than into a graph of `graphEdges` edges: while
-   * everything held is fewer edges than the graph, a merge would cost more than it writes.
+   * Whether full spools go to files (an import's, which has a directory for them) rather than into
+   * the graph. They always do: everything held is merged once, at the end (docs/storage.md, "One
+   * merge at the end").
    */
-  shouldSpill(graphEdges: number): boolean {
-    return this.spillDir !== undefined && this.filed + this.size < graphEdges;
+  get toFiles(): boolean {
+    return this.spillDir !== undefined;
   }
 
   /** Whether the author's held list of this kind is in a file. */

@@ -33,10 +33,20 @@ export interface SpoolSizes {
   /** bytes of time and tag index keys held before a merge */
   indexBytes: number;
   /**
-   * a directory for full spools of edges while the graph is larger than what is held
-   * (edge-files.ts; openStore gives the store's own); absent: every full spool is merged
+   * a directory for full spools of edges, merged at the end (edge-files.ts; openStore gives the
+   * store's own); absent: every full spool is merged
    */
   spillDir?: string;
+  /** told after each part (transaction) of a merge what it has written of what was held */
+  progress?: (p: MergeProgress) => void;
+}
+
+/** How far a merge of what the spool held has come (SpoolSizes.progress). */
+export interface MergeProgress {
+  edges: number;
+  entries: number;
+  ofEdges: number;
+  ofEntries: number;
 }
 
 export class ImportSpool {

@@ -9,7 +9,7 @@
 import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
-import { entryCount, type Dbs } from './schema.js';
+import type { Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
@@ -127,13 +127,13 @@ export class BatchWriter {
   }
 
   /**
-   * The spool is full. Its edges go to a file while everything held is fewer edges than the graph
-   * (edge-files.ts: a merge costs the graph's size) and into the graph otherwise; its time and tag
-   * entries are merged whenever they are full.
+   * The spool is full. Its edges go to a file (edge-files.ts), to be merged with everything else
+   * held at the end (close): a merge costs about the graph's size, so one merge into a graph that
+   * is empty or small costs the least; its time and tag entries are merged whenever they are full.
    */
   private async relieveSpool(): Promise<void> {
     const spool = this.spool!;
-    if (spool.edges.shouldSpill(entryCount(this.dbs.graph.graph))) {
+    if (spool.edges.toFiles) {
       if (spool.edges.full) {
         const t0 = performance.now();
         try {
@@ -146,9 +146,9 @@ export class BatchWriter {
           return;
         }
       }
-      // The edges wait for their own merge; only the time and tag entries are merged, when full.
-      // Merging the edges too whenever the entries filled first made, at 5,000,000 events, a merge
-      // every ~29 M edges instead of each time the graph doubles (bench/RESULTS.md).
+      // The edges wait for the merge at the end; only the time and tag entries are merged, when
+      // full. (Merging the edges too whenever the entries filled first made, at 5,000,000 events, a
+      // merge every ~29 M edges: bench/RESULTS.md.)
       if (spool.index.full) await this.mergeSpool(true);
       return;
     }
@@ -165,6 +165,7 @@ export class BatchWriter {
     const t0 = performance.now();
     // the parts' time by what they wrote (a part that wrote both counts as the edges'), commits included
     const n = { edges: 0, entries: 0, transactions: 0, edgesMs: 0, entriesMs: 0 };
+    const held = { edges: indexOnly ? 0 : spool.edges.size + spool.edges.filed, entries: spool.index.size };
     try {
       for (let done = false; !done; n.transactions++) {
         const full = this.opts.disk?.refusal();
@@ -181,6 +182,7 @@ export class BatchWriter {
         const ms = Math.round(performance.now() - t);
         if (edges > 0) n.edgesMs += ms;
         else n.entriesMs += ms;
+        this.opts.spool?.progress?.({ edges: n.edges, entries: n.entries, ofEdges: held.edges, ofEntries: held.entries });
       }
       if (indexOnly) spool.index.clear();
       else spool.clear();

@@ -138,6 +138,8 @@ test('import progress: plain lines a log can keep into a pipe; a bar redrawn in 
     assert.equal(piped.status, 0, piped.stderr);
     assert.match(piped.stderr, /^import: \d+\.\d% of 0\.0 MB read, 1 lines, \d+ stored, \d+ duplicate, 0 rejected, [\d,]+ lines\/s$/m);
     assert.doesNotMatch(piped.stderr, /[\r\x1b]|\[[#.]+\]/, 'no carriage return, no escape sequence, no bar');
+    // the time and tag entries it held back are merged at the end, and that shows (its first part at once)
+    assert.match(piped.stderr, /^import: merging what it held back: [\d,]+ of [\d,]+ time and tag entries \(\d+\.\d%\)$/m);
     assert.match(piped.stderr, /stored +50/);
     // the same on a terminal (script(1) gives the command a pseudo-terminal)
     const cmd = [process.execPath, CLI, 'import', '--data', join(dir, 'tty'), file].map((x) => `'${x}'`).join(' ');
