@@ -102,7 +102,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       migrate(env, dbs);
       // files of held edges belong to the import that wrote them: after a kill the events say again what they held
       removeEdgeFiles(join(opts.dir, SPILL_DIR));
-      recoverSpool(env, dbs, opts.logger);
+      recoverSpool(env, dbs, opts.logger, join(opts.dir, SPILL_DIR));
       ensureSearchIndex(env, dbs, opts.logger);
     }
     const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);

@@ -135,30 +135,58 @@ export class ImportSpool {
   }
 }
 
-/** Entries (or edges) put back per transaction by recoverSpool. */
+/** Edges (or bytes of entries / 16) recoverSpool holds in memory before a file (or a merge of the entries). */
 const RECOVER_CHUNK = 4_000_000;
+/** Entries one transaction of recoverSpool's merges writes (as the writer's merge parts). */
+const RECOVER_PART = 262_144;
 
 /**
  * After a process died holding entries (SPOOL_FROM_KEY present): derives the held indexes again
  * from every event stored since — the time and tag entries of each, the follow edges of each
- * current list — and writes them in large transactions, then removes the key. Runs at open, before
- * anything reads the store; returns the events it read.
+ * current list — and writes them in large transactions, then removes the key. As the import does,
+ * it holds the edges in files (`spillDir`, emptied by the caller) and merges them once, at the end:
+ * an import now holds every edge until it ends, and merges of 4,000,000 into a growing graph would
+ * cost the graph's size each. Runs at open, before anything reads the store; returns the events it read.
  */
-export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: object, msg?: string): void }): number {
+export function recoverSpool(
+  env: RootDatabase,
+  dbs: Dbs,
+  logger?: { info?(o: object, msg?: string): void },
+  spillDir?: string,
+  /** what it holds in memory (tests give small ones, to go through files) */
+  sizes: Pick<SpoolSizes, 'edges' | 'indexBytes'> = { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK },
+): number {
   const from = dbs.meta.get(SPOOL_FROM_KEY);
   if (typeof from !== 'number') return 0;
   const t0 = Date.now();
   logger?.info?.({ fromSerial: from }, 'an import stopped before its last merge: writing the entries it held back');
-  const spool = new ImportSpool(dbs, { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK }, true);
+  const spool = new ImportSpool(dbs, { ...sizes, spillDir }, true);
   let events = 0;
   let written = 0;
+  let files = 0;
+  /** writes what is held (only the time and tag entries: `indexOnly`) in parts; SPOOL_FROM_KEY stays until the last part of the last merge */
+  const merge = (last: boolean, indexOnly: boolean) => {
+    for (let done = false; !done; ) {
+      env.transactionSync(() => {
+        const n = spool.drain(dbs, RECOVER_PART, indexOnly);
+        written += n.edges + n.entries;
+        done = n.done;
+        if (!(last && done)) dbs.meta.putSync(SPOOL_FROM_KEY, from);
+      });
+    }
+    if (indexOnly) spool.index.clear();
+    else spool.clear();
+  };
   const flush = (last: boolean) => {
-    env.transactionSync(() => {
-      const n = spool.drain(dbs);
-      written += n.edges + n.entries;
-      if (!last) dbs.meta.putSync(SPOOL_FROM_KEY, from);
-    });
-    spool.clear();
+    if (!last && spool.edges.toFiles) {
+      if (spool.edges.full) {
+        spool.edges.spill();
+        files++;
+      }
+      if (spool.index.full) merge(false, true);
+      return;
+    }
+    merge(last, false);
   };
   // the events first (their serials), so no read transaction stays open across the writes
   const serials: number[] = [];
@@ -190,6 +218,6 @@ export function recoverSpool(env: RootDatabase, dbs: Dbs, logger?: { info?(o: ob
     if (spool.full) flush(false);
   }
   flush(true);
-  logger?.info?.({ events, written, seconds: (Date.now() - t0) / 1000 }, 'the entries an import held back are written');
+  logger?.info?.({ events, written, files, seconds: (Date.now() - t0) / 1000 }, 'the entries an import held back are written');
   return events;
 }
