@@ -74,7 +74,7 @@ export async function openCommandSink(config: Config, logger: Logger, o: Command
     try {
       checkDataDir(config.dataDir, 'create');
       const owned = target.owner !== null;
-      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, maxBatchMs: config.store.maxBatchTime, search: storeSearchOptions(config), logger, readOnly: owned || !o.writable, refuseWrites: owned });
+      const store = await openStore({ ...storeMapOptions(config), maxBatch: config.store.maxBatch, maxBatchMs: config.store.maxBatchTime, search: storeSearchOptions(config), logger, readOnly: owned || !o.writable });
       return {
         sink: home, store, relayUrl: target.url, storeIsHome: owned, records: owned ? (op, args) => home.record(op, args) : undefined,
         close: async () => { await home.close(); await store.close(); },

@@ -3,6 +3,7 @@
 // environment, like the directory. Bounded: at most `max` candidates (new ones are not taken
 // beyond it), and a candidate that failed validation `maxFailures` times is dropped.
 import type { Database, RootDatabase } from 'lmdb';
+import { openNamedDb } from '../store/named-db.js';
 
 export interface CandidateRecord {
   url: string;
@@ -32,7 +33,7 @@ export class CandidateStore {
   private db: Database<CandidateRecord | FinderMeta, string>;
 
   constructor(env: RootDatabase, name = 'spider-candidates') {
-    this.db = env.openDB<CandidateRecord | FinderMeta, string>({ name, encoding: 'msgpack' });
+    this.db = openNamedDb<CandidateRecord | FinderMeta, string>(env, { name, encoding: 'msgpack' });
   }
 
   get(url: string): CandidateRecord | undefined {

@@ -5,6 +5,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { Nip11Info } from '../remote/nip11.js';
 import type { Cursors, FetchCounts, Quirks, RelayOutcome, WorkResult } from './types.js';
+import { openNamedDb } from '../store/named-db.js';
 
 export interface RelayRecord {
   url: string;
@@ -46,7 +47,7 @@ export class RelayDirectory {
   private db: Database<RelayRecord, string>;
 
   constructor(env: RootDatabase, name = 'spider-relays') {
-    this.db = env.openDB<RelayRecord, string>({ name, encoding: 'msgpack' });
+    this.db = openNamedDb<RelayRecord, string>(env, { name, encoding: 'msgpack' });
   }
 
   get(url: string): RelayRecord | undefined {

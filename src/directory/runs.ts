@@ -5,6 +5,7 @@
 // shows as surely as one the relay made.
 import type { Database, RootDatabase } from 'lmdb';
 import type { SpiderSummary } from './types.js';
+import { openNamedDb } from '../store/named-db.js';
 
 export interface RunRecord {
   startedAt: number;
@@ -22,7 +23,7 @@ export class SpiderRuns {
   private db: Database<RunRecord | number, string>;
 
   constructor(env: RootDatabase) {
-    this.db = env.openDB<RunRecord | number, string>({ name: 'spider-runs', encoding: 'msgpack' });
+    this.db = openNamedDb<RunRecord | number, string>(env, { name: 'spider-runs', encoding: 'msgpack' });
   }
 
   /**

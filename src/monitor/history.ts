@@ -9,6 +9,7 @@ import { requirements } from './nip66.js';
 import { decide, outcomes } from './probes/decide.js';
 import type { ProbeReport } from './probes/types.js';
 import type { RelayCheck, Snapshot } from './types.js';
+import { openNamedDb } from '../store/named-db.js';
 
 /** The latest health of a relay as kept (RelayHealth plus what the detail page shows). */
 export interface HealthRecord extends RelayHealth {
@@ -40,9 +41,9 @@ export class MonitorHistory {
   private crawl: Database<CrawlKinds, string>;
 
   constructor(env: RootDatabase, readonly retentionMs = 30 * DAY) {
-    this.snaps = env.openDB<Snapshot, SnapKey>({ name: 'monitor-snapshots', encoding: 'msgpack' });
-    this.health = env.openDB<HealthRecord, string>({ name: 'monitor-health', encoding: 'msgpack' });
-    this.crawl = env.openDB<CrawlKinds, string>({ name: 'monitor-crawl', encoding: 'msgpack' });
+    this.snaps = openNamedDb<Snapshot, SnapKey>(env, { name: 'monitor-snapshots', encoding: 'msgpack' });
+    this.health = openNamedDb<HealthRecord, string>(env, { name: 'monitor-health', encoding: 'msgpack' });
+    this.crawl = openNamedDb<CrawlKinds, string>(env, { name: 'monitor-crawl', encoding: 'msgpack' });
   }
 
   /** Snapshots of a relay with from < t <= to, oldest first. */

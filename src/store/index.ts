@@ -44,6 +44,8 @@ export interface OpenStoreOptions {
   maxBatchMs?: number;
   /** what the writer holds back and merges many to a transaction (spool.ts; `orbweaver import`); absent: nothing */
   spool?: SpoolSizes;
+  /** what the open's recovery of a killed import holds in memory (spool.ts recoverSpool; tests give small ones); absent: its own */
+  recoverSizes?: Pick<SpoolSizes, 'edges' | 'indexBytes'>;
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
@@ -54,17 +56,15 @@ export interface OpenStoreOptions {
   /** writes are refused while the data directory's file system has less free (config store.minFreeBytes; lib/disk-guard.ts); 0 or absent: never */
   minFreeBytes?: number;
   /**
-   * Reads only (query worker threads): no migration and no batched writer, because the relay's
-   * main thread owns both for this environment and a second writer's state would race with it.
+   * Reads only (query worker threads, stats, export, directory, backup, a spider beside the relay):
+   * no migration, no batched writer, and LMDB opens the environment read-only (MDB_RDONLY), so
+   * nothing in this process can write it, not even a named database opened beside the store's.
+   * Opened writable, lmdb-js opens each named database in a write transaction of its own: a reader
+   * was then a second writing process for the moment it opened, and such processes lose the
+   * writer's transactions (docs/storage.md, "Several writer processes"; "Readers write nothing").
+   * A named database the writer never created reads as empty (readable-db.ts).
    */
   readOnly?: boolean;
-  /**
-   * With readOnly: LMDB opens the environment read-only (MDB_RDONLY), so nothing in this process
-   * can write it, not even a named database opened beside the store's: a command beside the relay
-   * that owns the data directory cannot become a second writer by mistake (writer-lock.ts). Not for
-   * every reader: a named database its writer never created cannot be opened this way at all.
-   */
-  refuseWrites?: boolean;
   /**
    * The batched writer runs on a thread of its own (writer-thread.ts; config store.writerThread),
    * not on the caller's. Not with a spool (the import keeps its writer on its own thread).
@@ -102,7 +102,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       migrate(env, dbs);
       // files of held edges belong to the import that wrote them: after a kill the events say again what they held
       removeEdgeFiles(join(opts.dir, SPILL_DIR));
-      recoverSpool(env, dbs, opts.logger, join(opts.dir, SPILL_DIR));
+      await recoverSpool(env, dbs, opts.logger, join(opts.dir, SPILL_DIR), opts.recoverSizes);
       ensureSearchIndex(env, dbs, opts.logger);
     }
     const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);
@@ -152,8 +152,8 @@ function openEnv(opts: OpenStoreOptions): RootDatabase {
     // processes"), and a store now has one writing process (writer-lock.ts, and the record writes of
     // a spider beside the relay go through the relay: app/record-ops.ts).
     useWritemap: false,
-    // LMDB itself refuses writes (MDB_RDONLY) where asked: see OpenStoreOptions.refuseWrites
-    readOnly: (opts.readOnly && opts.refuseWrites) ?? false,
+    // a reader cannot write, not even by opening a named database: see OpenStoreOptions.readOnly
+    readOnly: opts.readOnly ?? false,
     // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
     // transaction): together with the write map it corrupted the free list as soon as several
     // processes wrote (a relay and `spider --once` or `sync` beside it): "freelist entry had

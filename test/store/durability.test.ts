@@ -2,12 +2,16 @@
 // writers (worker thread, second process) deciding the rules on one directory.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { open } from 'lmdb';
+import { CandidateStore } from '../../src/directory/candidates.js';
+import { RelayDirectory } from '../../src/directory/records.js';
+import { SpiderRuns } from '../../src/directory/runs.js';
+import { MonitorHistory } from '../../src/monitor/history.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { openStore } from '../../src/store/index.js';
 import { migrate, SCHEMA_VERSION, VERSION_KEY } from '../../src/store/migrations.js';
@@ -182,6 +186,47 @@ test('one writing process: a second is refused naming the first, a reader is not
     assert.equal(again.stats().events, 6);
     assert.equal(await again.count([{ tags: [['t', ['many']]] }]), 6, 'every event is indexed');
     await again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** LMDB's two meta pages (the first 8 KiB of data.mdb): every commit writes one of them. */
+function metaPages(dir: string): Buffer {
+  const b = Buffer.alloc(8192);
+  const fd = openSync(join(dir, 'data.mdb'), 'r');
+  try {
+    readSync(fd, b, 0, b.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return b;
+}
+
+test('a reader writes nothing: a read-only open commits no transaction, and the databases its writer never created read as empty', async () => {
+  // Opened writable, lmdb-js opened each named database in a write transaction of its own, and
+  // created the ones that were missing: every `stats`, `export` or `directory` beside an import
+  // was a second writing process for a moment (docs/storage.md, "Readers write nothing").
+  const dir = tmpDir();
+  try {
+    const w = await openStore({ dir });
+    await put(w, ev({ tags: [['t', 'x']] }));
+    await w.close();
+    const before = metaPages(dir);
+    const r = await openStore({ dir, readOnly: true });
+    try {
+      assert.equal(r.stats().events, 1);
+      // the spider's and the monitor's records: this store never had them
+      assert.deepEqual(new RelayDirectory(r.env).all(), []);
+      assert.equal(new SpiderRuns(r.env).last(), null);
+      assert.equal(new CandidateStore(r.env).count(), 0);
+      assert.equal(new MonitorHistory(r.env).checkedCount(), 0);
+      await assert.rejects(new RelayDirectory(r.env).discovered('wss://relay.example/', 1, [], 1), /read-only and has no database spider-relays/);
+      assert.throws(() => r.env.putSync('x', 1));
+    } finally {
+      await r.close();
+    }
+    assert.ok(metaPages(dir).equals(before), 'the read-only open committed a transaction');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -20,7 +20,7 @@ import { decodeHeader, jsonOf } from '../../src/store/codec.js';
 import { counterKey, edgeKey, graphMembers, graphOnly, idPubkey, pubkeyId } from '../../src/store/graph.js';
 import { CounterBatch, isCountedPair } from '../../src/store/counters.js';
 import { visitEntries } from '../../src/store/indexer.js';
-import { recoverSpool, SPOOL_FROM_KEY } from '../../src/store/spool.js';
+import { SPOOL_FROM_KEY } from '../../src/store/spool.js';
 import { SPILL_DIR } from '../../src/store/edge-files.js';
 import { readSerial, serialKey } from '../../src/store/keys.js';
 import { verifyStore } from '../../src/commands/check/verify.js';
@@ -893,15 +893,13 @@ test('an import\'s held-back entries (the spool): every #p shape equals the orac
     // (as an import's now are), the entries are merged whenever they fill
     await store.close();
     const cut2 = await dieHoldingEntries(dir);
-    const raw = await openStore({ dir, ...STORE_OPTS, readOnly: true }); // no recovery at a read-only open
     const done: Array<Record<string, number>> = [];
-    const events = recoverSpool(raw.env, storeDbs(raw), { info: (o) => void done.push(o as Record<string, number>) }, join(dir, SPILL_DIR), { edges: 300, indexBytes: 2_000 });
-    await raw.close();
-    assert.equal(events, cut2);
+    const logger = { warn: () => {}, info: (o: object) => void done.push(o as Record<string, number>) };
+    store = await openStore({ dir, ...STORE_OPTS, logger, recoverSizes: { edges: 300, indexBytes: 2_000 } });
     const summary = done.find((o) => 'files' in o)!;
+    assert.equal(summary.events, cut2);
     assert.ok(summary.files > 1, `the held edges went to files (${summary.files})`);
     assert.equal(existsSync(join(dir, SPILL_DIR)), false, 'the merge removed its files');
-    store = await openStore({ dir, ...STORE_OPTS });
     assert.equal(storeDbs(store).meta.get(SPOOL_FROM_KEY), undefined, 'the recovery completed the graph');
     await check(store, net, `after a recovery through ${summary.files} files wrote the entries of ${cut2} events`);
     await verifyClean(store, 'after a recovery through files');

@@ -6,6 +6,7 @@
 import type { Database, RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
 import { HexBloom } from './bloom.js';
+import { openNamedDb } from '../../store/named-db.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const EMPTY = Buffer.alloc(0);
@@ -19,7 +20,7 @@ export class AuthorBook {
   private loaded = false;
 
   constructor(env: RootDatabase, name = 'spider-authors') {
-    this.db = env.openDB<Buffer, Buffer>({ name, keyEncoding: 'binary', encoding: 'binary' });
+    this.db = openNamedDb<Buffer, Buffer>(env, { name, keyEncoding: 'binary', encoding: 'binary' });
   }
 
   /** The Bloom filter learns what earlier runs stored, once, so they are not written again. */

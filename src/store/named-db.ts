@@ -1,0 +1,78 @@
+// A named database of the store's environment, for the modules that keep records beside the events
+// (the spider's relays and runs, the monitor's history and candidates, NIP-85, policy lists).
+//
+// A reader opens the environment read-only (MDB_RDONLY: index.ts, OpenStoreOptions.readOnly), and
+// there lmdb-js cannot create a database: it returns undefined for one its writer never created (a
+// relay that never ran its spider has no relay records). Such a database reads as empty here, and
+// writing to it fails as writing to any database of a read-only environment does.
+import type { Database, DatabaseOptions, Key, RootDatabase } from 'lmdb';
+
+/** Opens `name` in `env`; in a read-only environment that lacks it, an empty database that cannot be written. */
+export function openNamedDb<V, K extends Key>(env: RootDatabase, options: DatabaseOptions & { name: string }): Database<V, K> {
+  return env.openDB<V, K>(options) ?? (new EmptyDb(options.name) as unknown as Database<V, K>);
+}
+
+/** The reads of an lmdb-js database that has nothing in it; every write throws, naming the database. */
+class EmptyDb {
+  constructor(private readonly name: string) {}
+  get(): undefined {
+    return undefined;
+  }
+  getBinary(): undefined {
+    return undefined;
+  }
+  getBinaryFast(): undefined {
+    return undefined;
+  }
+  doesExist(): boolean {
+    return false;
+  }
+  getCount(): number {
+    return 0;
+  }
+  getKeysCount(): number {
+    return 0;
+  }
+  getRange(): never[] {
+    return [];
+  }
+  getKeys(): never[] {
+    return [];
+  }
+  getValues(): never[] {
+    return [];
+  }
+  private refuse(): never {
+    throw new Error(`the store is open read-only and has no database ${this.name}: only the process that writes the store (the relay) creates it`);
+  }
+  put(): never {
+    return this.refuse();
+  }
+  putSync(): never {
+    return this.refuse();
+  }
+  remove(): never {
+    return this.refuse();
+  }
+  removeSync(): never {
+    return this.refuse();
+  }
+  transaction(): never {
+    return this.refuse();
+  }
+  transactionSync(): never {
+    return this.refuse();
+  }
+  clearSync(): never {
+    return this.refuse();
+  }
+  clearAsync(): never {
+    return this.refuse();
+  }
+  drop(): never {
+    return this.refuse();
+  }
+  dropSync(): never {
+    return this.refuse();
+  }
+}
