@@ -49,6 +49,27 @@ export interface MergeProgress {
   ofEntries: number;
 }
 
+/** How a merge of what the spool holds runs (ImportSpool.merge). */
+export interface MergeOptions {
+  /** most entries one transaction writes */
+  part: number;
+  /** only the time and tag entries: the edges stay held */
+  indexOnly: boolean;
+  /** before each transaction; throws to stop the merge (a full disk) */
+  beforePart?: () => void;
+  /** after each transaction has committed: what it wrote, and the merge so far */
+  afterPart?: (part: { edges: number; entries: number }, sofar: MergeCounts) => void;
+  /** SPOOL_FROM_KEY is kept at this serial by every part (but the last part of the `lastMerge`) */
+  keepFrom?: number;
+  lastMerge?: boolean;
+}
+
+export interface MergeCounts {
+  edges: number;
+  entries: number;
+  transactions: number;
+}
+
 export class ImportSpool {
   readonly edges: EdgeSpool;
   readonly index: IndexSpool;
@@ -126,6 +147,37 @@ export class ImportSpool {
     this.index.clear();
   }
 
+  /**
+   * Writes what is held into the store in write transactions of at most `part` entries each, then
+   * forgets it (`indexOnly`: the time and tag entries only; the edges stay held). A part that does
+   * not commit leaves everything held (restartDrain: the next merge starts over) and its error goes
+   * on. The one loop of both merges: the import's writer's (writer.ts) and the recovery's at open.
+   */
+  async merge(env: RootDatabase, dbs: Dbs, o: MergeOptions): Promise<MergeCounts> {
+    const n: MergeCounts = { edges: 0, entries: 0, transactions: 0 };
+    try {
+      for (let done = false; !done; n.transactions++) {
+        o.beforePart?.();
+        let part = { edges: 0, entries: 0, done: false };
+        await env.transaction(() => {
+          part = this.drain(dbs, o.part, o.indexOnly);
+          // the recovery keeps its mark until its last part is in (see recoverSpool)
+          if (o.keepFrom !== undefined && !(o.lastMerge && part.done)) dbs.meta.putSync(SPOOL_FROM_KEY, o.keepFrom);
+        });
+        done = part.done;
+        n.edges += part.edges;
+        n.entries += part.entries;
+        o.afterPart?.(part, n);
+      }
+    } catch (err) {
+      this.restartDrain(o.indexOnly);
+      throw err;
+    }
+    if (o.indexOnly) this.index.clear();
+    else this.clear();
+    return n;
+  }
+
   /** Keeps SPOOL_FROM_KEY in step with what is held; the last write of a transaction (txn.ts finish). */
   writeMark(dbs: Dbs): void {
     const have = dbs.meta.get(SPOOL_FROM_KEY);
@@ -148,14 +200,14 @@ const RECOVER_PART = 262_144;
  * an import now holds every edge until it ends, and merges of 4,000,000 into a growing graph would
  * cost the graph's size each. Runs at open, before anything reads the store; returns the events it read.
  */
-export function recoverSpool(
+export async function recoverSpool(
   env: RootDatabase,
   dbs: Dbs,
   logger?: { info?(o: object, msg?: string): void },
   spillDir?: string,
   /** what it holds in memory (tests give small ones, to go through files) */
   sizes: Pick<SpoolSizes, 'edges' | 'indexBytes'> = { edges: RECOVER_CHUNK, indexBytes: 16 * RECOVER_CHUNK },
-): number {
+): Promise<number> {
   const from = dbs.meta.get(SPOOL_FROM_KEY);
   if (typeof from !== 'number') return 0;
   const t0 = Date.now();
@@ -164,29 +216,24 @@ export function recoverSpool(
   let events = 0;
   let written = 0;
   let files = 0;
-  /** writes what is held (only the time and tag entries: `indexOnly`) in parts; SPOOL_FROM_KEY stays until the last part of the last merge */
-  const merge = (last: boolean, indexOnly: boolean) => {
-    for (let done = false; !done; ) {
-      env.transactionSync(() => {
-        const n = spool.drain(dbs, RECOVER_PART, indexOnly);
-        written += n.edges + n.entries;
-        done = n.done;
-        if (!(last && done)) dbs.meta.putSync(SPOOL_FROM_KEY, from);
-      });
-    }
-    if (indexOnly) spool.index.clear();
-    else spool.clear();
+  /**
+   * writes what is held (only the time and tag entries: `indexOnly`); SPOOL_FROM_KEY stays until
+   * the last part of the last merge, since the events after this one are not read yet
+   */
+  const merge = async (last: boolean, indexOnly: boolean) => {
+    const n = await spool.merge(env, dbs, { part: RECOVER_PART, indexOnly, keepFrom: from, lastMerge: last });
+    written += n.edges + n.entries;
   };
-  const flush = (last: boolean) => {
+  const flush = async (last: boolean) => {
     if (!last && spool.edges.toFiles) {
       if (spool.edges.full) {
         spool.edges.spill();
         files++;
       }
-      if (spool.index.full) merge(false, true);
+      if (spool.index.full) await merge(false, true);
       return;
     }
-    merge(last, false);
+    await merge(last, false);
   };
   // the events first (their serials), so no read transaction stays open across the writes
   const serials: number[] = [];
@@ -215,9 +262,9 @@ export function recoverSpool(
       spool.edges.add(h.kind, author, h.pubkey, ids, serial);
     }
     events++;
-    if (spool.full) flush(false);
+    if (spool.full) await flush(false);
   }
-  flush(true);
+  await flush(true);
   logger?.info?.({ events, written, files, seconds: (Date.now() - t0) / 1000 }, 'the entries an import held back are written');
   return events;
 }

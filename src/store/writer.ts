@@ -164,31 +164,27 @@ export class BatchWriter {
     const spool = this.spool!;
     const t0 = performance.now();
     // the parts' time by what they wrote (a part that wrote both counts as the edges'), commits included
-    const n = { edges: 0, entries: 0, transactions: 0, edgesMs: 0, entriesMs: 0 };
+    const ms = { edgesMs: 0, entriesMs: 0 };
     const held = { edges: indexOnly ? 0 : spool.edges.size + spool.edges.filed, entries: spool.index.size };
+    let t = performance.now();
     try {
-      for (let done = false; !done; n.transactions++) {
-        const full = this.opts.disk?.refusal();
-        if (full) throw new Error(full);
-        const t = performance.now();
-        let edges = 0;
-        await this.env.transaction(() => {
-          const r = spool.drain(this.dbs, MERGE_PART, indexOnly);
-          edges = r.edges;
-          n.edges += r.edges;
-          n.entries += r.entries;
-          done = r.done;
-        });
-        const ms = Math.round(performance.now() - t);
-        if (edges > 0) n.edgesMs += ms;
-        else n.entriesMs += ms;
-        this.opts.spool?.progress?.({ edges: n.edges, entries: n.entries, ofEdges: held.edges, ofEntries: held.entries });
-      }
-      if (indexOnly) spool.index.clear();
-      else spool.clear();
-      this.opts.logger?.info?.({ ...n, indexOnly, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
+      const n = await spool.merge(this.env, this.dbs, {
+        part: MERGE_PART,
+        indexOnly,
+        beforePart: () => {
+          const full = this.opts.disk?.refusal();
+          if (full) throw new Error(full);
+          t = performance.now();
+        },
+        afterPart: (part, sofar) => {
+          const took = Math.round(performance.now() - t);
+          if (part.edges > 0) ms.edgesMs += took;
+          else ms.entriesMs += took;
+          this.opts.spool?.progress?.({ edges: sofar.edges, entries: sofar.entries, ofEdges: held.edges, ofEntries: held.entries });
+        },
+      });
+      this.opts.logger?.info?.({ ...n, ...ms, indexOnly, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
     } catch (err) {
-      spool.restartDrain(indexOnly);
       this.opts.logger?.warn({ err }, 'merging the held-back index entries failed; they stay held');
     }
   }
