@@ -58,8 +58,16 @@ export const REPAIR_META_KEY = 'repairInProgress';
 /** The graph's databases stats() reports, by name (graph.ts). */
 export const GRAPH_NAMES = ['pkid', 'idpk', 'graph', 'graphcur', 'graphtime'] as const;
 
+/**
+ * A database of the store that is not there. Only a read-only open meets one (a writable open
+ * creates it): a directory whose store no orbweaver writer has opened yet, or is creating now.
+ */
+export function missingDb(name: string): never {
+  throw new Error(`the store has no database ${name} yet: no orbweaver process has opened it for writing, or one is creating it now (a read-only open creates nothing)`);
+}
+
 export function openDbs(env: RootDatabase): Dbs {
-  const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' });
+  const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' }) ?? missingDb(`ev.${name}`);
   return {
     events: bin('events'),
     id: bin('id'),
@@ -73,7 +81,7 @@ export function openDbs(env: RootDatabase): Dbs {
     tombId: bin('tomb_id'),
     tombAddr: bin('tomb_addr'),
     expiry: bin('expiry'),
-    meta: env.openDB<unknown, string>({ name: 'ev.meta' }),
+    meta: env.openDB<unknown, string>({ name: 'ev.meta' }) ?? missingDb('ev.meta'),
     rank: openRankDb(env),
     graph: openGraphDbs(bin),
   };

@@ -230,4 +230,14 @@ test('a reader writes nothing: a read-only open commits no transaction, and the 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  // an environment without the store's databases (its writer is creating them): refused, not half open
+  const bare = tmpDir();
+  try {
+    const env = open({ path: bare, maxDbs: 4 });
+    await env.put('x', 1);
+    await env.close();
+    await assert.rejects(openStore({ dir: bare, readOnly: true }), /the store has no database ev\.events yet/);
+  } finally {
+    rmSync(bare, { recursive: true, force: true });
+  }
 });

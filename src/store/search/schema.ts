@@ -11,7 +11,7 @@
 // serial is stored inverted so the most recently stored event comes first.
 import type { RootDatabase } from 'lmdb';
 import { MAX_SERIAL, SERIAL_BYTES } from '../keys.js';
-import type { BinDb } from '../schema.js';
+import { missingDb, type BinDb } from '../schema.js';
 
 export interface SearchDbs {
   keys: BinDb;
@@ -36,7 +36,7 @@ export interface SearchOptions {
 export const SEARCH_DEFAULTS = { kinds: [0] as readonly number[], maxPostings: 10_000 };
 
 export function openSearchDbs(env: RootDatabase, opts: SearchOptions = {}): SearchDbs {
-  const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' });
+  const bin = (name: string): BinDb => env.openDB<Buffer, Buffer>({ name: `ev.${name}`, keyEncoding: 'binary', encoding: 'binary' }) ?? missingDb(`ev.${name}`);
   return {
     keys: bin('search_keys'),
     docs: bin('search_docs'),
