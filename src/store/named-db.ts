@@ -14,7 +14,7 @@ export function openNamedDb<V, K extends Key>(env: RootDatabase, options: Databa
 
 /** The reads of an lmdb-js database that has nothing in it; every write throws, naming the database. */
 class EmptyDb {
-  constructor(private readonly name: string) {}
+  constructor(readonly name: string) {}
   get(): undefined {
     return undefined;
   }
@@ -42,37 +42,14 @@ class EmptyDb {
   getValues(): never[] {
     return [];
   }
-  private refuse(): never {
-    throw new Error(`the store is open read-only and has no database ${this.name}: only the process that writes the store (the relay) creates it`);
-  }
-  put(): never {
-    return this.refuse();
-  }
-  putSync(): never {
-    return this.refuse();
-  }
-  remove(): never {
-    return this.refuse();
-  }
-  removeSync(): never {
-    return this.refuse();
-  }
-  transaction(): never {
-    return this.refuse();
-  }
-  transactionSync(): never {
-    return this.refuse();
-  }
-  clearSync(): never {
-    return this.refuse();
-  }
-  clearAsync(): never {
-    return this.refuse();
-  }
-  drop(): never {
-    return this.refuse();
-  }
-  dropSync(): never {
-    return this.refuse();
+  /** Every write method of a database: refused, naming it. */
+  static {
+    for (const m of ['put', 'putSync', 'remove', 'removeSync', 'transaction', 'transactionSync', 'clearSync', 'clearAsync', 'drop', 'dropSync']) {
+      Object.defineProperty(EmptyDb.prototype, m, {
+        value(this: EmptyDb): never {
+          throw new Error(`the store is open read-only and has no database ${this.name}: only the process that writes the store (the relay) creates it`);
+        },
+      });
+    }
   }
 }
