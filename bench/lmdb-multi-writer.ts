@@ -4,7 +4,10 @@
 // environment, each write a few transactions and exit. Every transaction adds one record under a
 // serial read from the store inside the transaction, so a transaction that started from a stale
 // snapshot shows as a serial written twice, and a lost one as fewer records than acknowledged.
-//   node dist/bench/lmdb-multi-writer.js [--writemap] [--store-free-list] [--rounds 30] [--per-child 3] [--dir D]
+//   node dist/bench/lmdb-multi-writer.js [--writemap] [--store-free-list] [--readers] [--rounds 30] [--per-child 3] [--dir D]
+// --readers: the fresh processes write nothing; each opens the environment read-only (MDB_RDONLY),
+// reads a count and closes it, --per-child times (the fifteenth session's finding, docs/storage.md
+// "Readers write nothing"); --no-close: each leaves its last open to its exit, without closing it.
 // --store-free-list opens with the store's free-list bounds (maxFreeSpaceToLoad 10,000,
 // maxFreeSpaceToRetain 15,000, src/store/index.ts) instead of lmdb-js's defaults.
 // Prints what was acknowledged and what the store holds; exits 1 when they differ. Run two at once
@@ -29,11 +32,25 @@ const writemap = flag('--writemap');
 const storeFreeList = flag('--store-free-list');
 const rounds = Number(value('--rounds', '30'));
 const perChild = Number(value('--per-child', '3'));
+const readers = flag('--readers');
 const ownDir = !args.includes('--dir');
 const dir = ownDir ? mkdtempSync(join(tmpdir(), 'lmdb-multi-writer-')) : value('--dir', '');
+const options = { path: dir, noSubdir: false, useWritemap: writemap, overlappingSync: false, maxDbs: 64, mapSize: 64 * 1024 ** 3, ...(storeFreeList ? { maxFreeSpaceToLoad: 10_000, maxFreeSpaceToRetain: 15_000 } : {}) } as Parameters<typeof open>[0];
+
+if (role === 'reader') {
+  for (let i = 0; i < perChild; i++) {
+    const ro = open({ ...options, readOnly: true });
+    const db = ro.openDB<Buffer, Buffer>({ name: 'db.0', keyEncoding: 'binary', encoding: 'binary' });
+    (db.getStats() as { entryCount: number }).entryCount;
+    // --no-close: the last open is left to the process's exit (no mdb_env_close)
+    if (!(flag('--no-close') && i === perChild - 1)) await ro.close();
+  }
+  process.stdout.write('0\n');
+  process.exit(0);
+}
 
 // the store's shape in small: many named databases, a serial counter, a record and a few index keys per write
-const env = open({ path: dir, noSubdir: false, useWritemap: writemap, overlappingSync: false, maxDbs: 64, mapSize: 64 * 1024 ** 3, ...(storeFreeList ? { maxFreeSpaceToLoad: 10_000, maxFreeSpaceToRetain: 15_000 } : {}) } as Parameters<typeof open>[0]);
+const env = open(options);
 const dbs = Array.from({ length: 20 }, (_, i) => env.openDB<Buffer, Buffer>({ name: `db.${i}`, keyEncoding: 'binary', encoding: 'binary' }));
 const meta = env.openDB<number, string>({ name: 'meta' });
 
@@ -71,7 +88,7 @@ if (role === 'child') {
 const self = fileURLToPath(import.meta.url);
 const child = (): Promise<number> =>
   new Promise((resolve) => {
-    const c = spawn(process.execPath, [self, '--role', 'child', '--dir', dir, '--per-child', String(perChild), ...(writemap ? ['--writemap'] : []), ...(storeFreeList ? ['--store-free-list'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const c = spawn(process.execPath, [self, '--role', readers ? 'reader' : 'child', '--dir', dir, '--per-child', String(perChild), ...(flag('--no-close') ? ['--no-close'] : []), ...(writemap ? ['--writemap'] : []), ...(storeFreeList ? ['--store-free-list'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
     c.on('exit', () => resolve(Number(out.trim()) || 0));
@@ -88,7 +105,7 @@ env.resetReadTxn();
 const records = (dbs[0].getStats() as { entryCount: number }).entryCount;
 const ids = (dbs[1].getStats() as { entryCount: number }).entryCount;
 const acked = mine + theirs;
-console.log(`write map ${writemap}, ${storeFreeList ? "the store's" : "lmdb-js's default"} free-list bounds: acknowledged ${acked} (${mine} here, ${theirs} by ${rounds * 2} other processes); records ${records}, ids ${ids}${ids === acked && records === acked ? '' : `: ${acked - ids} acknowledged transactions lost`}`);
+console.log(`${readers ? 'read-only openers, ' : ''}write map ${writemap}, ${storeFreeList ? "the store's" : "lmdb-js's default"} free-list bounds: acknowledged ${acked} (${mine} here, ${theirs} by ${rounds * 2} other processes); records ${records}, ids ${ids}${ids === acked && records === acked ? '' : `: ${acked - ids} acknowledged transactions lost`}`);
 await env.close();
 if (ownDir) rmSync(dir, { recursive: true, force: true });
 process.exit(ids === acked && records === acked ? 0 : 1);
