@@ -59,18 +59,18 @@ export function monitorMetrics(registry: Registry, status: () => MonitorStatus):
 export function mountDirectory(relay: RelayHandle, o: { config: Config; directory: RelayDirectory; spiderStatus?: () => SpiderStatus; monitor?: Monitor; emptyHint?: string; runs?: SpiderRuns; live?: () => LiveStatus }): { cached(): DirectoryView } {
   const { config, monitor } = o;
   const records = monitor ? { history: monitor.history, candidates: monitor.candidates } : openMonitorRecords(relay.store.env, config.spider.monitorRetention);
-  const health: HealthSource | undefined = records ? {
+  const health: HealthSource = {
     lookups: healthLookups(records.history),
     stamp: () => {
       const st = monitor?.status();
       // while a cycle runs the rows change with every check: at most every 10 s
       return st ? (st.running ? `m${st.cycles}:${Math.floor(Date.now() / 10_000)}` : `m${st.stamp}`) : 'm';
     },
-  } : undefined;
+  };
   const source = directorySource(o.directory, config, o.spiderStatus, health, o.runs);
   relay.setStatusDirectory(o.emptyHint ? { ...source, emptyHint: o.emptyHint } : source);
   const document = () => {
-    const doc = directoryDocument(source.cached(), monitorInfo(config, monitor?.status() ?? null), records?.candidates ?? null);
+    const doc = directoryDocument(source.cached(), monitorInfo(config, monitor?.status() ?? null), records.candidates);
     return o.live ? { ...doc, live: o.live() } : doc;
   };
   relay.addPage('/directory', () => {
@@ -89,7 +89,7 @@ export function mountDirectory(relay: RelayHandle, o: { config: Config; director
     if (asked === null) return { type: 'application/json', body: JSON.stringify(document()) };
     const url = normalizeRelayUrl(asked) ?? asked;
     const row = source.cached().rows.find((r) => r.url === url) ?? null;
-    if (!row || !records) return { status: '404 Not Found', type: 'application/json', body: JSON.stringify({ error: `not in the relay directory: ${asked.slice(0, 200)}` }) };
+    if (!row) return { status: '404 Not Found', type: 'application/json', body: JSON.stringify({ error: `not in the relay directory: ${asked.slice(0, 200)}` }) };
     return { type: 'application/json', body: JSON.stringify(relayDetail(url, row, records.history)) };
   });
   if (monitor) relay.addStatusSection(() => monitorSection(monitor.status(), config.spider.monitorInterval));

@@ -119,7 +119,7 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
     const view = directoryView(new RelayDirectory(store.env).all(), {
       now: Date.now(),
       backoff: { base: config.spider.failureBackoff, max: config.spider.maxFailureBackoff },
-      ...(records ? healthLookups(records.history) : {}),
+      ...healthLookups(records.history),
     });
     if (servesNip !== null) {
       const a = servingAnswer(view, servesNip);
@@ -130,13 +130,12 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
       const url = normalizeRelayUrl(relay) ?? relay;
       const row = view.rows.find((r) => r.url === url);
       if (!row) throw new UsageError(`${relay} is not in the relay directory of ${config.dataDir}`);
-      const detail = records ? relayDetail(url, row, records.history) : null;
-      if (json && !detail) throw new UsageError(`no monitor records in ${config.dataDir}`);
+      const detail = relayDetail(url, row, records.history);
       out.write((json ? JSON.stringify(detail, null, 2) : formatDetail(row, detail)) + '\n');
       return 0;
     }
     // the monitor is not running in this process: its state is what its records say
-    const doc = directoryDocument(view, monitorInfo(config, null), records?.candidates ?? null);
+    const doc = directoryDocument(view, monitorInfo(config, null), records.candidates);
     out.write((json ? JSON.stringify(doc, null, 2) : formatDirectory(view) + (doc.candidates.total ? `\ncandidates waiting for validation: ${doc.candidates.total}` : '')) + '\n');
   } finally {
     await store.close();

@@ -82,17 +82,9 @@ export function healthLookups(history: MonitorHistory): Pick<ViewContext, 'healt
   };
 }
 
-/** Opens the monitor's databases of a store, or null when a read-only store has none yet. */
-export function openMonitorRecords(env: RootDatabase, retentionMs: number): { history: MonitorHistory; candidates: CandidateStore } | null {
-  try {
-    const r = { history: new MonitorHistory(env, retentionMs), candidates: new CandidateStore(env) };
-    r.history.checkedCount(); // a read-only environment without these databases fails here
-    r.history.crawlKinds('');
-    r.candidates.count();
-    return r;
-  } catch {
-    return null;
-  }
+/** Opens the monitor's databases of a store (a read-only store that never had them reads them as empty: store/named-db.ts). */
+export function openMonitorRecords(env: RootDatabase, retentionMs: number): { history: MonitorHistory; candidates: CandidateStore } {
+  return { history: new MonitorHistory(env, retentionMs), candidates: new CandidateStore(env) };
 }
 
 export function directoryDocument(view: DirectoryView, monitor: MonitorInfo, candidates: CandidateStore | null): DirectoryDocument {

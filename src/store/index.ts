@@ -62,7 +62,7 @@ export interface OpenStoreOptions {
    * Opened writable, lmdb-js opens each named database in a write transaction of its own: a reader
    * was then a second writing process for the moment it opened, and such processes lose the
    * writer's transactions (docs/storage.md, "Several writer processes"; "Readers write nothing").
-   * A named database the writer never created reads as empty (readable-db.ts).
+   * A named database the writer never created reads as empty (named-db.ts).
    */
   readOnly?: boolean;
   /**

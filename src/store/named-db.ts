@@ -1,5 +1,5 @@
 // A named database of the store's environment, for the modules that keep records beside the events
-// (the spider's relays and runs, the monitor's history and candidates, NIP-85, policy lists).
+// (the spider's relays, runs and known authors, the monitor's history and candidates).
 //
 // A reader opens the environment read-only (MDB_RDONLY: index.ts, OpenStoreOptions.readOnly), and
 // there lmdb-js cannot create a database: it returns undefined for one its writer never created (a
