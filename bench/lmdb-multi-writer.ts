@@ -10,6 +10,10 @@
 // "Readers write nothing"); --no-close: each leaves its last open to its exit, without closing it.
 // --store-free-list opens with the store's free-list bounds (maxFreeSpaceToLoad 10,000,
 // maxFreeSpaceToRetain 15,000, src/store/index.ts) instead of lmdb-js's defaults.
+// The cause (sixteenth session, docs/storage.md "Readers that reset the writer"): lmdb-js's
+// mdb_env_open2 sets the lock file's last transaction id from the meta page each opener read; an
+// opener that read it just before a commit sends the writer's next transaction back to the older
+// meta page. Built with that assignment removed, this lost nothing in eight runs.
 // Prints what was acknowledged and what the store holds; exits 1 when they differ. Run two at once
 // (or beside a busy core) to see it: on the 2-vCPU test machine most such runs lost 1-3
 // transactions or failed a commit with MDB_BAD_TXN (mdb_page_touch), with and without --writemap.

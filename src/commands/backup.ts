@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { OWNER_FILE } from '../app/owner.js';
 import { WRITER_LOCK_FILE } from '../store/writer-lock.js';
+import { GATE_PREFIX } from '../store/reader-gate.js';
 import { VERSION } from '../relay/version.js';
 import { copyStore, DATA_FILE } from './check/backup.js';
 import { openStore } from '../store/index.js';
@@ -81,7 +82,7 @@ function startPartial(target: string): string {
 function copyDirectoryFiles(from: string, to: string): string[] {
   const copied: string[] = [];
   for (const name of readdirSync(from).sort()) {
-    if (NOT_COPIED.has(name)) continue;
+    if (NOT_COPIED.has(name) || name.startsWith(GATE_PREFIX)) continue; // and other readers' requests to the writer (reader-gate.ts)
     const src = join(from, name);
     const st = statSync(src);
     if (!st.isFile()) continue;

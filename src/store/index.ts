@@ -1,7 +1,8 @@
 // The LMDB event store: openStore() is the only entry point; see types.ts for the contract and
 // schema.ts for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
 import { join } from 'node:path';
-import { open, type RootDatabase } from 'lmdb';
+import type { RootDatabase } from 'lmdb';
+import { openEnv } from './env.js';
 import type { NostrEvent } from '../nostr/event.js';
 import type { Filter } from '../nostr/filter.js';
 import { decodeEvent } from './codec.js';
@@ -11,7 +12,8 @@ import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.
 import { nowSeconds } from './rules.js';
 import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
 import { entryCount, GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './schema.js';
-import { PartialStoreError } from './errors.js';
+import { PartialStoreError, StoreBusyError } from './errors.js';
+import { enterReaderGate, startReaderGate, type ReaderGate } from './reader-gate.js';
 import { acquireWriterLock } from './writer-lock.js';
 import { openSearchDbs, type SearchOptions } from './search/schema.js';
 import { ensureSearchIndex } from './search/rebuild.js';
@@ -62,7 +64,8 @@ export interface OpenStoreOptions {
    * Opened writable, lmdb-js opens each named database in a write transaction of its own: a reader
    * was then a second writing process for the moment it opened, and such processes lose the
    * writer's transactions (docs/storage.md, "Several writer processes"; "Readers write nothing").
-   * A named database the writer never created reads as empty (named-db.ts).
+   * A named database the writer never created reads as empty (named-db.ts). Beside a live writer
+   * of another process it opens while that writer holds its writes (reader-gate.ts).
    */
   readOnly?: boolean;
   /**
@@ -74,21 +77,32 @@ export interface OpenStoreOptions {
   repairing?: boolean;
 }
 
-const DEFAULTS = { mapSize: 64 * 1024 ** 3, maxBatch: 1000, queryYieldEvery: 2000 };
-/** named databases: ours (15, with search) and room for other modules' (spider directory, policy lists) */
-const MAX_DBS = 64;
-
-/** lmdb-js's free-list bounds (maxFreeSpaceToLoad, maxFreeSpaceToRetain; not in its typings), see openStore */
-const FREE_PAGES_TO_LOAD = 10_000;
-const FREE_PAGES_TO_RETAIN = 15_000;
+const DEFAULTS = { maxBatch: 1000, queryYieldEvery: 2000 };
 
 export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   // before LMDB opens: a second writing process is refused, not let in to lose transactions (writer-lock.ts)
-  const releaseLock = opts.readOnly ? () => {} : await acquireWriterLock(opts.dir);
+  const releaseLock = opts.readOnly ? Object.assign(() => {}, { taken: false }) : await acquireWriterLock(opts.dir);
+  // a reader beside a live writer opens while the writer holds its writes (reader-gate.ts)
+  const gateIn = opts.readOnly ? await enterReaderGate(opts.dir, { logger: opts.logger }) : null;
   let env: RootDatabase;
   try {
     env = openEnv(opts);
   } catch (err) {
+    gateIn?.release();
+    releaseLock();
+    throw err;
+  }
+  let gate: ReaderGate | null = null;
+  try {
+    if (gateIn) {
+      const covered = gateIn.covered();
+      gateIn.release();
+      if (!covered) throw new StoreBusyError(`opening the store in ${opts.dir} took longer than its writer holds its writes for a reader; run this again when the machine is less busy`);
+    }
+    // this process writes the store: from now on it holds its writes for readers that open beside it
+    if (releaseLock.taken) gate = await startReaderGate({ dir: opts.dir, mapSize: opts.mapSize, readAhead: opts.readAhead });
+  } catch (err) {
+    await env.close();
     releaseLock();
     throw err;
   }
@@ -120,67 +134,14 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       logger: opts.logger,
       disk,
       releaseLock,
+      gate,
     });
   } catch (err) {
+    await gate?.stop();
     await env.close();
     releaseLock();
     throw err;
   }
-}
-
-/** LMDB's environment with the store's options (every process opens it the same way). */
-function openEnv(opts: OpenStoreOptions): RootDatabase {
-  return open({
-    path: opts.dir,
-    // always a directory holding data.mdb + lock.mdb: lmdb-js would otherwise take a path with a
-    // dot in it (e.g. /tmp/tmp.X1y2, /var/lib/relay.d) for a single-file database
-    noSubdir: false,
-    mapSize: opts.mapSize ?? DEFAULTS.mapSize,
-    maxDbs: MAX_DBS,
-    // Durable commits: no noSync; a commit returns once its pages and meta are on disk.
-    // No write map (LMDB's MDB_WRITEMAP): a transaction's pages are malloc'd copies, written with
-    // pwrite and flushed with fdatasync at commit, as strfry does. Through the map, every page a
-    // commit flushed was write-protected again (a fault and a TLB flush on the other core when it
-    // was next written), and the flush itself (msync) took 4-6x as long as soon as another thread of
-    // the process ran beside it: the relay's main thread, the signature checks. Measured 2026-11-29
-    // (docs/storage.md, "The write map, and why it went"): WebSocket ingest of the 18,000 directory
-    // events 1.4x as fast without it, 20,000 new events into the 600,000-event store 1.46x, and
-    // `orbweaver import` of the 600,000 1.7-1.8x. The dirty list's sorted inserts that made it worth
-    // having at depth are cheap now that the writer puts the follow edges and the import its merges
-    // in key order. It was on again from 3c33862 to the thirteenth session while several writing
-    // processes were examined: they lose transactions with it too (docs/storage.md, "Several writer
-    // processes"), and a store now has one writing process (writer-lock.ts, and the record writes of
-    // a spider beside the relay go through the relay: app/record-ops.ts).
-    useWritemap: false,
-    // a reader cannot write, not even by opening a named database: see OpenStoreOptions.readOnly
-    readOnly: opts.readOnly ?? false,
-    // No overlapping sync (lmdb-js's default on Linux, where a commit's flush overlaps the next
-    // transaction): together with the write map it corrupted the free list as soon as several
-    // processes wrote (a relay and `spider --once` or `sync` beside it): "freelist entry had
-    // bad/duplicate entries", MDB_BAD_TXN, aborts (test/store/durability.test.ts). Without the
-    // write map that stress passed with it, but the writer answers a batch when its transaction
-    // resolves, which must then include the flush (writer.ts). Every process opens the store through
-    // here, so all agree.
-    overlappingSync: false,
-    // No read-ahead unless asked (LMDB's MDB_NORDAHEAD: madvise MADV_RANDOM on the map). With it, a
-    // fault on the map brings in a large folio of the file (Linux 6.x page cache: up to 2 MiB with
-    // this machine's read_ahead_kb of 8 MiB), and one 4 KiB page written dirties that whole folio
-    // and has it written back (measured through the write map the store then used). A 600,000-event import wrote 1.1 TB to the
-    // device with read-ahead and 67 GB without, in 610 s against 469 s (743 s against 648 s in a
-    // slower hour); its last 100,000 took 3.2-3.3x as long as its first with it, 1.3-1.8x without.
-    // The cost: a cold cache is read 4 KiB at a time, and a small store is slower (10-35%).
-    // docs/storage.md, "Read-ahead".
-    noReadAhead: !opts.readAhead,
-    // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from (and
-    // keeps between transactions). Its list is a sorted array that every page freed or loaded is
-    // inserted into one by one, so its cost grows with its length. With the default (50,000 and
-    // 75,000) that insertion was a third of importing 20,000 follow lists that follow one another
-    // into a 600,000-event store; with these bounds the import takes 15-17 s instead of 20-24 s and
-    // the file is no larger. Follow lists spread over the whole network gain nothing (the list is
-    // then 4% of the time either way): docs/storage.md, "The free list".
-    maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD,
-    maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN,
-  } as Parameters<typeof open>[0]);
 }
 
 class LmdbEventStore implements EventStore {
@@ -192,7 +153,7 @@ class LmdbEventStore implements EventStore {
     private readonly dbs: Dbs,
     /** null: opened read-only */
     private readonly writer: StoreWriter | null,
-    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null; releaseLock: () => void },
+    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null; releaseLock: () => void; gate: ReaderGate | null },
   ) {
     this.ranks = new RankStore(env, dbs);
   }
@@ -291,6 +252,7 @@ class LmdbEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     await this.writer?.close();
+    await this.opts.gate?.stop();
     await this.env.close();
     this.opts.releaseLock();
   }

@@ -1,8 +1,10 @@
 // One writing process per store. Several processes writing one LMDB environment through lmdb-js
 // 3.5.6 lose acknowledged transactions now and then, with or without the write map
 // (docs/storage.md, "Several writer processes"; bench/lmdb-multi-writer.ts reproduces it without
-// our code). So a store opened for writing takes `<dir>/writer.lock` for the life of its process
-// and a second process is refused, naming the holder. Readers (readOnly) take nothing.
+// our code; the cause, which read-only openers share, is in "Readers that reset the writer" and
+// reader-gate.ts). So a store opened for writing takes `<dir>/writer.lock` for the life of its process
+// and a second process is refused, naming the holder. Readers (readOnly) take nothing; they ask
+// the holder to hold its writes while they open (reader-gate.ts).
 //
 // The file is created with O_EXCL and names its process (pid and, on Linux, the process's start
 // time, so a pid reused by another program is not taken for the holder). A file whose process is
@@ -56,6 +58,12 @@ function holderAlive(rec: LockRecord): boolean {
   return rec.started === null || now === null || now === rec.started;
 }
 
+/** The live process that holds the store's writer lock in `dir`, or null when none does. */
+export function liveWriter(dir: string): LockRecord | null {
+  const rec = readRecord(join(dir, WRITER_LOCK_FILE));
+  return rec && holderAlive(rec) ? rec : null;
+}
+
 /** Creates the lock file naming this process; false when one is there already. */
 function create(file: string, dir: string, mine: LockRecord): boolean {
   for (let first = true; ; first = false) {
@@ -86,22 +94,26 @@ export function removeStale(file: string, judged: LockRecord | null): void {
 
 /**
  * Takes the store's writer lock for this process, or throws StoreBusyError naming the process that
- * holds it. Returns the release (removes the file if this process made it; a no-op otherwise).
+ * holds it. Returns the release (removes the file if this open made it; a no-op otherwise).
  * A live holder is waited for up to `waitMs`; a stale lock is taken over (at most a few times, in
  * case openers keep taking it from each other).
  */
-export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): Promise<() => void> {
+/** Lets the lock go; `taken`: this open made the lock file (false: another open of this process holds it). */
+export type WriterLockRelease = (() => void) & { taken: boolean };
+
+export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): Promise<WriterLockRelease> {
   const file = join(dir, WRITER_LOCK_FILE);
   const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: (process.argv.slice(1).join(' ') || process.execPath).slice(0, 300) };
   const giveUpAt = Date.now() + waitMs;
   for (let takeovers = 0; takeovers < 5; ) {
     if (create(file, dir, mine)) {
-      return () => {
+      const release = () => {
         if (readRecord(file)?.pid !== process.pid) return;
         try {
           unlinkSync(file);
         } catch { /* already gone */ }
       };
+      return Object.assign(release, { taken: true });
     }
     let rec = readRecord(file);
     if (!rec) {
@@ -110,7 +122,7 @@ export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): P
       rec = readRecord(file);
     }
     // another store of this process (the writer thread, a second open) holds it: it is ours
-    if (rec?.pid === process.pid && rec.started === mine.started) return () => {};
+    if (rec?.pid === process.pid && rec.started === mine.started) return Object.assign(() => {}, { taken: false });
     if (rec && holderAlive(rec)) {
       if (Date.now() >= giveUpAt) {
         throw new StoreBusyError(
