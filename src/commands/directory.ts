@@ -34,7 +34,7 @@ const pct = (v: number | null) => (v === null ? '-' : `${(v * 100).toFixed(1)}%`
 const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
 
 /** One relay in full: its crawl record, and the monitor's figures where it checked it. */
-function formatDetail(r: DirectoryRow, d: RelayDetail | null): string {
+function formatDetail(r: DirectoryRow, d: RelayDetail): string {
   const lines = [
     r.url,
     `  crawl:        ${r.state}${r.hop >= 0 ? `, hop ${r.hop}` : ', found by the finder'}, last ${utc(r.lastCrawl)}, next attempt ${utc(r.nextAttempt)}`,
@@ -42,26 +42,22 @@ function formatDetail(r: DirectoryRow, d: RelayDetail | null): string {
     `  quirks:       ${r.quirks.join(', ') || '-'}`,
     `  last error:   ${r.lastError ?? '-'}${r.failures ? ` (${r.failures} failures in a row)` : ''}`,
     `  software:     ${[r.software, r.version].filter(Boolean).join(' ') || '-'}`,
+    `  now:          ${r.online === null ? 'not checked yet' : `${r.online ? 'online' : 'offline'} at ${utc(r.lastCheck)}${r.checkError ? ` (${r.checkError})` : ''}`}`,
+    `  uptime:       24 h ${pct(d.stats.uptimeDay)}, 7 d ${pct(d.stats.uptimeWeek)}, ${Math.round(d.retentionMs / 86_400_000)} d ${pct(d.stats.uptimeMonth)} (${d.checksInWindow} checks)`,
+    `  rtt open:     p50 ${ms(d.stats.rttOpen.p50)}, p90 ${ms(d.stats.rttOpen.p90)}, p99 ${ms(d.stats.rttOpen.p99)}`,
+    `  rtt read:     p50 ${ms(d.stats.rttRead.p50)}, p90 ${ms(d.stats.rttRead.p90)}, p99 ${ms(d.stats.rttRead.p99)}`,
+    `  network:      ${r.network ?? '-'}`,
+    `  NIPs:         ${r.nips.join(', ') || '-'} (published: NIP-11 claims ${r.claimedNips.join(', ') || 'none'}, corrected by the probes)`,
+    `  probes:       ${Object.entries(r.probes).map(([n, o]) => `NIP-${n} ${o}`).join(', ') || '-'}${d.probeReport?.cut ? ` (cut short: ${d.probeReport.cut})` : ''}`,
+    `  limits:       ${limitsLine(d)}`,
+    `  differences:  ${r.differences.join('; ') || 'none: the claims hold'}`,
+    `  probe history: ${Object.entries(d.probeStats).map(([n, m]) => `NIP-${n} ${Object.entries(m).map(([o, c]) => `${o} ${c}`).join('/')}`).join(', ') || '-'}`,
+    `  requirements: ${r.requirements.join(', ') || '-'}`,
+    `  certificate:  ${r.sslExpires ? `${r.sslValid ? 'valid' : 'NOT valid'}, expires ${utc(r.sslExpires)}${r.sslIssuer ? `, issued by ${r.sslIssuer}` : ''}` : '-'}`,
+    `  latest 30166: ${d.published ?? '-'}`,
+    `  days:         ${d.days.map((x) => (x.checks === 0 ? '.' : x.online === x.checks ? '#' : x.online === 0 ? '_' : '+')).join('')} (30 days to today: # all online, + some, _ none, . not checked)`,
   ];
-  if (d) {
-    lines.push(
-      `  now:          ${r.online === null ? 'not checked yet' : `${r.online ? 'online' : 'offline'} at ${utc(r.lastCheck)}${r.checkError ? ` (${r.checkError})` : ''}`}`,
-      `  uptime:       24 h ${pct(d.stats.uptimeDay)}, 7 d ${pct(d.stats.uptimeWeek)}, ${Math.round(d.retentionMs / 86_400_000)} d ${pct(d.stats.uptimeMonth)} (${d.checksInWindow} checks)`,
-      `  rtt open:     p50 ${ms(d.stats.rttOpen.p50)}, p90 ${ms(d.stats.rttOpen.p90)}, p99 ${ms(d.stats.rttOpen.p99)}`,
-      `  rtt read:     p50 ${ms(d.stats.rttRead.p50)}, p90 ${ms(d.stats.rttRead.p90)}, p99 ${ms(d.stats.rttRead.p99)}`,
-      `  network:      ${r.network ?? '-'}`,
-      `  NIPs:         ${r.nips.join(', ') || '-'} (published: NIP-11 claims ${r.claimedNips.join(', ') || 'none'}, corrected by the probes)`,
-      `  probes:       ${Object.entries(r.probes).map(([n, o]) => `NIP-${n} ${o}`).join(', ') || '-'}${d.probeReport?.cut ? ` (cut short: ${d.probeReport.cut})` : ''}`,
-      `  limits:       ${limitsLine(d)}`,
-      `  differences:  ${r.differences.join('; ') || 'none: the claims hold'}`,
-      `  probe history: ${Object.entries(d.probeStats).map(([n, m]) => `NIP-${n} ${Object.entries(m).map(([o, c]) => `${o} ${c}`).join('/')}`).join(', ') || '-'}`,
-      `  requirements: ${r.requirements.join(', ') || '-'}`,
-      `  certificate:  ${r.sslExpires ? `${r.sslValid ? 'valid' : 'NOT valid'}, expires ${utc(r.sslExpires)}${r.sslIssuer ? `, issued by ${r.sslIssuer}` : ''}` : '-'}`,
-      `  latest 30166: ${d.published ?? '-'}`,
-      `  days:         ${d.days.map((x) => (x.checks === 0 ? '.' : x.online === x.checks ? '#' : x.online === 0 ? '_' : '+')).join('')} (30 days to today: # all online, + some, _ none, . not checked)`,
-    );
-    if (d.crawl) lines.push(`  by kind:      ${Object.entries(d.crawl.total).map(([k, n]) => `kind ${k}: ${d.crawl!.last[k] ?? 0} last crawl, ${n} in all`).join('; ')}`);
-  } else lines.push('  monitor:      no NIP-66 checks in this data directory (spider.monitor)');
+  if (d.crawl) lines.push(`  by kind:      ${Object.entries(d.crawl.total).map(([k, n]) => `kind ${k}: ${d.crawl!.last[k] ?? 0} last crawl, ${n} in all`).join('; ')}`);
   return lines.flatMap((l) => wrap(l, TEXT_WIDTH, ' '.repeat(16))).join('\n');
 }
 
