@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../../src/store/index.js';
 import { GATE_PREFIX } from '../../src/store/reader-gate.js';
-import { ev, put, tmpDir } from './helpers.js';
+import { ev, put, tmpDir, withStore } from './helpers.js';
 
 const CHILD = fileURLToPath(new URL('./reader-child.js', import.meta.url));
 
@@ -38,9 +38,7 @@ function child(job: object, onLine: (line: string) => void = () => {}): Promise<
 const gateFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.startsWith(GATE_PREFIX));
 
 test('while a reader opens beside the writer, the writer holds its writes: a write acknowledged only after the hold', async () => {
-  const dir = tmpDir();
-  const store = await openStore({ dir, mapSize: 256 * 1024 ** 2 });
-  try {
+  await withStore(async (store, dir) => {
     await put(store, ev()); // the store exists
     let write: Promise<number> | null = null;
     const lines = await child({ dir, mode: 'hold', holdMs: 400 }, (line) => {
@@ -54,10 +52,7 @@ test('while a reader opens beside the writer, the writer holds its writes: a wri
     const ackedAt = await write!;
     assert.ok(ackedAt >= Number(releasedAt), `the write was acknowledged at ${ackedAt}, before the reader let go at ${releasedAt}`);
     assert.deepEqual(gateFiles(dir), [], 'nothing of the gate is left behind');
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('readers that open and close beside a writer that never pauses lose none of its acknowledged writes', async () => {
@@ -97,9 +92,7 @@ test('readers that open and close beside a writer that never pauses lose none of
 });
 
 test('openers that ask again and again cannot stall the writer: it commits between holds', async (t) => {
-  const dir = tmpDir();
-  const store = await openStore({ dir, mapSize: 256 * 1024 ** 2 });
-  try {
+  await withStore(async (store, dir) => {
     await put(store, ev());
     let stop = false;
     const ackedAt: number[] = [];
@@ -129,16 +122,11 @@ test('openers that ask again and again cannot stall the writer: it commits betwe
     }
     t.diagnostic(`writes acknowledged between ${withAck} of ${gaps} consecutive holds`);
     assert.ok(withAck >= gaps / 2, `the writer acknowledged writes between ${withAck} of ${gaps} consecutive holds`);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test("requests of openers that are gone are dropped, and the writer's writes go on", async () => {
-  const dir = tmpDir();
-  const store = await openStore({ dir, mapSize: 256 * 1024 ** 2 });
-  try {
+  await withStore(async (store, dir) => {
     const gone = spawn(process.execPath, ['-e', '0']);
     const pid = await new Promise<number>((resolve) => gone.on('exit', () => resolve(gone.pid!)));
     const request = join(dir, `${GATE_PREFIX}${pid}.1`);
@@ -147,10 +135,7 @@ test("requests of openers that are gone are dropped, and the writer's writes go 
     assert.equal(existsSync(request), false, 'the request of a process that is gone was removed');
     assert.equal((await put(store, ev())).status, 'stored');
     assert.deepEqual(gateFiles(dir), []);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('with no live writer a reader opens at once, and leaves no request behind', async () => {
