@@ -4,25 +4,17 @@
 // clients publishing, querying and being refused. Everything on 127.0.0.1; not part of `npm test`.
 //   node dist/test/ops/dashboard-demo.js [--minutes 6] [--out docs/dashboard.png]
 import { join } from 'node:path';
-import net from 'node:net';
 import { chromium } from 'playwright-core';
 import { ROOT, startRelayProcess } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 import { TestRelay, keypair, relayList, sign } from '../fixtures/test-relay.js';
+import { deadUrl } from '../fixtures/fake-relay.js';
 
 const arg = (name: string, def: string) => { const i = process.argv.indexOf(name); return i > 0 ? process.argv[i + 1] : def; };
 const minutes = Number(arg('--minutes', '6'));
 const out = join(ROOT, arg('--out', 'docs/dashboard.png'));
 const T0 = Math.floor(Date.now() / 1000) - 86_400;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function deadUrl(): Promise<string> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return `ws://127.0.0.1:${port}`;
-}
 
 const profiles = (n: number, kind = 0) => Array.from({ length: n }, (_, i) => sign(keypair().sk, kind, T0 - i * 7));
 
