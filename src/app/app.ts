@@ -107,7 +107,7 @@ async function openRelay(config: Config, logger: Logger): Promise<{ pipeline: Pi
     };
     // a spider beside us (`spider --once`) writes its directory records through us: one writing process
     const applier = new RecordApplier(pipeline.store.env, config.spider.monitorRetention);
-    const records = { writer: local, apply: (op: string, args: unknown[]) => applier.apply(op, args) };
+    const records = { writer: local, apply: (reqId: string, op: string, args: unknown[]) => applier.applyOnce(reqId, op, args) };
     return { pipeline, relay: await startRelay(config, logger, { pipeline: { ...pipeline, access }, registry, metrics, onListen, records }) };
   } catch (e) {
     await pipeline.close();

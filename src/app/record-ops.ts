@@ -7,7 +7,7 @@
 // it here to its own records, in its own process. The operations are the records' write methods,
 // applied whole on the relay's side, so a read-modify-write (a run counted, a result folded in)
 // sees the relay's latest state.
-import type { RootDatabase } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import { RelayDirectory } from '../directory/records.js';
 import { SpiderRuns } from '../directory/runs.js';
 import { CandidateStore, type Sighting } from '../directory/candidates.js';
@@ -27,6 +27,16 @@ export type RecordCall = (op: RecordOp, args: unknown[]) => Promise<unknown>;
 export type CountsWire = Array<[string, Array<[string, number]>]>;
 export type FirstsWire = Array<[string, Sighting]>;
 
+/** How long a request id's answer is kept for a repeat: a command retries for its delivery timeout, minutes. */
+const REQUEST_KEPT_MS = 24 * 3600_000;
+/** Answers stored between two sweeps of the old ones. */
+const SWEEP_EVERY = 256;
+
+interface AppliedRequest {
+  at: number;
+  result: unknown;
+}
+
 const str = (v: unknown, what: string): string => { if (typeof v !== 'string') throw new RecordRefused(`${what} must be a string`); return v; };
 const num = (v: unknown, what: string): number => { if (typeof v !== 'number' || !Number.isFinite(v)) throw new RecordRefused(`${what} must be a number`); return v; };
 const obj = <T>(v: unknown, what: string): T => { if (typeof v !== 'object' || v === null) throw new RecordRefused(`${what} must be an object`); return v as T; };
@@ -39,6 +49,12 @@ export class RecordApplier {
   private readonly candidates: CandidateStore;
   /** pruned by the relay's own spider.monitorRetention, as its own monitor prunes it */
   private readonly history: MonitorHistory;
+  /**
+   * The answers of applied requests by request id, so that a request sent again after the relay
+   * restarted (the command lost its answer with the connection) is answered, not applied twice.
+   */
+  private readonly requests: Database<AppliedRequest, string>;
+  private stored = 0;
 
   /** Opens every named database a forwarding command reads, before it opens the store read-only. */
   constructor(env: RootDatabase, monitorRetentionMs: number) {
@@ -46,6 +62,28 @@ export class RecordApplier {
     this.runs = new SpiderRuns(env);
     this.candidates = new CandidateStore(env);
     this.history = new MonitorHistory(env, monitorRetentionMs);
+    this.requests = env.openDB<AppliedRequest, string>({ name: 'record-requests', encoding: 'msgpack' });
+  }
+
+  /**
+   * Applies a request once: a request id answered before, in this run of the relay or an earlier
+   * one, gets its answer again. (What is left: a relay killed between the operation's commit and
+   * its answer's, a few milliseconds, applies a repeat again.)
+   */
+  async applyOnce(reqId: string, op: string, args: unknown[]): Promise<unknown> {
+    const prior = this.requests.get(reqId);
+    if (prior) return prior.result;
+    const result = await this.apply(op, args);
+    await this.requests.put(reqId, { at: Date.now(), result });
+    if (++this.stored % SWEEP_EVERY === 0) await this.sweep(Date.now() - REQUEST_KEPT_MS);
+    return result;
+  }
+
+  /** Forgets the answers of requests older than `before`. */
+  private async sweep(before: number): Promise<void> {
+    const old: string[] = [];
+    for (const { key, value } of this.requests.getRange()) if (value.at < before) old.push(key);
+    if (old.length) await this.requests.transaction(() => { for (const k of old) void this.requests.remove(k); });
   }
 
   /** The operation's result (JSON-able; undefined as null). Throws RecordRefused for a malformed one. */

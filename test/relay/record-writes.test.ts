@@ -23,7 +23,7 @@ const summary = (at: number) => ({
   failures: [], refusals: [], bootstrapFailures: [], aborted: false,
 });
 
-test('record writes: refused without the local key, applied once per request id with it, bad ones refused with a prefix', async () => {
+test('record writes: refused without the local key, applied once per request id with it (across a restart too), bad ones refused with a prefix', async () => {
   const relay = await startRelayProcess();
   try {
     const url = 'wss://relay.example.com/';
@@ -95,6 +95,31 @@ test('record writes: refused without the local key, applied once per request id 
       assert.equal(runs?.last()?.by, 'orbweaver spider --once');
     } finally {
       await store.close();
+    }
+
+    // the relay restarts before the command got its answer; the command sends r1 again: answered, not counted again
+    assert.equal(await relay.stop(), 0);
+    const again = await startRelayProcess({ dataDir: relay.dataDir });
+    try {
+      const c = await Client.open(again.url);
+      assert.equal((await c.authenticate(new Author(sk), again.url)).ok, true);
+      c.send([V, 'r1', 'runs.record', [summary(1_000), 'orbweaver spider --once']]);
+      assert.equal((await answer(c, 'r1'))[2], true);
+      c.send([V, 'd1', 'directory.discovered', [url, 0, ['seed'], 5, Date.now()]]);
+      const d1again = await answer(c, 'd1');
+      assert.equal((d1again[3] as { mentions: number }).mentions, 2, 'the answer it gave the first time');
+      c.send([V, 'r3', 'runs.record', [summary(3_000), 'orbweaver spider --once']]);
+      assert.equal((await answer(c, 'r3'))[2], true);
+      c.close();
+      const after = await openStore({ dir: again.dataDir, readOnly: true });
+      try {
+        assert.equal(SpiderRuns.open(after.env)?.count(), 3, 'r1 and r2 once each before the restart, r3 after; r1 again not counted');
+        assert.equal(new RelayDirectory(after.env).get(url)?.mentions, 2, 'd1 again not applied');
+      } finally {
+        await after.close();
+      }
+    } finally {
+      await again.stop();
     }
   } finally {
     await relay.cleanup();

@@ -2,8 +2,10 @@
 // (`orbweaver spider --once`), applied here so the store keeps one writing process
 // (src/app/record-ops.ts applies it). Only a connection authenticated (NIP-42) with the data
 // directory's local key may send one: holding that key means reading the data directory, which
-// already gives the store. A request id answered recently is answered again with the same result
-// instead of being applied twice (a command that lost its connection sends it again).
+// already gives the store. A request id answered before is answered again with the same result
+// instead of being applied twice (a command that lost its connection sends it again): here while
+// it is in flight or recent, and by the service from what it stored (app/record-ops.ts), also
+// after the relay restarted.
 import { recordMessage } from '../../nostr/messages.js';
 import type { RelayContext } from '../context.js';
 import type { Connection } from '../connection.js';
@@ -11,8 +13,8 @@ import type { Connection } from '../connection.js';
 export interface RecordService {
   /** the pubkey a connection must have authenticated as: the data directory's local key */
   writer: string;
-  /** applies one operation; throws RecordRefused for a malformed one */
-  apply(op: string, args: unknown[]): Promise<unknown>;
+  /** applies one operation once per request id (its answer again for a repeat); throws RecordRefused for a malformed one */
+  apply(reqId: string, op: string, args: unknown[]): Promise<unknown>;
 }
 
 /** An operation refused as the sender's mistake (unknown, or arguments of the wrong shape): answered `invalid:`. */
@@ -37,7 +39,7 @@ export async function handleRecord(h: RelayContext, conn: Connection, reqId: str
   if (!done) recent.set(h, (done = new Map()));
   let p = done.get(reqId);
   if (!p) {
-    p = svc.apply(op, args);
+    p = svc.apply(reqId, op, args);
     done.set(reqId, p);
     if (done.size > REMEMBERED) done.delete(done.keys().next().value!);
   }
