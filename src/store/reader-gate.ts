@@ -64,12 +64,15 @@ export async function enterReaderGate(dir: string, o: { waitMs?: number; logger?
   if (!writer || writer.pid === process.pid) return null; // no writer, or ours: the process shares one environment
   const request = join(dir, `${GATE_PREFIX}${process.pid}.${++requests}`);
   const held = request + HELD_SUFFIX;
-  writeFileSync(request, JSON.stringify({ pid: process.pid, command: process.argv.slice(1).join(' ').slice(0, 300) }) + '\n', { flag: 'wx' });
-  const remove = () => {
-    try {
-      unlinkSync(request);
-    } catch { /* already gone */ }
-  };
+  try {
+    writeFileSync(request, JSON.stringify({ pid: process.pid, command: process.argv.slice(1).join(' ').slice(0, 300) }) + '\n', { flag: 'wx' });
+  } catch (e) {
+    throw new StoreBusyError(
+      `the store in ${dir} is written by pid ${writer.pid} (${writer.command}), and this process cannot ask it to hold its writes while it opens the store: writing ${request} failed (${(e as Error).message}). ` +
+        `Run this as a user who may write the data directory, or stop that writer first (docs/storage.md, "Readers that reset the writer")`,
+    );
+  }
+  const remove = () => unlinkQuiet(request);
   const waitMs = o.waitMs ?? DEFAULT_WAIT_MS;
   const start = Date.now();
   let said = false;
