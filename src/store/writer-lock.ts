@@ -92,15 +92,15 @@ export function removeStale(file: string, judged: LockRecord | null): void {
   } catch { /* another opener removed it first */ }
 }
 
+/** Lets the lock go; `taken`: this open made the lock file (false: another open of this process holds it). */
+export type WriterLockRelease = (() => void) & { taken: boolean };
+
 /**
  * Takes the store's writer lock for this process, or throws StoreBusyError naming the process that
  * holds it. Returns the release (removes the file if this open made it; a no-op otherwise).
  * A live holder is waited for up to `waitMs`; a stale lock is taken over (at most a few times, in
  * case openers keep taking it from each other).
  */
-/** Lets the lock go; `taken`: this open made the lock file (false: another open of this process holds it). */
-export type WriterLockRelease = (() => void) & { taken: boolean };
-
 export async function acquireWriterLock(dir: string, waitMs = HOLDER_WAIT_MS): Promise<WriterLockRelease> {
   const file = join(dir, WRITER_LOCK_FILE);
   const mine: LockRecord = { pid: process.pid, started: startTime(process.pid), command: (process.argv.slice(1).join(' ') || process.execPath).slice(0, 300) };
