@@ -4,12 +4,12 @@
 // process's own writes wait (at most HOLD_CAP_MS; an open takes milliseconds). It sleeps in
 // Atomics.wait between looks, which a V8 CPU profile counts as busy: the thread shows 100% there,
 // while /proc/<pid>/task gives it almost no CPU (0.2 s in 12 s of an idle relay, as every thread).
-import { existsSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ABORT } from 'lmdb';
 import { openEnv, type EnvOptions } from './env.js';
-import { HELD_SUFFIX, POLL_MS, requestPid } from './reader-gate.js';
+import { HELD_SUFFIX, POLL_MS, requestPid, unlinkQuiet } from './reader-gate.js';
 import { pidRunning } from '../lib/pid.js';
 
 /** How often the thread looks for requests while nobody asks. */
@@ -23,12 +23,6 @@ const env = openEnv(envOptions); // the process's environment, shared (lmdb-js o
 parentPort!.postMessage('ready');
 
 const stopped = (): boolean => Atomics.load(stopFlag, 0) !== 0;
-
-function unlinkQuiet(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch { /* already gone */ }
-}
 
 /** The requests of live openers; those of openers that are gone are removed. */
 function requests(): string[] {

@@ -141,7 +141,8 @@ export async function startReaderGate(env: EnvOptions): Promise<ReaderGate> {
   };
 }
 
-function unlinkQuiet(path: string): void {
+/** Removes a gate file; one already removed (by its opener, or the gate thread) is no error. */
+export function unlinkQuiet(path: string): void {
   try {
     unlinkSync(path);
   } catch { /* already gone */ }
