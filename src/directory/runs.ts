@@ -26,20 +26,6 @@ export class SpiderRuns {
     this.db = openNamedDb<RunRecord | number, string>(env, { name: 'spider-runs', encoding: 'msgpack' });
   }
 
-  /**
-   * Opens the record for reading where the environment may be read-only and lack it (`orbweaver
-   * directory` on a store no spider wrote): null then.
-   */
-  static open(env: RootDatabase): SpiderRuns | null {
-    try {
-      const r = new SpiderRuns(env);
-      r.count();
-      return r;
-    } catch {
-      return null;
-    }
-  }
-
   last(): RunRecord | null {
     const v = this.db.get('last');
     return v && typeof v === 'object' ? v : null;

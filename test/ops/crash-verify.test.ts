@@ -124,9 +124,10 @@ test('kill -9 during orbweaver import: after the restart the store verifies clea
 
     // small transactions, so that the kill lands between commits of a running import
     const imp = spawnCli(['import', file, '--data', dataDir, '--batch', '20', '--window', '40']);
-    // The events stored so far, read through one read-only store kept open: a process that opens
-    // and closes the store again and again beside its writer made the writer lose transactions
-    // (docs/storage.md, "Readers write nothing"), and this test once failed so.
+    // The events stored so far, read through one read-only store kept open. Before the reader gate, a
+    // process that opened and closed the store again and again beside its writer made the writer
+    // lose transactions, and this test once failed so (docs/storage.md, "Readers that reset the
+    // writer"); one open is enough to watch the count.
     let stored = 0;
     let reader: Awaited<ReturnType<typeof openStore>> | null = null;
     try {

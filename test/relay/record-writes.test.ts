@@ -89,10 +89,10 @@ test('record writes: refused without the local key, applied once per request id 
     const store = await openStore({ dir: relay.dataDir, readOnly: true });
     try {
       assert.equal(new RelayDirectory(store.env).get(url)?.mentions, 2);
-      const runs = SpiderRuns.open(store.env);
-      assert.equal(runs?.count(), 2, 'r1 applied once, r2 once');
-      assert.equal(runs?.last()?.startedAt, 2_000);
-      assert.equal(runs?.last()?.by, 'orbweaver spider --once');
+      const runs = new SpiderRuns(store.env);
+      assert.equal(runs.count(), 2, 'r1 applied once, r2 once');
+      assert.equal(runs.last()?.startedAt, 2_000);
+      assert.equal(runs.last()?.by, 'orbweaver spider --once');
     } finally {
       await store.close();
     }
@@ -113,7 +113,7 @@ test('record writes: refused without the local key, applied once per request id 
       c.close();
       const after = await openStore({ dir: again.dataDir, readOnly: true });
       try {
-        assert.equal(SpiderRuns.open(after.env)?.count(), 3, 'r1 and r2 once each before the restart, r3 after; r1 again not counted');
+        assert.equal(new SpiderRuns(after.env).count(), 3, 'r1 and r2 once each before the restart, r3 after; r1 again not counted');
         assert.equal(new RelayDirectory(after.env).get(url)?.mentions, 2, 'd1 again not applied');
       } finally {
         await after.close();

@@ -76,7 +76,7 @@ test('spider --once against a running relay: events reach its store and its live
       const dir = new RelayDirectory(store.env);
       assert.equal(dir.get(normalizeRelayUrl(a.url)!)?.lastOutcome, 'ok');
       assert.equal(dir.get(normalizeRelayUrl(b.url)!)?.lastCounts?.stored, onB.length);
-      assert.equal(SpiderRuns.open(store.env)?.last()?.by, 'orbweaver spider --once');
+      assert.equal(new SpiderRuns(store.env).last()?.by, 'orbweaver spider --once');
     } finally {
       await store.close();
     }
