@@ -55,14 +55,14 @@ export function lastRunText(last: RunRecord | null): string {
 }
 
 /** Unless the spider runs in this relay, the section says so and how to run it; the runs recorded still show. */
-export function spiderOffSection(view: DirectoryView, runs: SpiderRuns | null): Section {
+export function spiderOffSection(view: DirectoryView, runs: SpiderRuns): Section {
   return {
     title: 'Directory spider',
     rows: [
       ['phase', `off in this relay: ${SPIDER_HINT}`],
       ['relays in the directory', String(view.total)],
-      ['runs', String(runs?.count() ?? 0)],
-      ['last run', lastRunText(runs?.last() ?? null)],
+      ['runs', String(runs.count())],
+      ['last run', lastRunText(runs.last())],
     ],
   };
 }
