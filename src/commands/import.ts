@@ -101,10 +101,19 @@ function takeSizes(args: string[]): { batch: number; window: number } {
  */
 const SPOOL = { edges: 4_000_000, indexBytes: 96 * 1024 * 1024 };
 
-/** The old space an import of this window gets, MB: at least IMPORT_HEAP_MB, more for a larger window. */
-const IMPORT_HEAP_MB = 512;
-/** live heap per event in flight, MB: ~16 KB measured (a window of 15,000 directory events kept ~250 MB alive), with room */
-const HEAP_MB_PER_EVENT = 0.024;
+/**
+ * The old space an import of this window gets, MB: at least IMPORT_HEAP_MB, more for a larger window.
+ * 512 until the seventeenth session: a heap snapshot of an import at 550,000 lines of the 5,000,000
+ * set held ~140 MB alive (the lines in flight are strings, not parsed), and V8 let the heap grow to
+ * ~300 MB of it before collecting. With 320 the import of 1,500,000 lines took the same time and
+ * peaked ~60 MB lower (bench/RESULTS.md).
+ */
+const IMPORT_HEAP_MB = 320;
+/**
+ * live heap per event in flight, MB: ~5 KB measured (the JSON line, at most MAX_INFLIGHT_BYTES of
+ * them), with room. 16 KB while the events in flight were parsed objects.
+ */
+const HEAP_MB_PER_EVENT = 0.012;
 
 /**
  * The V8 old-space limit `orbweaver import` runs itself with (cli.ts, src/app/heap-limit.ts), from

@@ -57,14 +57,21 @@ export interface EdgeSource {
   close(): void;
 }
 
-const CHUNK_EDGES = 1 << 17;
+/**
+ * Edges read from a file at a time: 256 KiB of buffer per file. The final merge of a 5,000,000-event
+ * import reads ~80 files (41 spills of two kinds) at once, and at 1 MiB each their buffers were
+ * ~80 MB of the import's peak memory (the edges are read in order: the kernel's read-ahead serves
+ * the next chunk either way).
+ */
+const CHUNK_EDGES = 1 << 15;
 
 class FileSource implements EdgeSource {
   followee = 0;
   follower = 0;
   done = false;
   private readonly fd: number;
-  private readonly buf = new Uint32Array(2 * CHUNK_EDGES);
+  /** emptied once the file is read: a merge keeps its sources until it ends */
+  private buf = new Uint32Array(2 * CHUNK_EDGES);
   private n = 0;
   private i = 0;
   private read = 0;
@@ -102,6 +109,7 @@ class FileSource implements EdgeSource {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.buf = new Uint32Array(0);
     closeSync(this.fd);
   }
 }

@@ -78,7 +78,7 @@ test('import of a file it cannot read says which and what to give instead, and o
   }
 });
 
-test('import runs itself with a bounded heap (512 MB, more for a larger window, NODE_OPTIONS wins); SIGTERM stops it whole', async () => {
+test('import runs itself with a bounded heap (320 MB, more for a larger window, NODE_OPTIONS wins); SIGTERM stops it whole', async () => {
   const dir = tempDir();
   try {
     const a = new Author();
@@ -89,8 +89,8 @@ test('import runs itself with a bounded heap (512 MB, more for a larger window, 
       assert.equal(r.status, 0, r.stderr);
       return JSON.parse(r.stdout).oldSpaceMb;
     };
-    assert.equal(heapOf([]), 512, 'the default window');
-    assert.equal(heapOf(['--window', '30000']), 848, '128 MB + 24 KB per event in flight');
+    assert.equal(heapOf([]), 320, 'the default window');
+    assert.equal(heapOf(['--window', '30000']), 488, '128 MB + 12 KB per event in flight');
     assert.equal(heapOf([], { NODE_OPTIONS: '--max-old-space-size=300' }), 300, "the operator's limit is kept");
 
     // The work runs in a child process: a signal to the command an operator started stops both.

@@ -14,7 +14,7 @@ import { tmpDir } from './helpers.js';
  * The edges a merge of the spool writes, as "kind:followee>follower", in the order written, in
  * parts of `part` edges (one transaction each); the spool is left ready for another merge.
  */
-async function drained(spool: EdgeSpool, part = Infinity): Promise<string[]> {
+async function drained(spool: EdgeSpool, part = Infinity, countedPerPart?: number, parts: string[][] = []): Promise<string[]> {
   const dir = tmpDir();
   const store = await openStore({ dir, mapSize: 64 * 1024 ** 2 });
   try {
@@ -25,7 +25,8 @@ async function drained(spool: EdgeSpool, part = Infinity): Promise<string[]> {
     for (let done = false; !done;) {
       const before = written.length;
       store.env.transactionSync(() => {
-        const r = spool.drain(spy, part);
+        const r = spool.drain(spy, part, countedPerPart);
+        parts.push(written.slice(before));
         assert.equal(r.written, written.length - before);
         assert.ok(r.written <= part);
         done = r.done;
@@ -80,6 +81,10 @@ test('the spool: a transaction that does not commit leaves it as it was; a merge
   assert.deepEqual(await drained(spool), ['3:1>9', '3:6>9', '10000:1>7']);
   assert.deepEqual(await drained(spool, 2), ['3:1>9', '3:6>9', '10000:1>7'], 'in parts of two edges');
   assert.deepEqual(await drained(spool, 1), ['3:1>9', '3:6>9', '10000:1>7'], 'in parts of one edge');
+  // a part writes the counters of at most so many followees (both kinds' are counted): it ends before the next one's first edge
+  const parts: string[][] = [];
+  assert.deepEqual(await drained(spool, Infinity, 1, parts), ['3:1>9', '3:6>9', '10000:1>7'], 'one counted followee per part');
+  assert.deepEqual(parts, [['3:1>9'], ['3:6>9'], ['10000:1>7']]);
   assert.equal(spool.size, 6);
   spool.clear();
   assert.equal(spool.size, 0);
@@ -124,6 +129,55 @@ test('the time and tag entries held back: a transaction that does not commit lea
     spool.commit();
     store.env.transactionSync(() => assert.equal(spool.drain().written, 1));
     assert.deepEqual([...dbs.created.getKeys({})].map((k) => k.readUIntBE(4, 5)), [10]);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the time and tag entries held back span several chunks: keys of any length come back whole, after a rollback into an earlier chunk too, merged in key order', async () => {
+  const dir = tmpDir();
+  const store = await openStore({ dir, mapSize: 256 * 1024 ** 2 });
+  try {
+    const dbs = storeDbs(store);
+    const spool = new IndexSpool(dbs, 64 << 20);
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 8) % n;
+    // a tag+kind key of 10-700 bytes, its serial last (as every held index's)
+    const key = (serial: number) => {
+      const k = Buffer.alloc(10 + rand(690));
+      for (let i = 0; i < k.length - 5; i++) k[i] = rand(256);
+      k.writeUIntBE(serial, k.length - 5, 5);
+      return k;
+    };
+    const want = new Map<number, string>();
+    const hold = (from: number, to: number, keep: boolean) => {
+      for (let s = from; s < to; s++) {
+        const k = key(s);
+        spool.putVisit(s)(dbs.tagkind, k);
+        if (keep) want.set(s, k.toString('hex'));
+      }
+    };
+    spool.begin();
+    hold(1, 6000, true); // ~2 MB: into the third chunk of 1 MiB
+    spool.commit();
+    spool.begin();
+    hold(6000, 12000, false); // into the fifth, then taken back to the third
+    spool.rollback();
+    spool.begin();
+    hold(12000, 16000, true);
+    for (let s = 1; s < 16000; s += 97) if (want.delete(s)) spool.removeVisit(s);
+    spool.commit();
+    assert.ok(spool.bytes > 3 << 20, `the keys span more than three chunks (${spool.bytes} bytes)`);
+    // written in key order (by the keys' first bits), so a part of the merge stays in one key range
+    const firstWords: number[] = [];
+    const put = dbs.tagkind.putSync.bind(dbs.tagkind);
+    dbs.tagkind.putSync = ((k: Buffer, v: Buffer) => (firstWords.push(k.readUInt32BE(0)), put(k, v))) as typeof dbs.tagkind.putSync;
+    for (let done = false; !done;) store.env.transactionSync(() => void (done = spool.drain(1000).done));
+    for (let i = 1; i < firstWords.length; i++) assert.ok(firstWords[i - 1]! <= firstWords[i]!, `key ${i} written after a larger one`);
+    const got = new Map([...dbs.tagkind.getKeys({})].map((k) => [k.readUIntBE(k.length - 5, 5), k.toString('hex')] as const));
+    assert.equal(got.size, want.size);
+    for (const [s, hex] of want) assert.equal(got.get(s), hex, `serial ${s}`);
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
