@@ -8,7 +8,7 @@ import { EdgeSpool } from '../../src/store/graph-spool.js';
 import { IndexSpool } from '../../src/store/index-spool.js';
 import { openStore } from '../../src/store/index.js';
 import { storeDbs } from '../../src/store/schema.js';
-import { tmpDir } from './helpers.js';
+import { tmpDir, withStore } from './helpers.js';
 
 /**
  * The edges a merge of the spool writes, as "kind:followee>follower", in the order written, in
@@ -93,9 +93,7 @@ test('the spool: a transaction that does not commit leaves it as it was; a merge
 });
 
 test('the time and tag entries held back: a transaction that does not commit leaves the spool as it was; dead events are not merged', async () => {
-  const dir = tmpDir();
-  const store = await openStore({ dir, mapSize: 64 * 1024 ** 2 });
-  try {
+  await withStore(async (store) => {
     const dbs = storeDbs(store);
     const spool = new IndexSpool(dbs, 1 << 20);
     const key = (ca: number, serial: number) => {
@@ -129,16 +127,11 @@ test('the time and tag entries held back: a transaction that does not commit lea
     spool.commit();
     store.env.transactionSync(() => assert.equal(spool.drain().written, 1));
     assert.deepEqual([...dbs.created.getKeys({})].map((k) => k.readUIntBE(4, 5)), [10]);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('the time and tag entries held back span several chunks: keys of any length come back whole, after a rollback into an earlier chunk too, merged in key order', async () => {
-  const dir = tmpDir();
-  const store = await openStore({ dir, mapSize: 256 * 1024 ** 2 });
-  try {
+  await withStore(async (store) => {
     const dbs = storeDbs(store);
     const spool = new IndexSpool(dbs, 64 << 20);
     let seed = 7;
@@ -178,8 +171,5 @@ test('the time and tag entries held back span several chunks: keys of any length
     const got = new Map([...dbs.tagkind.getKeys({})].map((k) => [k.readUIntBE(k.length - 5, 5), k.toString('hex')] as const));
     assert.equal(got.size, want.size);
     for (const [s, hex] of want) assert.equal(got.get(s), hex, `serial ${s}`);
-  } finally {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
