@@ -99,7 +99,7 @@ const mergeRegisters = new Uint8Array(HLL_REGISTERS);
  * ~100,000 counters, and at 1,500,000 events of the 5,000,000 set one part dirtied 163 MB of pages,
  * which LMDB keeps for reuse while the store is open (the import's peak memory).
  */
-export const COUNTED_PER_PART = 16_384;
+const COUNTED_PER_PART = 16_384;
 
 /** A pubkey id never allocated (graph.ts allocId stops below it): a taken-out edge, which sorts last. */
 const DEAD = 0xffffffff;

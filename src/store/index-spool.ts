@@ -32,14 +32,14 @@ class Arena {
     if (key.length > CHUNK) throw new RangeError(`index key of ${key.length} bytes`);
     let c = this.len >>> CHUNK_BITS;
     let at = this.len & (CHUNK - 1);
-    if (at + key.length > CHUNK || c === this.chunks.length) {
-      if (c < this.chunks.length) this.fill[c] = at;
-      if (at + key.length > CHUNK) c++;
+    // the current chunk's fill already ends at `at` (kept by every push and by truncate)
+    if (at + key.length > CHUNK) {
+      c++;
       at = 0;
-      if (c === this.chunks.length) {
-        this.chunks.push(Buffer.allocUnsafe(CHUNK));
-        this.fill.push(0);
-      }
+    }
+    if (c === this.chunks.length) {
+      this.chunks.push(Buffer.allocUnsafe(CHUNK));
+      this.fill.push(0);
     }
     if (this.n === this.starts.length) {
       const grown = new Uint32Array(this.starts.length * 2);
