@@ -242,6 +242,9 @@ export class GraphTxn {
     const id = this.allocId();
     this.allocated += 2;
     this.fresh.set(pubkeyHex, id);
+    // an operation taken back takes its ids back too: a later list in this transaction that names
+    // the pubkey must allocate it again, with the pkid and idpk entries the take-back removed
+    this.undo(() => this.fresh.delete(pubkeyHex));
     const idk = u32(id);
     g.pkid.putSync(pk, idk);
     this.journal(g.pkid, pk, undefined);
