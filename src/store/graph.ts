@@ -55,13 +55,18 @@ export interface GraphDbs {
 }
 
 /**
- * Committed ids of pubkeys this process has read, per store (a follow list names the same popular
- * pubkeys again and again: the lookup was a tenth of an import). Only ids read from the store go
- * in, never one allocated by a transaction that may still be taken back; a committed id never changes.
+ * Committed ids of pubkeys this process has read or written, per store (a follow list names the
+ * same popular pubkeys again and again: the lookup was a tenth of an import). Only committed ids go
+ * in: those read from the store, and those a transaction allocated once it has committed
+ * (GraphTxn.committed), never one that may still be taken back; a committed id never changes.
  */
 const idCaches = new WeakMap<GraphDbs, PubkeyIdCache>();
-/** Most pubkey ids remembered per store: ~56 bytes each (pubkey-id-cache.ts). */
-const MAX_CACHED_IDS = 1_000_000;
+/**
+ * Most pubkey ids remembered per store: 48 bytes each at most, 96 MB when full
+ * (pubkey-id-cache.ts). A million until the eighteenth session: the 5,000,000 directory events name
+ * 1.66 M pubkeys, and the cache then emptied every ~250,000 lines.
+ */
+const MAX_CACHED_IDS = 2_000_000;
 
 function idCache(g: GraphDbs): PubkeyIdCache {
   let m = idCaches.get(g);
@@ -243,7 +248,8 @@ export class GraphTxn {
     this.allocated += 2;
     this.fresh.set(pubkeyHex, id);
     // an operation taken back takes its ids back too: a later list in this transaction that names
-    // the pubkey must allocate it again, with the pkid and idpk entries the take-back removed
+    // the pubkey must allocate it again, with the pkid and idpk entries the take-back removed (and
+    // the id must not reach the cache at the commit)
     this.undo(() => this.fresh.delete(pubkeyHex));
     const idk = u32(id);
     g.pkid.putSync(pk, idk);
@@ -440,6 +446,17 @@ export class GraphTxn {
       }
     }
     this.pendingEdges.clear();
+  }
+
+  /**
+   * The transaction has committed: the ids it allocated are the store's now, and the id cache holds
+   * them (otherwise each new pubkey's next lookup went to LMDB once more to find it).
+   */
+  committed(): void {
+    if (this.fresh.size === 0) return;
+    const cache = idCache(this.dbs.graph);
+    for (const [hex, id] of this.fresh) cache.set(hex, id);
+    this.fresh.clear();
   }
 
   /** Puts the pending edges, persists the id counter and the list counts; once, at the end of the transaction. */

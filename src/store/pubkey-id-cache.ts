@@ -2,9 +2,15 @@
 // string. A follow list names the same popular pubkeys again and again, so graph.ts looks an id up
 // here once per follow; as a Map keyed by the 64-character strings that lookup was most of the
 // import's id work (each new string hashed, then compared with a key string elsewhere in the heap:
-// ~1.4 µs a lookup at a million entries). Here a pubkey's first 8 bytes, read from its hex, pick the
+// ~1.4 µs a lookup at a million entries). Here a pubkey's first 4 bytes, read from its hex, pick the
 // slot (pubkeys are uniformly random) and the whole key is compared byte by byte against an arena,
 // so two pubkeys that share a prefix (which anyone can grind) are never taken for each other.
+//
+// An entry costs 48 bytes at most (its key, and two slots of 8 bytes at half load), and the keys
+// sit in chunks that are never copied as the cache grows: until the eighteenth session an entry
+// cost 56 bytes, the keys doubled into a new buffer, and a million entries were the most. The
+// 5,000,000 directory events name 1.66 M pubkeys; with room for a million the cache emptied every
+// ~250,000 lines and a lookup in eight then went to LMDB (bench/RESULTS.md, "The pubkey id cache").
 
 import { nibble } from '../nostr/nip45.js';
 
@@ -15,91 +21,101 @@ function word(hex: string, at: number): number {
   return w >>> 0;
 }
 
-/** Entries a cache starts with room for: it doubles up to its max (a test's store holds a few). */
-const FIRST = 1024;
-/** words per slot: entry + 1 (0: empty), the pubkey's second word (checked before the arena is read), the id */
-const SLOT = 3;
+/** Slots a cache starts with (twice its entries' room: probes stay short); they double as it fills. */
+const FIRST_SLOTS = 2048;
+/** keys per chunk of the arena: 2 MiB each */
+const CHUNK_SHIFT = 16;
+const CHUNK_KEYS = 1 << CHUNK_SHIFT;
+
+/** bits of a slot's first word that hold entry + 1; the rest hold the top bits of the pubkey's second word */
+const ENTRY_BITS = 21;
+const ENTRY_MASK = (1 << ENTRY_BITS) - 1;
 
 export class PubkeyIdCache {
-  /** slots side by side (SLOT words each), twice the entries' room so probes stay short: a hit reads one slot and one key */
-  private slots = new Uint32Array(SLOT * 2 * FIRST);
-  /** entry -> the pubkey's 32 bytes */
-  private keys = Buffer.allocUnsafe(32 * FIRST);
-  private room = FIRST;
+  /**
+   * per slot two words: entry + 1 (0: empty) with, above it, the top 11 bits of the pubkey's second
+   * word (a probe that meets another pubkey reads its key in the arena once in 2,048); the id
+   */
+  private slots = new Uint32Array(2 * FIRST_SLOTS);
+  /** entry -> the pubkey's 32 bytes, CHUNK_KEYS entries a chunk */
+  private readonly chunks: Buffer[] = [];
   private n = 0;
 
   /** `max` entries at most: when full it is emptied and fills again (what is read most comes back first). */
-  constructor(readonly max: number) {}
+  constructor(readonly max: number) {
+    if (max >= ENTRY_MASK) throw new RangeError(`a pubkey id cache holds fewer than ${ENTRY_MASK} entries`);
+  }
 
   get size(): number {
     return this.n;
   }
 
+  /** Whether entry e's key is the pubkey `hex` (whose first word is `a`). */
+  private same(e: number, hex: string, a: number): boolean {
+    const k = this.chunks[e >>> CHUNK_SHIFT]!;
+    const at = 32 * (e & (CHUNK_KEYS - 1));
+    if (k.readUInt32BE(at) !== a) return false;
+    for (let i = 4; i < 32; i += 4) if (k.readUInt32BE(at + i) !== word(hex, 2 * i)) return false;
+    return true;
+  }
+
   /** The word offset of the slot holding this pubkey, or of the empty slot where it would go (negative: -offset - 1). */
   private find(hex: string): number {
     const a = word(hex, 0);
-    const b = word(hex, 8);
+    const tag = word(hex, 8) >>> ENTRY_BITS;
     const slots = this.slots;
-    const mask = slots.length / SLOT - 1;
+    const mask = slots.length / 2 - 1;
     for (let s = a & mask; ; s = (s + 1) & mask) {
-      const o = SLOT * s;
-      const e = slots[o]!;
-      if (e === 0) return -o - 1;
-      if (slots[o + 1] === b && this.same(e - 1, hex, a, b)) return o;
+      const w = slots[2 * s]!;
+      if (w === 0) return -2 * s - 1;
+      if (w >>> ENTRY_BITS === tag && this.same((w & ENTRY_MASK) - 1, hex, a)) return 2 * s;
     }
-  }
-
-  private same(entry: number, hex: string, a: number, b: number): boolean {
-    const k = this.keys;
-    const at = 32 * entry;
-    if (k.readUInt32BE(at) !== a || k.readUInt32BE(at + 4) !== b) return false;
-    for (let i = 8; i < 32; i += 4) if (k.readUInt32BE(at + i) !== word(hex, 2 * i)) return false;
-    return true;
   }
 
   get(hex: string): number | undefined {
     const o = this.find(hex);
-    return o < 0 ? undefined : this.slots[o + 2];
+    return o < 0 ? undefined : this.slots[o + 1];
   }
 
   set(hex: string, id: number): void {
-    const o = this.find(hex);
+    let o = this.find(hex);
     if (o >= 0) {
-      this.slots[o + 2] = id;
+      this.slots[o + 1] = id;
       return;
     }
-    if (this.n >= this.max) this.clear();
-    else if (this.n === this.room) this.grow();
+    if (this.n >= this.max) {
+      this.clear();
+      o = this.find(hex);
+    } else if (2 * (this.n + 1) > this.slots.length / 2) {
+      this.grow();
+      o = this.find(hex);
+    }
     const e = this.n++;
-    this.keys.write(hex, 32 * e, 32, 'hex');
-    this.place(e, id);
+    if (e >>> CHUNK_SHIFT === this.chunks.length) this.chunks.push(Buffer.allocUnsafeSlow(32 * CHUNK_KEYS));
+    this.chunks[e >>> CHUNK_SHIFT]!.write(hex, 32 * (e & (CHUNK_KEYS - 1)), 32, 'hex');
+    const s = -o - 1;
+    this.slots[s] = ((word(hex, 8) >>> ENTRY_BITS) << ENTRY_BITS) | (e + 1);
+    this.slots[s + 1] = id;
   }
 
-  /** Puts entry e into its slot (the first empty one from where its first word points). */
-  private place(e: number, id: number): void {
-    const at = 32 * e;
-    const slots = this.slots;
-    const mask = slots.length / SLOT - 1;
-    let s = this.keys.readUInt32BE(at) & mask;
-    while (slots[SLOT * s] !== 0) s = (s + 1) & mask;
-    slots[SLOT * s] = e + 1;
-    slots[SLOT * s + 1] = this.keys.readUInt32BE(at + 4);
-    slots[SLOT * s + 2] = id;
-  }
-
+  /** Twice the slots, every entry placed again from its key's first word (the keys stay where they are). */
   private grow(): void {
-    const room = Math.min(this.max, 2 * this.room);
-    const keys = Buffer.allocUnsafe(32 * room);
-    this.keys.copy(keys, 0, 0, 32 * this.n);
     const old = this.slots;
-    let cap = 1;
-    while (cap < 2 * room) cap *= 2;
-    this.slots = new Uint32Array(SLOT * cap);
-    this.keys = keys;
-    this.room = room;
-    for (let o = 0; o < old.length; o += SLOT) if (old[o] !== 0) this.place(old[o]! - 1, old[o + 2]!);
+    const slots = new Uint32Array(2 * old.length);
+    const mask = slots.length / 2 - 1;
+    for (let o = 0; o < old.length; o += 2) {
+      const w = old[o]!;
+      if (w === 0) continue;
+      const e = (w & ENTRY_MASK) - 1;
+      let s = this.chunks[e >>> CHUNK_SHIFT]!.readUInt32BE(32 * (e & (CHUNK_KEYS - 1))) & mask;
+      while (slots[2 * s] !== 0) s = (s + 1) & mask;
+      slots[2 * s] = w;
+      slots[2 * s + 1] = old[o + 1]!;
+    }
+    this.slots = slots;
   }
 
+  /** Forgets every entry (the chunks are kept and written over as it fills again). */
   clear(): void {
     this.slots.fill(0);
     this.n = 0;

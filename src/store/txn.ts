@@ -145,6 +145,11 @@ export class WriteTxn {
     }
   }
 
+  /** The LMDB transaction has committed (the writer says so): the graph's new ids may be cached. */
+  committed(): void {
+    this.graph.committed();
+  }
+
   /** Stores recomputed HLL registers of a stale counter if it is unchanged since (counters.ts). */
   refreshHll(key: Buffer, version: number, registers: Uint8Array): boolean {
     // one write, nothing to take back: it either happened or threw

@@ -244,24 +244,26 @@ export class BatchWriter {
       if (n < candidates.length) this.queue = candidates.slice(n).concat(this.queue);
       return candidates.slice(0, n);
     };
+    let txn: WriteTxn | null = null;
     try {
       const results = await this.env.transaction(() => {
         this.spool?.begin();
-        const txn = new WriteTxn(this.dbs, now, this.spool);
+        const t = (txn = new WriteTxn(this.dbs, now, this.spool));
         const out: Array<OpResult | Error> = [];
         const deadline = maxMs > 0 ? performance.now() + maxMs : Infinity;
-        while (out.length < candidates.length && (out.length === 0 || (txn.written < maxEntries && performance.now() < deadline))) {
+        while (out.length < candidates.length && (out.length === 0 || (t.written < maxEntries && performance.now() < deadline))) {
           const op = candidates[out.length]!.op;
           try {
-            out.push(txn.run(() => this.apply(txn, op)));
+            out.push(t.run(() => this.apply(t, op)));
           } catch (err) {
             out.push(asError(err));
           }
         }
         used = out.length;
-        txn.finish();
+        t.finish();
         return out;
       });
+      (txn as WriteTxn | null)?.committed();
       this.spool?.commit();
       return { batch: settle(), results };
     } catch (err) {
@@ -278,13 +280,15 @@ export class BatchWriter {
 
   private async commitOne(p: Pending, now: number): Promise<OpResult | Error> {
     try {
+      let txn: WriteTxn | null = null;
       const r = await this.env.transaction(() => {
         this.spool?.begin();
-        const txn = new WriteTxn(this.dbs, now, this.spool);
-        const r = txn.run(() => this.apply(txn, p.op));
-        txn.finish();
+        const t = (txn = new WriteTxn(this.dbs, now, this.spool));
+        const r = t.run(() => this.apply(t, p.op));
+        t.finish();
         return r;
       });
+      (txn as WriteTxn | null)?.committed();
       this.spool?.commit();
       return r;
     } catch (err) {

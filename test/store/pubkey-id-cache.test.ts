@@ -7,24 +7,25 @@ import { PubkeyIdCache } from '../../src/store/pubkey-id-cache.js';
 
 const pk = (): string => randomBytes(32).toString('hex');
 
-test('PubkeyIdCache: ids found again across growth, absent pubkeys are not, a changed id replaces the old', () => {
-  const c = new PubkeyIdCache(100_000);
-  const keys = Array.from({ length: 20_000 }, pk);
+test('PubkeyIdCache: ids found again across growth and across the key chunks, absent pubkeys are not, a changed id replaces the old', () => {
+  const c = new PubkeyIdCache(200_000);
+  const keys = Array.from({ length: 140_000 }, pk); // three chunks of 65,536 keys
   keys.forEach((k, i) => c.set(k, i + 1));
-  assert.equal(c.size, 20_000);
+  assert.equal(c.size, 140_000);
   keys.forEach((k, i) => assert.equal(c.get(k), i + 1, k));
   for (let i = 0; i < 1000; i++) assert.equal(c.get(pk()), undefined);
   c.set(keys[7]!, 99);
   assert.equal(c.get(keys[7]!), 99);
-  assert.equal(c.size, 20_000);
+  assert.equal(c.size, 140_000);
 });
 
 test('PubkeyIdCache: pubkeys equal but for one byte anywhere are told apart (a shared prefix picks the same slot)', () => {
   const c = new PubkeyIdCache(1000);
   const base = pk();
   const variants = [base];
-  // the same first 8 bytes (slot and check word), then one differing byte at each later position
-  for (let byte = 8; byte < 32; byte++) {
+  // one differing byte at each position after the first: from the second to the fourth the slot
+  // may still be the same (a cache of 1,000 reads the first word's low bits), after them it is
+  for (let byte = 1; byte < 32; byte++) {
     const b = Buffer.from(base, 'hex');
     b[byte] ^= 0x01;
     variants.push(b.toString('hex'));
@@ -42,5 +43,7 @@ test('PubkeyIdCache: a full cache empties and fills again', () => {
   keys.forEach((k, i) => c.set(k, i + 1));
   assert.equal(c.size, 50);
   assert.equal(c.get(keys[0]!), undefined);
+  assert.equal(c.get(keys[99]!), undefined);
   assert.equal(c.get(keys[149]!), 150);
+  keys.slice(100).forEach((k, i) => assert.equal(c.get(k), 101 + i));
 });
