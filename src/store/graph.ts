@@ -62,11 +62,12 @@ export interface GraphDbs {
  */
 const idCaches = new WeakMap<GraphDbs, PubkeyIdCache>();
 /**
- * Most pubkey ids remembered per store: 48 bytes each at most, 96 MB when full
- * (pubkey-id-cache.ts). A million until the eighteenth session: the 5,000,000 directory events name
- * 1.66 M pubkeys, and the cache then emptied every ~250,000 lines.
+ * Most pubkey ids remembered per store: 48 bytes each at most, 48 MB when full
+ * (pubkey-id-cache.ts). Room for the 1.66 M pubkeys of the 5,000,000 directory events (2,000,000)
+ * put the import over its 1 GB of memory (1,037 MB against 999) and read no faster once the lines
+ * were past their first new pubkeys (docs/storage.md, "Where the import's reading goes").
  */
-const MAX_CACHED_IDS = 2_000_000;
+const MAX_CACHED_IDS = 1_000_000;
 
 function idCache(g: GraphDbs): PubkeyIdCache {
   let m = idCaches.get(g);

@@ -8,9 +8,8 @@
 //
 // An entry costs 48 bytes at most (its key, and two slots of 8 bytes at half load), and the keys
 // sit in chunks that are never copied as the cache grows: until the eighteenth session an entry
-// cost 56 bytes, the keys doubled into a new buffer, and a million entries were the most. The
-// 5,000,000 directory events name 1.66 M pubkeys; with room for a million the cache emptied every
-// ~250,000 lines and a lookup in eight then went to LMDB (bench/RESULTS.md, "The pubkey id cache").
+// cost 56 bytes and the keys doubled into a new buffer (docs/storage.md, "Where the import's
+// reading goes").
 
 import { nibble } from '../nostr/nip45.js';
 
