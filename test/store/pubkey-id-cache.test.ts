@@ -47,3 +47,23 @@ test('PubkeyIdCache: a full cache empties and fills again', () => {
   assert.equal(c.get(keys[149]!), 150);
   keys.slice(100).forEach((k, i) => assert.equal(c.get(k), 101 + i));
 });
+
+test('PubkeyIdCache: pubkeys chosen to pick one slot are cached only as far as a lookup probes; the rest stay misses, never wrong', () => {
+  const c = new PubkeyIdCache(100_000);
+  const prefix = pk().slice(0, 16); // the same first 8 bytes: one slot, one tag
+  const colliding = Array.from({ length: 1000 }, () => prefix + pk().slice(16));
+  colliding.forEach((k, i) => c.set(k, i + 1));
+  assert.ok(c.size <= 128, `at most a lookup's probes of them are cached (${c.size})`);
+  let found = 0;
+  colliding.forEach((k, i) => {
+    const id = c.get(k);
+    if (id !== undefined) {
+      assert.equal(id, i + 1);
+      found++;
+    }
+  });
+  assert.equal(found, c.size);
+  const other = pk();
+  c.set(other, 5);
+  assert.equal(c.get(other), 5);
+});
