@@ -17,6 +17,7 @@ import { addRegistersToCounter, counterOffset, isCountedPair } from './counters.
 import { EdgeMerge, fileSource, memorySource, removeEdgeFiles, writeEdgeFile, type EdgeFile } from './edge-files.js';
 import { counterKey, idPubkey } from './graph.js';
 import { EMPTY } from './keys.js';
+import { PubkeyChunks } from './pubkey-chunks.js';
 import type { Dbs } from './schema.js';
 
 /** a spooled author's edges: where they are in its kind's array */
@@ -55,12 +56,8 @@ class KindEdges {
   }
 }
 
-/** pubkeys per chunk of HeldAuthors: 2 MiB each */
-const AUTHOR_CHUNK_SHIFT = 16;
-const AUTHOR_CHUNK = 1 << AUTHOR_CHUNK_SHIFT;
-
 /**
- * The pubkeys of the authors whose edges are held, 32 bytes each side by side in chunks of 65,536,
+ * The pubkeys of the authors whose edges are held, 32 bytes each side by side (pubkey-chunks.ts),
  * found by the author's id through a dense array (4 bytes per pubkey id up to the largest held
  * author's). The merge reads one for every edge it counts: through a map of runs to a Buffer per
  * author it was three or four cache misses an edge, most of the merge's own time. In chunks since
@@ -70,8 +67,8 @@ const AUTHOR_CHUNK = 1 << AUTHOR_CHUNK_SHIFT;
 class HeldAuthors {
   /** author id -> slot + 1 (0: none) */
   slotOf = new Int32Array(1 << 16);
-  /** slot -> the pubkey's 32 bytes, AUTHOR_CHUNK slots a chunk */
-  readonly chunks: Buffer[] = [];
+  /** slot -> the pubkey's 32 bytes */
+  readonly pubkeys = new PubkeyChunks();
   private slots = 0;
 
   note(author: number, pubkeyHex: string): void {
@@ -81,9 +78,7 @@ class HeldAuthors {
       this.slotOf = grown;
     }
     if (this.slotOf[author] !== 0) return;
-    const slot = this.slots;
-    if (slot >>> AUTHOR_CHUNK_SHIFT === this.chunks.length) this.chunks.push(Buffer.allocUnsafeSlow(32 * AUTHOR_CHUNK));
-    this.chunks[slot >>> AUTHOR_CHUNK_SHIFT]!.write(pubkeyHex, 32 * (slot & (AUTHOR_CHUNK - 1)), 32, 'hex');
+    this.pubkeys.set(this.slots, pubkeyHex);
     this.slotOf[author] = ++this.slots;
   }
 
@@ -355,7 +350,7 @@ export class EdgeSpool {
       // them): their registers gathered from the followers' pubkey bytes, then added to the
       // followee's counter in one write.
       const counted = isCountedPair('p', kind);
-      const pks = this.authors.chunks;
+      const pks = this.authors.pubkeys;
       const slotOf = this.authors.slotOf;
       let followee = -1;
       let counterOf: Buffer | null = null;
@@ -392,7 +387,7 @@ export class EdgeSpool {
         graph.putSync(key, EMPTY);
         if (counterOf) {
           const slot = slotOf[follower]! - 1;
-          hllAdd(mergeRegisters, pks[slot >>> AUTHOR_CHUNK_SHIFT]!, 32 * (slot & (AUTHOR_CHUNK - 1)), offset);
+          hllAdd(mergeRegisters, pks.chunk(slot), pks.offset(slot), offset);
           followers++;
         }
         written++;

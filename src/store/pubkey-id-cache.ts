@@ -7,11 +7,12 @@
 // so two pubkeys that share a prefix (which anyone can grind) are never taken for each other.
 //
 // An entry costs 48 bytes at most (its key, and two slots of 8 bytes at half load), and the keys
-// sit in chunks that are never copied as the cache grows: until the eighteenth session an entry
+// sit in chunks that are never copied as the cache grows (pubkey-chunks.ts): until the eighteenth session an entry
 // cost 56 bytes and the keys doubled into a new buffer (docs/storage.md, "Where the import's
 // reading goes").
 
 import { nibble } from '../nostr/nip45.js';
+import { PubkeyChunks } from './pubkey-chunks.js';
 
 /** Four bytes of a hex string from character `at`, as an unsigned 32-bit word. */
 function word(hex: string, at: number): number {
@@ -22,9 +23,6 @@ function word(hex: string, at: number): number {
 
 /** Slots a cache starts with (twice its entries' room: probes stay short); they double as it fills. */
 const FIRST_SLOTS = 2048;
-/** keys per chunk of the arena: 2 MiB each */
-const CHUNK_SHIFT = 16;
-const CHUNK_KEYS = 1 << CHUNK_SHIFT;
 
 /**
  * Slots a lookup probes at most. Anyone chooses the pubkeys a follow list names (a `p` tag is any 64
@@ -47,8 +45,8 @@ export class PubkeyIdCache {
    * word (a probe that meets another pubkey reads its key in the arena once in 2,048); the id
    */
   private slots = new Uint32Array(2 * FIRST_SLOTS);
-  /** entry -> the pubkey's 32 bytes, CHUNK_KEYS entries a chunk */
-  private readonly chunks: Buffer[] = [];
+  /** entry -> the pubkey's 32 bytes */
+  private readonly keys = new PubkeyChunks();
   private n = 0;
 
   /** `max` entries at most: when full it is emptied and fills again (what is read most comes back first). */
@@ -62,8 +60,8 @@ export class PubkeyIdCache {
 
   /** Whether entry e's key is the pubkey `hex` (whose first word is `a`). */
   private same(e: number, hex: string, a: number): boolean {
-    const k = this.chunks[e >>> CHUNK_SHIFT]!;
-    const at = 32 * (e & (CHUNK_KEYS - 1));
+    const k = this.keys.chunk(e);
+    const at = this.keys.offset(e);
     if (k.readUInt32BE(at) !== a) return false;
     for (let i = 4; i < 32; i += 4) if (k.readUInt32BE(at + i) !== word(hex, 2 * i)) return false;
     return true;
@@ -107,8 +105,7 @@ export class PubkeyIdCache {
     }
     if (o === NO_ROOM) return; // not cached: its lookups go to LMDB
     const e = this.n++;
-    if (e >>> CHUNK_SHIFT === this.chunks.length) this.chunks.push(Buffer.allocUnsafeSlow(32 * CHUNK_KEYS));
-    this.chunks[e >>> CHUNK_SHIFT]!.write(hex, 32 * (e & (CHUNK_KEYS - 1)), 32, 'hex');
+    this.keys.set(e, hex);
     const s = -o - 1;
     this.slots[s] = ((word(hex, 8) >>> ENTRY_BITS) << ENTRY_BITS) | (e + 1);
     this.slots[s + 1] = id;
@@ -123,7 +120,7 @@ export class PubkeyIdCache {
       const w = old[o]!;
       if (w === 0) continue;
       const e = (w & ENTRY_MASK) - 1;
-      let s = this.chunks[e >>> CHUNK_SHIFT]!.readUInt32BE(32 * (e & (CHUNK_KEYS - 1))) & mask;
+      let s = this.keys.chunk(e).readUInt32BE(this.keys.offset(e)) & mask;
       while (slots[2 * s] !== 0) s = (s + 1) & mask;
       slots[2 * s] = w;
       slots[2 * s + 1] = old[o + 1]!;

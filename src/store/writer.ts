@@ -244,26 +244,25 @@ export class BatchWriter {
       if (n < candidates.length) this.queue = candidates.slice(n).concat(this.queue);
       return candidates.slice(0, n);
     };
-    let txn: WriteTxn | null = null;
     try {
-      const results = await this.env.transaction(() => {
+      const { out: results, txn } = await this.env.transaction(() => {
         this.spool?.begin();
-        const t = (txn = new WriteTxn(this.dbs, now, this.spool));
+        const txn = new WriteTxn(this.dbs, now, this.spool);
         const out: Array<OpResult | Error> = [];
         const deadline = maxMs > 0 ? performance.now() + maxMs : Infinity;
-        while (out.length < candidates.length && (out.length === 0 || (t.written < maxEntries && performance.now() < deadline))) {
+        while (out.length < candidates.length && (out.length === 0 || (txn.written < maxEntries && performance.now() < deadline))) {
           const op = candidates[out.length]!.op;
           try {
-            out.push(t.run(() => this.apply(t, op)));
+            out.push(txn.run(() => this.apply(txn, op)));
           } catch (err) {
             out.push(asError(err));
           }
         }
         used = out.length;
-        t.finish();
-        return out;
+        txn.finish();
+        return { out, txn };
       });
-      (txn as WriteTxn | null)?.committed();
+      txn.committed();
       this.spool?.commit();
       return { batch: settle(), results };
     } catch (err) {
@@ -280,15 +279,14 @@ export class BatchWriter {
 
   private async commitOne(p: Pending, now: number): Promise<OpResult | Error> {
     try {
-      let txn: WriteTxn | null = null;
-      const r = await this.env.transaction(() => {
+      const { r, txn } = await this.env.transaction(() => {
         this.spool?.begin();
-        const t = (txn = new WriteTxn(this.dbs, now, this.spool));
-        const r = t.run(() => this.apply(t, p.op));
-        t.finish();
-        return r;
+        const txn = new WriteTxn(this.dbs, now, this.spool);
+        const r = txn.run(() => this.apply(txn, p.op));
+        txn.finish();
+        return { r, txn };
       });
-      (txn as WriteTxn | null)?.committed();
+      txn.committed();
       this.spool?.commit();
       return r;
     } catch (err) {

@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { idPubkey, pubkeyId } from '../../src/store/graph.js';
+import { nowSeconds } from '../../src/store/rules.js';
 import { storeDbs } from '../../src/store/schema.js';
 import { WriteTxn } from '../../src/store/txn.js';
 import { ev, hex, ids, withStore } from './helpers.js';
 
-const now = () => Math.floor(Date.now() / 1000);
 const json = (e: ReturnType<typeof ev>) => JSON.stringify(e);
 
 test('an id allocated by an operation that is taken back does not outlive it: the next list naming that pubkey gets an id the store keeps', async () => {
@@ -19,7 +19,7 @@ test('an id allocated by an operation that is taken back does not outlive it: th
     const second = ev({ kind: 3, tags: [['p', x]] });
     let txn!: WriteTxn;
     store.env.transactionSync(() => {
-      txn = new WriteTxn(dbs, now(), null);
+      txn = new WriteTxn(dbs, nowSeconds(), null);
       assert.throws(() => txn.run(() => {
         txn.applyEvent(first, json(first));
         throw new Error('taken back');
@@ -44,7 +44,7 @@ test('the ids a transaction allocated are in the id cache once it has committed'
     const list = ev({ kind: 3, tags: [['p', x]] });
     let txn!: WriteTxn;
     store.env.transactionSync(() => {
-      txn = new WriteTxn(dbs, now(), null);
+      txn = new WriteTxn(dbs, nowSeconds(), null);
       txn.run(() => txn.applyEvent(list, json(list)));
       txn.finish();
     });
