@@ -1,13 +1,17 @@
 #!/usr/bin/env node
 // orbweaver <relay|spider|worker|sync|import|export|stats|verify|directory|config> — the only entry point.
-import { ConfigError, loadConfig, envTable, configSchema, type Config } from './config.js';
-import { loggerFor } from './lib/logger.js';
+//
+// Only light modules are imported here: `orbweaver import` runs itself again with a bounded heap
+// (src/app/heap-limit.ts) and then only waits, so it decides that before the config schema, the
+// logger and the store load (~8 MB of anonymous memory in the waiting process instead of ~29).
+import type { Config } from './config.js';
 import { VERSION } from './relay/version.js';
 import { didYouMean } from './config/suggest.js';
 import { DataDirError } from './app/data-dir.js';
 import { PartialStoreError, StoreBusyError } from './store/errors.js';
-import { redactSecrets } from './config/redact.js';
 import { followParent, rerunWithHeapLimit } from './app/heap-limit.js';
+import { UsageError } from './commands/args.js';
+import { importHeapMb } from './commands/import-heap.js';
 
 const USAGE = `orbweaver ${VERSION} — a Nostr relay with a built-in directory spider
 
@@ -55,7 +59,7 @@ export function parseArgs(argv: string[]): Parsed {
   if (argv[0] && !argv[0].startsWith('-')) out.command = argv[i++];
   const value = (name: string) => {
     const v = argv[++i];
-    if (v === undefined) throw new ConfigError(`option ${name} needs a value`);
+    if (v === undefined) throw new UsageError(`option ${name} needs a value`);
     return v;
   };
   for (; i < argv.length; i++) {
@@ -83,6 +87,7 @@ export function parseArgs(argv: string[]): Parsed {
 }
 
 async function runRelay(config: Config): Promise<void> {
+  const { loggerFor } = await import('./lib/logger.js');
   const logger = loggerFor(config);
   const { startApp } = await import('./app/app.js');
   let relay: Awaited<ReturnType<typeof startApp>> | undefined;
@@ -124,23 +129,45 @@ async function runRelay(config: Config): Promise<void> {
   }
 }
 
-function printEnvTable(): void {
+async function printEnvTable(): Promise<void> {
+  const { envTable, configSchema } = await import('./config.js');
   for (const line of envTable(configSchema)) console.log(line);
+}
+
+/** Runs the command again with a V8 old space of `heapMb` (heap-limit.ts): the child's exit code, or null to run it here. */
+function rerun(parsed: Parsed, heapMb: number): Promise<number> | null {
+  if (heapMb <= 0 || parsed.rest.some((a) => a === '--help' || a === '-h')) return null;
+  return rerunWithHeapLimit(heapMb);
 }
 
 export async function main(argv: string[]): Promise<number> {
   let parsed: Parsed;
-  let config: Config;
   try {
     parsed = parseArgs(argv);
-    if (parsed.help) {
-      process.stdout.write(USAGE);
-      return 0;
-    }
-    if (!COMMANDS.includes(parsed.command)) {
-      process.stderr.write(`orbweaver: unknown command "${parsed.command}"${didYouMean(parsed.command, COMMANDS)}\n\n${USAGE}`);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`orbweaver: ${e.message}\n`);
       return 2;
     }
+    throw e;
+  }
+  if (parsed.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (!COMMANDS.includes(parsed.command)) {
+    process.stderr.write(`orbweaver: unknown command "${parsed.command}"${didYouMean(parsed.command, COMMANDS)}\n\n${USAGE}`);
+    return 2;
+  }
+  // An import keeps a window of events alive: it runs with a bounded heap, from its --window
+  // (importHeapMb), decided before the config loads (the child loads it, and says what is wrong with it)
+  if (parsed.command === 'import') {
+    const child = rerun(parsed, importHeapMb(parsed.rest));
+    if (child) return child;
+  }
+  const { ConfigError, loadConfig } = await import('./config.js');
+  let config: Config;
+  try {
     config = loadConfig({ file: parsed.file, flags: parsed.flags });
   } catch (e) {
     if (e instanceof ConfigError) {
@@ -149,16 +176,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  // spider and worker crawl for a long time, and an import keeps a window of events alive: they run
-  // with a bounded heap (src/app/heap-limit.ts; the import's from its --window: importHeapMb)
-  const heapMb = parsed.command === 'spider' || parsed.command === 'worker' ? config.spider.heapMb
-    : parsed.command === 'import' ? (await import('./commands/import.js')).importHeapMb(parsed.rest) : 0;
-  if (heapMb > 0 && !parsed.rest.some((a) => a === '--help' || a === '-h')) {
-    const rerun = rerunWithHeapLimit(heapMb);
-    if (rerun) return rerun;
+  // spider and worker crawl for a long time: they run with a bounded heap too (spider.heapMb)
+  if (parsed.command === 'spider' || parsed.command === 'worker') {
+    const child = rerun(parsed, config.spider.heapMb);
+    if (child) return child;
   }
   followParent();
-  const { UsageError } = await import('./commands/common.js');
   try {
     return await runCommand(parsed, config);
   } catch (e) {
@@ -172,7 +195,7 @@ export async function main(argv: string[]): Promise<number> {
 const COMMANDS = ['relay', 'spider', 'worker', 'sync', 'import', 'export', 'backup', 'stats', 'verify', 'directory', 'config'];
 
 async function runCommand(parsed: Parsed, config: Config): Promise<number> {
-  const { UsageError, rejectUnknown } = await import('./commands/common.js');
+  const { rejectUnknown } = await import('./commands/common.js');
   switch (parsed.command) {
     case 'relay':
       rejectUnknown(parsed.rest, [], 'relay');
@@ -216,8 +239,8 @@ async function runCommand(parsed: Parsed, config: Config): Promise<number> {
     }
     case 'config':
       rejectUnknown(parsed.rest.filter((a) => a !== '--env'), ['--env'], 'config');
-      if (parsed.rest.includes('--env')) printEnvTable();
-      else process.stdout.write(JSON.stringify(redactSecrets(config), null, 2) + '\n');
+      if (parsed.rest.includes('--env')) await printEnvTable();
+      else process.stdout.write(JSON.stringify((await import('./config/redact.js')).redactSecrets(config), null, 2) + '\n');
       return 0;
     default:
       throw new UsageError(`unknown command "${parsed.command}"`);

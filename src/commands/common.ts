@@ -7,6 +7,9 @@ import { checkDataDir } from '../app/data-dir.js';
 import { unknownOption } from '../config/suggest.js';
 import { storeMapOptions } from '../config/relay.js';
 import { storeSearchOptions } from '../config/search.js';
+import { UsageError } from './args.js';
+
+export { takeFlag, takeOption, UsageError } from './args.js';
 
 /**
  * The store of an existing data directory, for reading (stats, export, directory): a wrong path is
@@ -19,33 +22,6 @@ export async function openCommandStore(config: Config): Promise<EventStore> {
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US');
-
-/** Takes `--name value` or `--name=value` out of argv; undefined when absent. */
-export function takeOption(argv: string[], name: string): string | undefined {
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === name) {
-      const v = argv[i + 1];
-      if (v === undefined) throw new UsageError(`option ${name} needs a value`);
-      argv.splice(i, 2);
-      return v;
-    }
-    if (a.startsWith(name + '=')) {
-      argv.splice(i, 1);
-      return a.slice(name.length + 1);
-    }
-  }
-  return undefined;
-}
-
-export function takeFlag(argv: string[], name: string): boolean {
-  const i = argv.indexOf(name);
-  if (i < 0) return false;
-  argv.splice(i, 1);
-  return true;
-}
-
-export class UsageError extends Error {}
 
 /** Throws a UsageError for the first argument left over after a command took its options. */
 export function rejectUnknown(rest: string[], known: string[], command: string): void {

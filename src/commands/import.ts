@@ -5,7 +5,7 @@
 // src/app/owner.ts) the import is refused. Publishing over the network instead would make the
 // operator's import a client's EVENT, under AUTH, rate limits and NIP-70, and the outcome would
 // differ without a word; stopping the relay for the import keeps one meaning.
-import { accessSync, constants, createReadStream, fstatSync, statSync } from 'node:fs';
+import { accessSync, constants, createReadStream, fstatSync, readFileSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
 import { openPipeline } from '../app/pipeline.js';
@@ -13,7 +13,8 @@ import { commandLogger } from '../lib/logger.js';
 import type { MergeProgress } from '../store/spool.js';
 import { describeOwner, liveOwner } from '../app/owner.js';
 import { oldSpaceMb } from '../app/heap-limit.js';
-import { fmt, rejectUnknown, takeFlag, takeOption, UsageError } from './common.js';
+import { fmt, rejectUnknown, takeFlag, UsageError } from './common.js';
+import { takeSizes } from './import-heap.js';
 
 export interface ImportSummary {
   /** the V8 old-space limit the import ran with, MB (importHeapMb, or the operator's own); null: node's default */
@@ -39,28 +40,12 @@ export const IMPORT_USAGE = `usage: orbweaver import [file.jsonl] [--json] [--st
   ingest path; summary on stderr (--json: also as JSON on stdout); --strict: exit 1 if any line was
   rejected; --batch: most events per write transaction (default 5000); --window: events in flight
   (default 3 x batch, and at most 64 MiB of them). Refused while a relay runs on the data
-  directory: stop it first. Runs itself again with a V8 old space of 512 MB (more for a larger
+  directory: stop it first. Runs itself again with a V8 old space of 320 MB (more for a larger
   --window; --max-old-space-size in NODE_OPTIONS wins): the --json summary says which (oldSpaceMb).`;
 
-/**
- * Events per write transaction. An import has no other clients waiting on the main thread, so it
- * takes transactions five times the relay's (store.maxBatch): in a large store a transaction's
- * follow lists share more of the tag index's pages the more of them it holds. Measured importing
- * 40,000 directory events into a store of 300,000 (docs/storage.md): 74 s at 1,000 events, 53 s at
- * 3,000, 42 s at 5,000, 40 s at 10,000. The writer's entry bound scales with it (ENTRIES_PER_EVENT).
- */
-const DEFAULT_BATCH = 5000;
 /** index entries allowed per event of --batch: a follow list of 100 writes ~200 (tag entries and counters) */
 const ENTRIES_PER_EVENT = 100;
-/**
- * Events handed to the ingest path and not yet answered, in transactions: an event is answered
- * only once its transaction is flushed to disk, so the window must hold several transactions'
- * worth for the writer to fill the next one while the last one is flushed (with two, an import
- * of 35,500 directory events took 59-63 s against 33 s with four: docs/storage.md). Memory: ~7 KB
- * per follow list, and MAX_INFLIGHT_BYTES.
- */
-const WINDOW_BATCHES = 3;
-/** ...and at most this many bytes of JSON in flight, so a file of large events (up to 64 KiB each) stays bounded too. */
+/** At most this many bytes of JSON in flight besides the --window bound, so a file of large events (up to 64 KiB each) stays bounded too. */
 const MAX_INFLIGHT_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -82,16 +67,6 @@ function checkInput(file: string): void {
   if (isDir) throw new UsageError(`${file} is a directory; ${fix}`);
 }
 
-/** --batch and --window from the command's arguments (taken out of `args`), checked. */
-function takeSizes(args: string[]): { batch: number; window: number } {
-  const batch = Number(takeOption(args, '--batch') ?? DEFAULT_BATCH);
-  const windowOpt = takeOption(args, '--window');
-  if (!Number.isInteger(batch) || batch < 1) throw new UsageError('--batch must be a positive integer (events per write transaction)');
-  const window = Number(windowOpt ?? WINDOW_BATCHES * batch);
-  if (!Number.isInteger(window) || window < 1) throw new UsageError('--window must be a positive integer');
-  return { batch, window };
-}
-
 /**
  * What the import holds back before a merge (store/spool.ts): follow edges of new lists (8 bytes
  * each, and their ids) and time and tag index keys (~10-45 bytes each), ~200 MB of arrays at most.
@@ -102,33 +77,20 @@ function takeSizes(args: string[]): { batch: number; window: number } {
 const SPOOL = { edges: 4_000_000, indexBytes: 96 * 1024 * 1024 };
 
 /**
- * The old space an import of this window gets, MB: at least IMPORT_HEAP_MB, more for a larger window.
- * 512 until the seventeenth session: a heap snapshot of an import at 550,000 lines of the 5,000,000
- * set held ~140 MB alive (the lines in flight are strings, not parsed), and V8 let the heap grow to
- * ~300 MB of it before collecting. With 320 the import of 1,500,000 lines took the same time and
- * peaked ~60 MB lower (bench/RESULTS.md).
+ * Where the import's memory is, MB, for ORBWEAVER_LOG_LEVEL=debug: anonymous memory (Linux; the
+ * resident set also counts the store's mapped file) less V8's heap and the array buffers is native
+ * memory, most of it the pages LMDB keeps for its transactions (docs/storage.md, "The import's
+ * memory at depth").
  */
-const IMPORT_HEAP_MB = 320;
-/**
- * live heap per event in flight, MB: ~5 KB measured (the JSON line, at most MAX_INFLIGHT_BYTES of
- * them), with room. 16 KB while the events in flight were parsed objects.
- */
-const HEAP_MB_PER_EVENT = 0.012;
-
-/**
- * The V8 old-space limit `orbweaver import` runs itself with (cli.ts, src/app/heap-limit.ts), from
- * its arguments. With node's default limit (a quarter of RAM) V8 let the import's old generation grow
- * to about three times what is alive before collecting it: the events of a window die there after
- * their transaction commits. Measured on the first 100,000 directory events of the 600,000 set:
- * peak RssAnon 766 MB at the default, 408 MB with 512 MB, in the same time (50.7 s both); the last
- * 100,000 into a store of 500,000: 788 against 431 MB, 128.4 against 129.6 s (bench/RESULTS.md).
- * A larger --window keeps more events alive, so it gets a larger limit. Arguments it cannot read
- * give the default: the import itself then says what is wrong with them.
- */
-export function importHeapMb(argv: readonly string[]): number {
-  let window: number;
-  try { window = takeSizes([...argv]).window; } catch { return IMPORT_HEAP_MB; }
-  return Math.max(IMPORT_HEAP_MB, Math.ceil(128 + window * HEAP_MB_PER_EVENT));
+function memoryFigures(): Record<string, number> {
+  const m = process.memoryUsage();
+  const mb = (n: number) => Math.round(n / 2 ** 20);
+  let anonMb: number | undefined;
+  try {
+    const kb = /RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (kb) anonMb = Math.round(Number(kb[1]) / 1024);
+  } catch { /* not Linux */ }
+  return { ...(anonMb !== undefined ? { anonMb } : {}), heapMb: mb(m.heapTotal), heapUsedMb: mb(m.heapUsed), arrayBuffersMb: mb(m.arrayBuffers) };
 }
 
 export async function importCommand(config: Config, argv: string[]): Promise<number> {
@@ -154,7 +116,8 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
   // slower: docs/storage.md, "One writer, one meaning".) ORBWEAVER_VERIFY_THREADS=0 checks inline.
   let merging: (p: MergeProgress) => void = () => {};
   const spool = { ...SPOOL, progress: (p: MergeProgress) => merging(p) };
-  const pipeline = await openPipeline(config, commandLogger(config), { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 }, spool });
+  const logger = commandLogger(config);
+  const pipeline = await openPipeline(config, logger, { batch: { maxBatch: batch, maxBatchEntries: batch * ENTRIES_PER_EVENT, maxBatchMs: 0 }, spool });
   const { ingest } = pipeline;
 
   const s: ImportSummary = { oldSpaceMb: oldSpaceMb(), lines: 0, stored: 0, duplicate: 0, notStored: {}, rejected: 0, invalid: 0, reasons: {}, examples: [], seconds: 0 };
@@ -179,6 +142,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
       const read = share === null ? `${(bytes / 1e6).toFixed(1)} MB read` : `${(share * 100).toFixed(1)}% of ${(total / 1e6).toFixed(1)} MB read`;
       process.stderr.write(`import: ${read}, ${figures}\n`);
     }
+    if (logger.isLevelEnabled('debug')) logger.debug({ lines: s.lines, ...memoryFigures() }, 'import memory');
   };
 
   // The follow edges held back are merged once, after the last line (docs/storage.md, "One merge
@@ -193,6 +157,7 @@ export async function importCommand(config: Config, argv: string[]): Promise<num
     const part = (n: number, of: number, what: string) => (of > 0 ? [`${fmt(n)} of ${fmt(of)} ${what} (${((n / of) * 100).toFixed(1)}%)`] : []);
     const figures = `merging what it held back: ${[...part(m.edges, m.ofEdges, 'follow edges'), ...part(m.entries, m.ofEntries, 'time and tag entries')].join(', ')}`;
     process.stderr.write(tty ? `\r${figures}\x1b[K` : `import: ${figures}\n`);
+    if (logger.isLevelEnabled('debug')) logger.debug({ edges: m.edges, entries: m.entries, ...memoryFigures() }, 'import memory');
   };
 
   const reject = (lineNo: number, reason: string) => {
