@@ -25,6 +25,7 @@ import { ThreadWriter, type StoreWriter } from './writer-thread.js';
 import { RankStore } from './ranks.js';
 import { recoverSpool, type SpoolSizes } from './spool.js';
 import { removeEdgeFiles, SPILL_DIR } from './edge-files.js';
+import { surviveFailedCommits } from './commit-failures.js';
 
 export type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult, WriteStatus } from './types.js';
 export type { Precheck, PrecheckEvent } from './precheck.js';
@@ -109,6 +110,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
   try {
     const dbs: Dbs = { ...openDbs(env), search: openSearchDbs(env, opts.search) };
     if (!opts.readOnly) {
+      // before anything here commits: a failed commit fails its writes (their callers answer), never the process
+      surviveFailedCommits((reason) => opts.logger?.warn({ err: reason }, 'a write transaction failed to commit; its writes were refused'));
       const repair = dbs.meta.get(REPAIR_META_KEY);
       if (repair !== undefined && !opts.repairing) {
         throw new PartialStoreError(`the store in ${opts.dir} is half rebuilt: orbweaver verify --repair started at ${String(repair)} and did not finish, so its indexes are partial; run orbweaver verify --repair --data ${opts.dir} again before anything writes to it`);

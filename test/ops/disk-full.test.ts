@@ -7,11 +7,11 @@
 // every event acknowledged with OK true is there after a restart (no false OK).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NostrEvent } from '../../src/nostr/event.js';
-import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import { ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
 import { Author, Client } from '../helpers/client.js';
 
 /** Mounts a tmpfs of `mib` MiB at a new directory; null (with the reason) where this process may not mount. */
@@ -97,6 +97,41 @@ test('a full disk: writes refused with error:, reads go on, writes resume when s
     } finally {
       await again.stop();
     }
+  } finally {
+    unmount();
+  }
+});
+
+// Below store.minFreeBytes the relay refuses writes before they commit. A commit that fails anyway
+// (a full disk here, with the reserve off; an I/O error; LMDB's free-list check) must fail its
+// writes and nothing else: lmdb-js rejected a promise of its own that nobody handled, and Node
+// ended the process (src/store/commit-failures.ts).
+const tiny = smallFileSystem(8);
+
+test('a commit that fails (a full disk, no reserve) refuses its writes; the process goes on and keeps what it acknowledged', { skip: typeof tiny === 'string' ? tiny : false }, () => {
+  const { dir, unmount } = tiny as { dir: string; unmount(): void };
+  try {
+    const script = join(dir, 'fill.mjs');
+    writeFileSync(script, `
+      import { openStore } from ${JSON.stringify(join(ROOT, 'dist/src/store/index.js'))};
+      import { finalizeEvent, generateSecretKey } from ${JSON.stringify(join(ROOT, 'node_modules/nostr-tools/lib/esm/pure.js'))};
+      const store = await openStore({ dir: ${JSON.stringify(join(dir, 'data'))}, mapSize: 2 ** 30, minFreeBytes: 0 });
+      const sk = generateSecretKey();
+      let ok = 0, failed = 0, message = '';
+      for (let i = 0; i < 600 && failed < 20; i++) {
+        const ev = finalizeEvent({ kind: 1, created_at: Math.floor(Date.now() / 1000), tags: [], content: 'x'.repeat(30000) + i }, sk);
+        try { await store.write(ev, JSON.stringify(ev)); ok++; } catch (e) { failed++; message = e.message; }
+      }
+      const counted = await store.count([{ kinds: [1] }]);
+      console.log(JSON.stringify({ ok, failed, message, counted }));
+      await store.close().catch(() => {});
+    `);
+    const r = spawnSync(process.execPath, [script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, `the process ended: ${r.stderr.slice(-2000)}`);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!) as { ok: number; failed: number; message: string; counted: number };
+    assert.ok(out.ok > 0 && out.failed > 0, JSON.stringify(out));
+    assert.match(out.message, /Commit failed/, 'the refused writes say why');
+    assert.equal(out.counted, out.ok, 'every acknowledged write is in the store');
   } finally {
     unmount();
   }
