@@ -72,17 +72,6 @@ export const MAX_BATCH_ENTRIES = 64_000;
  * file kept a graph's size of free pages at the end (836 MB of 3,977 at 600,000 events).
  */
 const MERGE_PART = 262_144;
-/**
- * Entries one transaction of a merge of the held time and tag entries alone (while an import still
- * reads) writes. Without the write map LMDB keeps a malloc'd page for every page a transaction
- * dirtied until the environment closes, so the import holds the most pages any one transaction
- * dirtied; a part in key order dirties an index's pages in its key range, more the deeper the index.
- * Those merges raised the import's native memory in steps (at 5,000,000 directory events from 139
- * to 436 MB); with half the part, after the merge at 1,800,000 lines it stood at 218-229 MB against
- * 247-254 MB, the merges as fast (7.6 and 11.2 s against 7.6 and 10.7 s; docs/storage.md, "The
- * staircase of native memory").
- */
-const INDEX_MERGE_PART = 131_072;
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
@@ -167,10 +156,9 @@ export class BatchWriter {
   }
 
   /**
-   * Writes what the spool holds, in transactions of MERGE_PART entries (INDEX_MERGE_PART for the
-   * time and tag entries alone), and forgets it. If one fails it stays held (the next merge starts
-   * over) and the store keeps its spool mark until the last part, so a process that dies before a
-   * merge ends leaves it to the next open (spool.ts).
+   * Writes what the spool holds, in transactions of MERGE_PART entries, and forgets it. If one fails
+   * it stays held (the next merge starts over) and the store keeps its spool mark until the last
+   * part, so a process that dies before a merge ends leaves it to the next open (spool.ts).
    */
   private async mergeSpool(indexOnly = false): Promise<void> {
     const spool = this.spool!;
@@ -181,7 +169,7 @@ export class BatchWriter {
     let t = performance.now();
     try {
       const n = await spool.merge(this.env, this.dbs, {
-        part: indexOnly ? INDEX_MERGE_PART : MERGE_PART,
+        part: MERGE_PART,
         indexOnly,
         beforePart: () => {
           const full = this.opts.disk?.refusal();
