@@ -28,4 +28,3 @@ export function takeFlag(argv: string[], name: string): boolean {
 }
 
 export class UsageError extends Error {}
-

@@ -61,4 +61,3 @@ export function importHeapMb(argv: readonly string[]): number {
   try { window = takeSizes([...argv]).window; } catch { return IMPORT_HEAP_MB; }
   return Math.max(IMPORT_HEAP_MB, Math.ceil(128 + window * HEAP_MB_PER_EVENT));
 }
-

@@ -5,7 +5,7 @@
 // src/app/owner.ts) the import is refused. Publishing over the network instead would make the
 // operator's import a client's EVENT, under AUTH, rate limits and NIP-70, and the outcome would
 // differ without a word; stopping the relay for the import keeps one meaning.
-import { accessSync, constants, createReadStream, fstatSync, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, createReadStream, fstatSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Config } from '../config.js';
 import { openPipeline } from '../app/pipeline.js';
@@ -13,6 +13,7 @@ import { commandLogger } from '../lib/logger.js';
 import type { MergeProgress } from '../store/spool.js';
 import { describeOwner, liveOwner } from '../app/owner.js';
 import { oldSpaceMb } from '../app/heap-limit.js';
+import { procStatusBytes } from '../lib/proc-status.js';
 import { fmt, rejectUnknown, takeFlag, UsageError } from './common.js';
 import { takeSizes } from './import-heap.js';
 
@@ -79,18 +80,14 @@ const SPOOL = { edges: 4_000_000, indexBytes: 96 * 1024 * 1024 };
 /**
  * Where the import's memory is, MB, for ORBWEAVER_LOG_LEVEL=debug: anonymous memory (Linux; the
  * resident set also counts the store's mapped file) less V8's heap and the array buffers is native
- * memory, most of it the pages LMDB keeps for its transactions (docs/storage.md, "The import's
- * memory at depth").
+ * memory: LMDB's pages, malloc, the verification thread (docs/storage.md, "The staircase of native
+ * memory").
  */
 function memoryFigures(): Record<string, number> {
   const m = process.memoryUsage();
   const mb = (n: number) => Math.round(n / 2 ** 20);
-  let anonMb: number | undefined;
-  try {
-    const kb = /RssAnon:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (kb) anonMb = Math.round(Number(kb[1]) / 1024);
-  } catch { /* not Linux */ }
-  return { ...(anonMb !== undefined ? { anonMb } : {}), heapMb: mb(m.heapTotal), heapUsedMb: mb(m.heapUsed), arrayBuffersMb: mb(m.arrayBuffers) };
+  const anon = procStatusBytes('RssAnon');
+  return { ...(anon !== null ? { anonMb: mb(anon) } : {}), heapMb: mb(m.heapTotal), heapUsedMb: mb(m.heapUsed), arrayBuffersMb: mb(m.arrayBuffers) };
 }
 
 export async function importCommand(config: Config, argv: string[]): Promise<number> {

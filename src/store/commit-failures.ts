@@ -7,7 +7,7 @@
 // handles it: Node ended the relay or the import on the unhandled rejection, although the
 // transaction's own promise (the writer's batch, a merge's part) was rejected too and its caller
 // had answered for it (found with a store on a full 8 MiB tmpfs and store.minFreeBytes 0;
-// test/store/commit-failure.test.ts). This handler takes only those lmdb-js rejections and the
+// test/ops/disk-full.test.ts). This handler takes only those lmdb-js rejections and the
 // second promise each carries (`commitError`, rejected with LMDB's error, which is reported); any
 // other unhandled rejection still ends the process, as an uncaught exception, as Node's default does.
 interface CommitFailure extends Error {

@@ -11,8 +11,9 @@
 // Not the compacting copy (MDB_CP_COMPACT): lmdb-js#198 reports it corrupting, and tried on a store
 // of this shape it aborted the process (docs/storage.md, "Backups"). The plain copy is as long as
 // the pages in use (no sparse tail), which is what `orbweaver stats` calls the store size.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import { procStatusBytes } from '../../lib/proc-status.js';
 import type { RootDatabase } from 'lmdb';
 
 export interface CopyProgress {
@@ -36,14 +37,7 @@ const fileSize = (path: string): number => {
  * LMDB writes the copy in writes of up to 1 GiB, so the copy's length moves in steps that large;
  * the pages the copy has read through this process's map of the store grow page by page.
  */
-function mappedBytes(): number | null {
-  try {
-    const m = /^RssFile:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
+const mappedBytes = (): number | null => procStatusBytes('RssFile');
 
 /**
  * Copies the store of `env` into the existing, empty directory `dir` (its data.mdb must not
