@@ -5,6 +5,7 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { CLI, ROOT } from '../helpers/relay-process.js';
+import { stopWithin } from '../helpers/stop-within.js';
 
 const run = promisify(execFile);
 export const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
@@ -95,8 +96,7 @@ export function startWorker(name: string, redisUrl: string, relayUrl: string, en
     stderr: () => err,
     async kill(signal: NodeJS.Signals = 'SIGKILL') {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
-      proc.kill(signal);
-      await exited;
+      await stopWithin(proc, exited, signal, `worker ${name}`, () => err);
     },
   };
 }

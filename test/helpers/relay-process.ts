@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stopWithin } from './stop-within.js';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 export const CLI = join(ROOT, 'dist/src/cli.js');
@@ -85,8 +86,7 @@ export async function startRelayProcess(opts: StartOptions = {}): Promise<RelayP
     logs,
     async stop() {
       if (done) return proc.exitCode;
-      proc.kill('SIGTERM');
-      return exited;
+      return stopWithin(proc, exited, 'SIGTERM', 'the relay', () => stderr);
     },
     async kill() {
       if (done) return;
