@@ -10,6 +10,9 @@
 // test/ops/disk-full.test.ts). This handler takes only those lmdb-js rejections and the
 // second promise each carries (`commitError`, rejected with LMDB's error, which is reported); any
 // other unhandled rejection still ends the process, as an uncaught exception, as Node's default does.
+//
+// The writes of a failed commit are refused with LMDB's reason (commitReason), not with lmdb-js's
+// "see commitError": a client's OK false and the log then say what went wrong.
 interface CommitFailure extends Error {
   commitError: Promise<unknown>;
 }
@@ -22,18 +25,44 @@ const isCommitReason = (r: unknown): boolean =>
   r instanceof Error && typeof (r as { code?: unknown }).code === 'number' && /[\\/]lmdb[\\/]write\.js/.test(r.stack ?? '');
 
 let installed = false;
+/** LMDB's reason for each commitError promise the handler has seen (commitReason) */
+const reasons = new WeakMap<Promise<unknown>, unknown>();
 
 /** Installs the handler once per thread (a writer thread has its own process events). */
 export function surviveFailedCommits(report: (reason: unknown) => void): void {
   if (installed) return;
   installed = true;
-  process.on('unhandledRejection', (reason) => {
+  process.on('unhandledRejection', (reason, promise) => {
     // its reason comes on its own (commitError), below
     if (isCommitFailure(reason)) return;
     if (isCommitReason(reason)) {
+      reasons.set(promise, reason);
       report(reason);
       return;
     }
     throw reason;
   });
+}
+
+/** How long a refused write waits for LMDB's reason (lmdb-js rejects commitError in the same callback). */
+const REASON_WAIT_MS = 1000;
+
+/**
+ * The error a write of a failed commit is refused with: for lmdb-js's "Commit failed", one carrying
+ * LMDB's own reason (what its commitError was rejected with, e.g. "MDB_MAP_FULL" or an errno's
+ * text) once the handler above has seen it; anything else as it is. It reads the reason the
+ * handler kept rather than handling commitError itself: handled after Node reported it, that
+ * promise would print a PromiseRejectionHandledWarning.
+ */
+export async function commitReason(err: unknown): Promise<Error> {
+  if (!isCommitFailure(err)) return err instanceof Error ? err : new Error(String(err));
+  const end = Date.now() + REASON_WAIT_MS;
+  let reason = reasons.get(err.commitError);
+  while (reason === undefined && installed && Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 5));
+    reason = reasons.get(err.commitError);
+  }
+  if (!(reason instanceof Error)) return err;
+  const code = (reason as { code?: unknown }).code;
+  return Object.assign(new Error(`commit failed: ${reason.message}${typeof code === 'number' && !reason.message.includes(String(code)) ? ` (${code})` : ''}`), { cause: reason });
 }

@@ -11,6 +11,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
 import type { Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
+import { commitReason } from './commit-failures.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
 import type { DiskGuard } from '../lib/disk-guard.js';
@@ -185,7 +186,7 @@ export class BatchWriter {
       });
       this.opts.logger?.info?.({ ...n, ...ms, indexOnly, ms: Math.round(performance.now() - t0) }, 'held-back index entries merged');
     } catch (err) {
-      this.opts.logger?.warn({ err }, 'merging the held-back index entries failed; they stay held');
+      this.opts.logger?.warn({ err: await commitReason(err) }, 'merging the held-back index entries failed; they stay held');
     }
   }
 
@@ -269,8 +270,12 @@ export class BatchWriter {
       this.spool?.rollback();
       // used is 0 when the transaction did not open: the head op fails, so the loop progresses.
       const batch = settle();
-      if (batch.length === 1) return { batch, results: [asError(err)] };
-      this.opts.logger?.warn({ err, batch: batch.length }, 'event store batch failed; retrying its writes one by one');
+      const reason = await commitReason(err);
+      if (batch.length === 1) {
+        this.opts.logger?.warn({ err: reason }, 'event store write failed; refused');
+        return { batch, results: [reason] };
+      }
+      this.opts.logger?.warn({ err: reason, batch: batch.length }, 'event store batch failed; retrying its writes one by one');
       const results: Array<OpResult | Error> = [];
       for (const p of batch) results.push(await this.commitOne(p, now));
       return { batch, results };
@@ -291,7 +296,7 @@ export class BatchWriter {
       return r;
     } catch (err) {
       this.spool?.rollback();
-      return asError(err);
+      return commitReason(err);
     }
   }
 
