@@ -9,6 +9,13 @@ import type { Visit } from './indexer.js';
 import { EMPTY, readSerial, SERIAL_BYTES } from './keys.js';
 import type { BinDb, Dbs } from './schema.js';
 
+/**
+ * Keys that agree in their first bits are sorted further only when there are more of them than
+ * this: a few leaf pages' worth lands in a few pages in any order, and sorting every short run
+ * again made a merge of 4,800,000 entries 3 s slower.
+ */
+const TIED_RUN = 256;
+
 /** bytes of one chunk of an arena (a power of two: a key's offset names its chunk by its high bits) */
 const CHUNK_BITS = 20;
 const CHUNK = 1 << CHUNK_BITS;
@@ -56,37 +63,85 @@ class Arena {
   key(i: number): Buffer {
     const start = this.starts[i]!;
     const c = start >>> CHUNK_BITS;
+    return this.chunks[c]!.subarray(start & (CHUNK - 1), this.end(i) - c * CHUNK);
+  }
+
+  /** Where key i ends, as an offset over the chunks. */
+  private end(i: number): number {
+    const start = this.starts[i]!;
+    const c = start >>> CHUNK_BITS;
     const next = i + 1 < this.n ? this.starts[i + 1]! : this.len;
-    const end = next >>> CHUNK_BITS === c && next > start ? next : c * CHUNK + this.fill[c]!;
-    return this.chunks[c]!.subarray(start & (CHUNK - 1), end - c * CHUNK);
+    return next >>> CHUNK_BITS === c && next > start ? next : c * CHUNK + this.fill[c]!;
+  }
+
+  /** Bytes at..at+3 of key i as a big-endian number, zeros past its end (no view made). */
+  private word(i: number, at: number): number {
+    const start = this.starts[i]!;
+    const chunk = this.chunks[start >>> CHUNK_BITS]!;
+    const from = (start & (CHUNK - 1)) + at;
+    const left = this.end(i) - start - at;
+    if (left >= 4) return chunk.readUInt32BE(from);
+    let w = 0;
+    for (let b = 0; b < 4; b++) w = w * 256 + (b < left ? chunk[from + b]! : 0);
+    return w;
   }
 
   /**
-   * The keys' indexes in about key order: by the keys' first bits, as many as fit beside the index
-   * in a double's 53 (29 at 16 M keys), ties in the order held. A merge writes them so, in parts
-   * of consecutive key ranges: a part dirties the index's pages of its range only. In the order
-   * held, the pubkey-led indexes' keys land anywhere, and every part rewrote nearly every leaf
-   * page of those indexes (at 1,500,000 events of the 5,000,000 set, one part dirtied 117 MB of
-   * pages, which LMDB keeps for reuse for as long as the store is open).
+   * The keys' indexes in key order (within runs of TIED_RUN). A merge writes them so, in parts of consecutive key ranges: a
+   * part dirties the index's pages of its range only, and each page of the index once in the whole
+   * merge. In the order held, the pubkey-led indexes' keys land anywhere, and every part rewrote
+   * nearly every leaf page of those indexes (at 1,500,000 events of the 5,000,000 set, one part
+   * dirtied 117 MB of pages, which LMDB keeps for reuse for as long as the store is open).
+   *
+   * Sorted as doubles: a key's first bits, as many as fit beside its index in a double's 53 (29 at
+   * 16 M keys). Keys that agree in those bits are sorted again by their next bits, and so on (a
+   * radix sort by the most significant bits that goes only as deep as the keys agree). The first
+   * bits alone left ties in the order held, and some ranges tie on them: every relay-list `r` tag
+   * begins with "r", its length and "ws" (tag+kind keys), so each part of those wrote across the
+   * whole `r` range, a part dirtied the range's pages whatever its size, and LMDB kept them (docs/storage.md,
+   * "The staircase of native memory").
    */
   order(): Float64Array {
     const n = this.n;
     const indexBits = Math.max(1, Math.ceil(Math.log2(n + 1)));
+    // at least 24: a run that agrees in them agrees in three whole bytes, and goes on three bytes on
     const prefixBits = Math.min(32, 53 - indexBits);
     const scale = 2 ** indexBits;
     const drop = 2 ** (32 - prefixBits);
     const sorted = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      const start = this.starts[i]!;
-      const chunk = this.chunks[start >>> CHUNK_BITS]!;
-      const at = start & (CHUNK - 1);
-      // every held key is longer than four bytes (it ends in created_at and serial)
-      const prefix = Math.floor(chunk.readUInt32BE(at) / drop);
-      sorted[i] = prefix * scale + i;
-    }
+    for (let i = 0; i < n; i++) sorted[i] = Math.floor(this.word(i, 0) / drop) * scale + i;
     sorted.sort();
+    // runs [lo, hi) whose keys agree up to byte `at`, to be sorted by bytes at.. (three bytes a step)
+    const runs: number[] = [];
+    this.pushTies(sorted, 0, n, 3, scale, runs);
+    while (runs.length > 0) {
+      const at = runs.pop()!;
+      const hi = runs.pop()!;
+      const lo = runs.pop()!;
+      let longest = 0;
+      for (let k = lo; k < hi; k++) {
+        const i = sorted[k]! % scale;
+        longest = Math.max(longest, this.end(i) - this.starts[i]!);
+        sorted[k] = Math.floor(this.word(i, at) / drop) * scale + i;
+      }
+      sorted.subarray(lo, hi).sort();
+      if (at + 3 < longest) this.pushTies(sorted, lo, hi, at + 3, scale, runs);
+    }
     for (let i = 0; i < n; i++) sorted[i] = sorted[i]! % scale;
     return sorted;
+  }
+
+  /** Pushes each run of more than TIED_RUN in sorted[lo, hi) that agrees in its prefix, to be sorted from byte `at`. */
+  private pushTies(sorted: Float64Array, lo: number, hi: number, at: number, scale: number, runs: number[]): void {
+    let first = lo;
+    let prefix = lo < hi ? Math.floor(sorted[lo]! / scale) : 0;
+    for (let k = lo + 1; k <= hi; k++) {
+      const p = k < hi ? Math.floor(sorted[k]! / scale) : -1;
+      if (p === prefix) continue;
+      if (k - first > TIED_RUN) runs.push(first, k, at);
+      first = k;
+      prefix = p;
+    }
   }
 
   truncate(n: number): void {
