@@ -270,11 +270,9 @@ export class BatchWriter {
       this.spool?.rollback();
       // used is 0 when the transaction did not open: the head op fails, so the loop progresses.
       const batch = settle();
+      // a failed commit's reason is logged once, by the handler that kept it (commit-failures.ts)
       const reason = await commitReason(err);
-      if (batch.length === 1) {
-        this.opts.logger?.warn({ err: reason }, 'event store write failed; refused');
-        return { batch, results: [reason] };
-      }
+      if (batch.length === 1) return { batch, results: [reason] };
       this.opts.logger?.warn({ err: reason, batch: batch.length }, 'event store batch failed; retrying its writes one by one');
       const results: Array<OpResult | Error> = [];
       for (const p of batch) results.push(await this.commitOne(p, now));
