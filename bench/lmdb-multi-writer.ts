@@ -9,7 +9,7 @@
 // reads a count and closes it, --per-child times (the fifteenth session's finding, docs/storage.md
 // "Readers write nothing"); --no-close: each leaves its last open to its exit, without closing it.
 // --store-free-list opens with the store's free-list bounds (maxFreeSpaceToLoad 10,000,
-// maxFreeSpaceToRetain 15,000, src/store/index.ts) instead of lmdb-js's defaults.
+// maxFreeSpaceToRetain 0, src/store/env.ts) instead of lmdb-js's defaults.
 // The cause (sixteenth session, docs/storage.md "Readers that reset the writer"): lmdb-js's
 // mdb_env_open2 sets the lock file's last transaction id from the meta page each opener read; an
 // opener that read it just before a commit sends the writer's next transaction back to the older
@@ -39,7 +39,7 @@ const perChild = Number(value('--per-child', '3'));
 const readers = flag('--readers');
 const ownDir = !args.includes('--dir');
 const dir = ownDir ? mkdtempSync(join(tmpdir(), 'lmdb-multi-writer-')) : value('--dir', '');
-const options = { path: dir, noSubdir: false, useWritemap: writemap, overlappingSync: false, maxDbs: 64, mapSize: 64 * 1024 ** 3, ...(storeFreeList ? { maxFreeSpaceToLoad: 10_000, maxFreeSpaceToRetain: 15_000 } : {}) } as Parameters<typeof open>[0];
+const options = { path: dir, noSubdir: false, useWritemap: writemap, overlappingSync: false, maxDbs: 64, mapSize: 64 * 1024 ** 3, ...(storeFreeList ? { maxFreeSpaceToLoad: 10_000, maxFreeSpaceToRetain: 0 } : {}) } as Parameters<typeof open>[0];
 
 if (role === 'reader') {
   for (let i = 0; i < perChild; i++) {

@@ -16,7 +16,8 @@ const MAX_DBS = 64;
 
 /** lmdb-js's free-list bounds (maxFreeSpaceToLoad, maxFreeSpaceToRetain; not in its typings), see openEnv */
 const FREE_PAGES_TO_LOAD = 10_000;
-const FREE_PAGES_TO_RETAIN = 15_000;
+/** none: a list kept between transactions is saved back in part, and that path corrupts it (see openEnv) */
+const FREE_PAGES_TO_RETAIN = 0;
 
 /** LMDB's environment with the store's options (every process opens it the same way). */
 export function openEnv(opts: EnvOptions): RootDatabase {
@@ -61,14 +62,21 @@ export function openEnv(opts: EnvOptions): RootDatabase {
     // The cost: a cold cache is read 4 KiB at a time, and a small store is slower (10-35%).
     // docs/storage.md, "Read-ahead".
     noReadAhead: !opts.readAhead,
-    // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from (and
-    // keeps between transactions). Its list is a sorted array that every page freed or loaded is
-    // inserted into one by one, so its cost grows with its length. With the default (50,000 and
-    // 75,000) that insertion was a third of importing 20,000 follow lists that follow one another
-    // into a 600,000-event store; with these bounds the import takes 15-17 s instead of 20-24 s and
-    // the file is no larger. Follow lists spread over the whole network gain nothing (the list is
-    // then 4% of the time either way): docs/storage.md, "The free list".
+    // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from. Its list
+    // is a sorted array that every page freed or loaded is inserted into one by one, so its cost
+    // grows with its length. With the default (50,000) that insertion was a third of importing
+    // 20,000 follow lists that follow one another into a 600,000-event store; with 10,000 the
+    // import takes 15-17 s instead of 20-24 s and the file is no larger. Follow lists spread over
+    // the whole network gain nothing (the list is then 4% of the time either way).
     maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD,
+    // And how many it keeps in memory between transactions: none. A list kept is saved back at the
+    // next commit only in part (the records around the pages taken from it), and lmdb-js's fork
+    // gets that partial save wrong now and then: records filled from the wrong part of the list,
+    // or past its end. Every one of the three crashes seen in large imports was in such a save
+    // ("Do write of page does not match", then a free-list check failing or an abort). A list
+    // loaded in the transaction itself is saved whole, which is all that happens without one kept:
+    // 17 partial saves in an import of 2,000,000 lines with 15,000, none with 0, and the imports,
+    // re-publications and WebSocket ingest measured as fast (docs/storage.md, "The free list").
     maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN,
   } as Parameters<typeof open>[0]);
 }
