@@ -27,6 +27,8 @@ const isCommitReason = (r: unknown): boolean =>
 let installed = false;
 /** LMDB's reason for each commitError promise the handler has seen (commitReason) */
 const reasons = new WeakMap<Promise<unknown>, unknown>();
+/** commitReason calls waiting for the handler to see a commitError's reason */
+const waiting = new WeakMap<Promise<unknown>, Array<(reason: unknown) => void>>();
 
 /** Installs the handler once per thread (a writer thread has its own process events). */
 export function surviveFailedCommits(report: (reason: unknown) => void): void {
@@ -37,6 +39,8 @@ export function surviveFailedCommits(report: (reason: unknown) => void): void {
     if (isCommitFailure(reason)) return;
     if (isCommitReason(reason)) {
       reasons.set(promise, reason);
+      for (const wake of waiting.get(promise) ?? []) wake(reason);
+      waiting.delete(promise);
       report(reason);
       return;
     }
@@ -44,8 +48,26 @@ export function surviveFailedCommits(report: (reason: unknown) => void): void {
   });
 }
 
-/** How long a refused write waits for LMDB's reason (lmdb-js rejects commitError in the same callback). */
+/**
+ * How long a refused write waits for LMDB's reason. lmdb-js rejects commitError in the same callback
+ * as the commit, but Node reports it unhandled only after the microtasks that answer the write.
+ */
 const REASON_WAIT_MS = 1000;
+
+/** LMDB's reason for a commitError once the handler has seen it; undefined after REASON_WAIT_MS. */
+function reasonOf(commitError: Promise<unknown>): Promise<unknown> {
+  if (reasons.has(commitError) || !installed) return Promise.resolve(reasons.get(commitError));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), REASON_WAIT_MS);
+    const wake = (reason: unknown) => {
+      clearTimeout(timer);
+      resolve(reason);
+    };
+    const list = waiting.get(commitError);
+    if (list) list.push(wake);
+    else waiting.set(commitError, [wake]);
+  });
+}
 
 /**
  * The error a write of a failed commit is refused with: for lmdb-js's "Commit failed", one carrying
@@ -56,12 +78,7 @@ const REASON_WAIT_MS = 1000;
  */
 export async function commitReason(err: unknown): Promise<Error> {
   if (!isCommitFailure(err)) return err instanceof Error ? err : new Error(String(err));
-  const end = Date.now() + REASON_WAIT_MS;
-  let reason = reasons.get(err.commitError);
-  while (reason === undefined && installed && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 5));
-    reason = reasons.get(err.commitError);
-  }
+  const reason = await reasonOf(err.commitError);
   if (!(reason instanceof Error)) return err;
   const code = (reason as { code?: unknown }).code;
   return Object.assign(new Error(`commit failed: ${reason.message}${typeof code === 'number' && !reason.message.includes(String(code)) ? ` (${code})` : ''}`), { cause: reason });
