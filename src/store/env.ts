@@ -19,6 +19,9 @@ const FREE_PAGES_TO_LOAD = 10_000;
 /** none: a list kept between transactions is saved back in part, and that path corrupts it (see openEnv) */
 const FREE_PAGES_TO_RETAIN = 0;
 
+/** The free-list options of every LMDB environment the relay opens (the store's, and scratch ones). */
+export const FREE_LIST_OPTIONS = { maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD, maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN };
+
 /** LMDB's environment with the store's options (every process opens it the same way). */
 export function openEnv(opts: EnvOptions): RootDatabase {
   return open({
@@ -68,7 +71,7 @@ export function openEnv(opts: EnvOptions): RootDatabase {
     // 20,000 follow lists that follow one another into a 600,000-event store; with 10,000 the
     // import takes 15-17 s instead of 20-24 s and the file is no larger. Follow lists spread over
     // the whole network gain nothing (the list is then 4% of the time either way).
-    maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD,
+    maxFreeSpaceToLoad: FREE_LIST_OPTIONS.maxFreeSpaceToLoad,
     // And how many it keeps in memory between transactions: none. A list kept is saved back at the
     // next commit only in part (the records around the pages taken from it), and lmdb-js's fork
     // gets that partial save wrong now and then: records filled from the wrong part of the list,
@@ -77,6 +80,6 @@ export function openEnv(opts: EnvOptions): RootDatabase {
     // loaded in the transaction itself is saved whole, which is all that happens without one kept:
     // 17 partial saves in an import of 2,000,000 lines with 15,000, none with 0, and the imports,
     // re-publications and WebSocket ingest measured as fast (docs/storage.md, "The free list").
-    maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN,
+    maxFreeSpaceToRetain: FREE_LIST_OPTIONS.maxFreeSpaceToRetain,
   } as Parameters<typeof open>[0]);
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { open, type RootDatabase } from 'lmdb';
+import { FREE_LIST_OPTIONS } from '../../store/env.js';
 
 export interface ScratchEnv {
   env: RootDatabase;
@@ -12,8 +13,10 @@ export interface ScratchEnv {
 
 export async function scratchEnv(prefix: string): Promise<ScratchEnv> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  // No durability needed: it is deleted on close, and rebuilt by the next process.
-  const env = open({ path: dir, noSubdir: false, maxDbs: 4, mapSize: 4 * 1024 ** 3, noSync: true });
+  // No durability needed: it is deleted on close, and rebuilt by the next process. The store's
+  // free-list options: its writes are keys alone, the pattern in which lmdb-js's save of a kept
+  // free list went wrong (store/env.ts).
+  const env = open({ path: dir, noSubdir: false, maxDbs: 4, mapSize: 4 * 1024 ** 3, noSync: true, ...FREE_LIST_OPTIONS } as Parameters<typeof open>[0]);
   return {
     env,
     async close() {
