@@ -75,11 +75,12 @@ export function openEnv(opts: EnvOptions): RootDatabase {
     // And how many it keeps in memory between transactions: none. A list kept is saved back at the
     // next commit only in part (the records around the pages taken from it), and lmdb-js's fork
     // gets that partial save wrong now and then: records filled from the wrong part of the list,
-    // or past its end. Every one of the three crashes seen in large imports was in such a save
-    // ("Do write of page does not match", then a free-list check failing or an abort). A list
-    // loaded in the transaction itself is saved whole, which is all that happens without one kept:
-    // 17 partial saves in an import of 2,000,000 lines with 15,000, none with 0, and the imports,
-    // re-publications and WebSocket ingest measured as fast (docs/storage.md, "The free list").
+    // or past its end. Each of the three crashes seen in large imports was in such a save (a
+    // free-list check failing, or an abort). A list loaded in the transaction itself is saved
+    // whole, which is all that happens without one kept: 17 partial saves in an import of
+    // 2,000,000 lines with 15,000, none with 0. Imports and re-publications measured as fast;
+    // WebSocket ingest into a fresh store up to 8% slower (docs/storage.md, "Nothing kept between
+    // transactions").
     maxFreeSpaceToRetain: FREE_LIST_OPTIONS.maxFreeSpaceToRetain,
   } as Parameters<typeof open>[0]);
 }
