@@ -8,8 +8,8 @@
 // --readers: the fresh processes write nothing; each opens the environment read-only (MDB_RDONLY),
 // reads a count and closes it, --per-child times (the fifteenth session's finding, docs/storage.md
 // "Readers write nothing"); --no-close: each leaves its last open to its exit, without closing it.
-// --store-free-list opens with the store's free-list bounds (maxFreeSpaceToLoad 10,000,
-// maxFreeSpaceToRetain 0, src/store/env.ts) instead of lmdb-js's defaults.
+// --store-free-list opens with the store's free-list bounds (FREE_LIST_OPTIONS, src/store/env.ts)
+// instead of lmdb-js's defaults.
 // The cause (sixteenth session, docs/storage.md "Readers that reset the writer"): lmdb-js's
 // mdb_env_open2 sets the lock file's last transaction id from the meta page each opener read; an
 // opener that read it just before a commit sends the writer's next transaction back to the older
@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { open } from 'lmdb';
+import { FREE_LIST_OPTIONS } from '../src/store/env.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string): boolean => args.includes(name);
@@ -39,7 +40,7 @@ const perChild = Number(value('--per-child', '3'));
 const readers = flag('--readers');
 const ownDir = !args.includes('--dir');
 const dir = ownDir ? mkdtempSync(join(tmpdir(), 'lmdb-multi-writer-')) : value('--dir', '');
-const options = { path: dir, noSubdir: false, useWritemap: writemap, overlappingSync: false, maxDbs: 64, mapSize: 64 * 1024 ** 3, ...(storeFreeList ? { maxFreeSpaceToLoad: 10_000, maxFreeSpaceToRetain: 0 } : {}) } as Parameters<typeof open>[0];
+const options = { path: dir, noSubdir: false, useWritemap: writemap, overlappingSync: false, maxDbs: 64, mapSize: 64 * 1024 ** 3, ...(storeFreeList ? FREE_LIST_OPTIONS : {}) } as Parameters<typeof open>[0];
 
 if (role === 'reader') {
   for (let i = 0; i < perChild; i++) {

@@ -14,13 +14,29 @@ const DEFAULT_MAP_SIZE = 64 * 1024 ** 3;
 /** named databases: ours (15, with search) and room for other modules' (spider directory, policy lists) */
 const MAX_DBS = 64;
 
-/** lmdb-js's free-list bounds (maxFreeSpaceToLoad, maxFreeSpaceToRetain; not in its typings), see openEnv */
-const FREE_PAGES_TO_LOAD = 10_000;
-/** none: a list kept between transactions is saved back in part, and that path corrupts it (see openEnv) */
-const FREE_PAGES_TO_RETAIN = 0;
-
-/** The free-list options of every LMDB environment the relay opens (the store's, and scratch ones). */
-export const FREE_LIST_OPTIONS = { maxFreeSpaceToLoad: FREE_PAGES_TO_LOAD, maxFreeSpaceToRetain: FREE_PAGES_TO_RETAIN };
+/**
+ * lmdb-js's free-list bounds (options missing from its typings), for every LMDB environment the
+ * relay opens: the store's (openEnv) and the spider's scratch ones.
+ */
+export const FREE_LIST_OPTIONS = {
+  // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from. Its list
+  // is a sorted array that every page freed or loaded is inserted into one by one, so its cost
+  // grows with its length. With the default (50,000) that insertion was a third of importing
+  // 20,000 follow lists that follow one another into a 600,000-event store; with 10,000 the
+  // import takes 15-17 s instead of 20-24 s and the file is no larger. Follow lists spread over
+  // the whole network gain nothing (the list is then 4% of the time either way).
+  maxFreeSpaceToLoad: 10_000,
+  // And how many it keeps in memory between transactions: none. A list kept is saved back at the
+  // next commit only in part (the records around the pages taken from it), and lmdb-js's fork
+  // gets that partial save wrong now and then: records filled from the wrong part of the list,
+  // or past its end. Each of the three crashes seen in large imports was in such a save (a
+  // free-list check failing, or an abort). A list loaded in the transaction itself is saved
+  // whole, which is all that happens without one kept: 17 partial saves in an import of
+  // 2,000,000 lines with 15,000, none with 0. Imports and re-publications measured as fast;
+  // WebSocket ingest into a fresh store up to 8% slower (docs/storage.md, "Nothing kept between
+  // transactions").
+  maxFreeSpaceToRetain: 0,
+};
 
 /** LMDB's environment with the store's options (every process opens it the same way). */
 export function openEnv(opts: EnvOptions): RootDatabase {
@@ -65,22 +81,7 @@ export function openEnv(opts: EnvOptions): RootDatabase {
     // The cost: a cold cache is read 4 KiB at a time, and a small store is slower (10-35%).
     // docs/storage.md, "Read-ahead".
     noReadAhead: !opts.readAhead,
-    // How many free pages lmdb-js loads from LMDB's free list into memory to allocate from. Its list
-    // is a sorted array that every page freed or loaded is inserted into one by one, so its cost
-    // grows with its length. With the default (50,000) that insertion was a third of importing
-    // 20,000 follow lists that follow one another into a 600,000-event store; with 10,000 the
-    // import takes 15-17 s instead of 20-24 s and the file is no larger. Follow lists spread over
-    // the whole network gain nothing (the list is then 4% of the time either way).
-    maxFreeSpaceToLoad: FREE_LIST_OPTIONS.maxFreeSpaceToLoad,
-    // And how many it keeps in memory between transactions: none. A list kept is saved back at the
-    // next commit only in part (the records around the pages taken from it), and lmdb-js's fork
-    // gets that partial save wrong now and then: records filled from the wrong part of the list,
-    // or past its end. Each of the three crashes seen in large imports was in such a save (a
-    // free-list check failing, or an abort). A list loaded in the transaction itself is saved
-    // whole, which is all that happens without one kept: 17 partial saves in an import of
-    // 2,000,000 lines with 15,000, none with 0. Imports and re-publications measured as fast;
-    // WebSocket ingest into a fresh store up to 8% slower (docs/storage.md, "Nothing kept between
-    // transactions").
-    maxFreeSpaceToRetain: FREE_LIST_OPTIONS.maxFreeSpaceToRetain,
+    // the free-list bounds: see FREE_LIST_OPTIONS (docs/storage.md, "The free list")
+    ...FREE_LIST_OPTIONS,
   } as Parameters<typeof open>[0]);
 }
