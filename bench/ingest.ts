@@ -72,6 +72,9 @@ async function publishOnce(o: Opts, side: Side, frames: Buffer[], ids: string[],
     ok_p99_ms: lat.p99_ms,
     ok_max_ms: lat.max_ms,
     ...res,
+    // On a machine both the relay and this client saturate, the rate follows the CPU each event
+    // costs, so this is the figure to compare between builds (the rate moves with the hour).
+    ...(res.relay_cpu_pct !== undefined && r.stored > 0 ? { relay_cpu_us_per_event: round(((res.relay_cpu_pct / 100) * (res.cpu_window_s ?? secs) * 1e6) / r.stored, 1) } : {}),
     machine: machine(),
   };
   emit(result);
@@ -85,7 +88,7 @@ async function publishOnce(o: Opts, side: Side, frames: Buffer[], ids: string[],
     { measure: 'time to OK p50, ms', value: lat.p50_ms },
     { measure: 'time to OK p99, ms', value: lat.p99_ms },
     { measure: 'client CPU, % of a core', value: res.client_cpu_pct },
-    ...(res.relay_cpu_pct !== undefined ? [{ measure: 'relay CPU, % of a core', value: res.relay_cpu_pct }, { measure: 'relay threads', value: res.relay_threads ?? '' }] : []),
+    ...(res.relay_cpu_pct !== undefined ? [{ measure: 'relay CPU, % of a core', value: res.relay_cpu_pct }, { measure: 'relay CPU per event stored, µs', value: result.relay_cpu_us_per_event ?? '-' }, { measure: 'relay threads', value: res.relay_threads ?? '' }] : []),
     ...(res.machine_busy_pct !== undefined ? [{ measure: 'machine busy, % of all cores', value: res.machine_busy_pct }] : []),
   ]);
   if (r.duplicates > 0) log(`note: the relay already had ${r.duplicates} of these events, so this measured duplicate handling; use a fresh data directory or another --seed`);
