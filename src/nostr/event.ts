@@ -1,5 +1,6 @@
 // The Nostr event and its structural checks. Pure: no I/O.
 import { createHash } from 'node:crypto';
+import { isHex64, isLowerHex } from './hex.js';
 
 export interface NostrEvent {
   id: string;
@@ -11,16 +12,14 @@ export interface NostrEvent {
   sig: string;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-const HEX128 = /^[0-9a-f]{128}$/;
 
 /** Returns null when `ev` has the shape of a NIP-01 event, else the reason (without prefix). */
 export function structureError(ev: unknown): string | null {
   if (typeof ev !== 'object' || ev === null || Array.isArray(ev)) return 'event is not an object';
   const e = ev as Record<string, unknown>;
-  if (typeof e.id !== 'string' || !HEX64.test(e.id)) return 'id must be 64 lowercase hex characters';
-  if (typeof e.pubkey !== 'string' || !HEX64.test(e.pubkey)) return 'pubkey must be 64 lowercase hex characters';
-  if (typeof e.sig !== 'string' || !HEX128.test(e.sig)) return 'sig must be 128 lowercase hex characters';
+  if (typeof e.id !== 'string' || !isHex64(e.id)) return 'id must be 64 lowercase hex characters';
+  if (typeof e.pubkey !== 'string' || !isHex64(e.pubkey)) return 'pubkey must be 64 lowercase hex characters';
+  if (typeof e.sig !== 'string' || !isLowerHex(e.sig, 128)) return 'sig must be 128 lowercase hex characters';
   if (!Number.isSafeInteger(e.created_at) || (e.created_at as number) < 0) return 'created_at must be a non-negative integer';
   if (!Number.isSafeInteger(e.kind) || (e.kind as number) < 0 || (e.kind as number) > 65535) return 'kind must be an integer 0-65535';
   if (typeof e.content !== 'string') return 'content must be a string';

@@ -1,16 +1,16 @@
 // Keys as operators write them in config: hex or NIP-19 (npub / nsec). Pure: no I/O.
 import { decode } from 'nostr-tools/nip19';
+import { isHex64 } from './hex.js';
 
-const HEX64 = /^[0-9a-f]{64}$/;
 
 /** A pubkey given as hex (any case) or npub, as lowercase hex; null when it is neither. */
 export function parsePubkey(s: string): string | null {
   const t = s.trim();
-  if (HEX64.test(t.toLowerCase())) return t.toLowerCase();
+  if (isHex64(t.toLowerCase())) return t.toLowerCase();
   if (t.startsWith('npub1')) {
     try {
       const d = decode(t as `npub1${string}`);
-      if (d.type === 'npub' && HEX64.test(d.data)) return d.data;
+      if (d.type === 'npub' && isHex64(d.data)) return d.data;
     } catch { /* fall through */ }
   }
   return null;
@@ -19,7 +19,7 @@ export function parsePubkey(s: string): string | null {
 /** A secret key given as 64 hex characters or nsec; throws (naming `what`) on anything else. */
 export function parseSecretKey(s: string, what = 'spider.workerKey'): Uint8Array {
   const t = s.trim();
-  if (HEX64.test(t.toLowerCase())) return Uint8Array.from(Buffer.from(t, 'hex'));
+  if (isHex64(t.toLowerCase())) return Uint8Array.from(Buffer.from(t, 'hex'));
   if (t.startsWith('nsec1')) {
     try {
       const d = decode(t as `nsec1${string}`);

@@ -6,15 +6,15 @@
 // number of leading zero bits of the next 7 bytes (56 bits) plus one is the candidate value.
 import { createHash } from 'node:crypto';
 import type { Filter } from './filter.js';
+import { isHex64, nibble } from './hex.js';
 
 export const HLL_REGISTERS = 256;
-const HEX64 = /^[0-9a-f]{64}$/;
 
 /** The 64-hex string NIP-45 derives the offset from: ids and pubkeys as they are, an address's pubkey, else sha256. */
 function offsetSource(value: string): string {
-  if (HEX64.test(value)) return value;
+  if (isHex64(value)) return value;
   const parts = value.split(':');
-  if (parts.length >= 3 && /^\d+$/.test(parts[0]!) && HEX64.test(parts[1]!)) return parts[1]!;
+  if (parts.length >= 3 && /^\d+$/.test(parts[0]!) && isHex64(parts[1]!)) return parts[1]!;
   return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
@@ -57,8 +57,6 @@ export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset
   if (v > registers[r]!) registers[r] = v;
 }
 
-/** The value of the lowercase hex digit with char code c. */
-export const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
 /** The 8 bytes hllAddHex decodes: the register byte and the 7 after it. */
 const hexBytes = new Uint8Array(8);
 

@@ -10,7 +10,7 @@ import type { BinDb, Dbs } from './schema.js';
 import { visitSearchEntries } from './search/entries.js';
 
 /** content: for the search index (search/entries.ts); events without it are not searchable */
-type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & {
+export type Indexed = Pick<NostrEvent, 'pubkey' | 'created_at' | 'kind' | 'tags'> & {
   content?: string;
   /** every tag is one the follow graph holds (graph.ts GraphList.only): no tag+kind entry to visit */
   graphOnly?: boolean;

@@ -11,7 +11,7 @@
 // cost 56 bytes and the keys doubled into a new buffer (docs/storage.md, "Where the import's
 // reading goes").
 
-import { nibble } from '../nostr/nip45.js';
+import { nibble } from '../nostr/hex.js';
 import { PubkeyChunks } from './pubkey-chunks.js';
 
 /** Four bytes of a hex string from character `at`, as an unsigned 32-bit word. */

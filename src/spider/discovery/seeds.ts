@@ -15,8 +15,8 @@ import type { IngestStatus } from '../../ingest/types.js';
 import { relaysInList, RELAY_LIST_KIND } from './relay-lists.js';
 import { resolveTarget, type Target } from '../../remote/url.js';
 import type { FetchCounts } from '../../directory/types.js';
+import { isHex64 } from '../../nostr/hex.js';
 
-const HEX64 = /^[0-9a-f]{64}$/;
 
 
 export interface SeedDeps {
@@ -105,7 +105,7 @@ export async function resolveSeeds(d: SeedDeps, seeds: string[], admins: string[
     const follows = await localLatest(d.store, 3, adminKeys);
     await fromBootstrap(d, 3, adminKeys, follows);
     for (const a of adminKeys) set.add(a);
-    for (const ev of follows.values()) for (const t of ev.tags) if (t[0] === 'p' && HEX64.test(t[1] ?? '')) set.add(t[1]);
+    for (const ev of follows.values()) for (const t of ev.tags) if (t[0] === 'p' && isHex64(t[1] ?? '')) set.add(t[1]);
   }
   const pubkeys = [...set];
   const lists = await localLatest(d.store, RELAY_LIST_KIND, pubkeys);

@@ -7,8 +7,8 @@ import type { Database, RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../../nostr/event.js';
 import { HexBloom } from './bloom.js';
 import { openNamedDb } from '../../store/named-db.js';
+import { isHex64 } from '../../nostr/hex.js';
 
-const HEX64 = /^[0-9a-f]{64}$/;
 const EMPTY = Buffer.alloc(0);
 /** most p tags taken from one list */
 const MAX_TAGS = 10_000;
@@ -33,7 +33,7 @@ export class AuthorBook {
   /** Remembers a pubkey (64 lowercase hex; anything else is ignored). */
   add(pubkey: string): void {
     this.load();
-    if (this.bloom.has(pubkey) || !HEX64.test(pubkey)) return;
+    if (this.bloom.has(pubkey) || !isHex64(pubkey)) return;
     this.bloom.add(pubkey);
     // Not awaited: lmdb-js batches these writes on its writer thread.
     this.db.put(Buffer.from(pubkey, 'hex'), EMPTY).catch(() => { /* a lost hint, not a lost event */ });
