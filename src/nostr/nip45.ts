@@ -49,6 +49,15 @@ export function hllPoint(pk: Uint8Array, at: number, offset: number): [register:
   return [pk[p]!, rankAt(pk, p)];
 }
 
+/**
+ * hllPoint as one number, register << 8 | value: what a follow adds to its followee's counter
+ * (counters.ts keeps an author's sixteen, one per offset, and logs one number per follow).
+ */
+export function hllPointCode(pk: Uint8Array, at: number, offset: number): number {
+  const p = at + offset;
+  return (pk[p]! << 8) | rankAt(pk, p);
+}
+
 /** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers: hllPoint without its pair (an import's merge adds one per follow). */
 export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset: number): void {
   const p = at + offset;

@@ -13,8 +13,9 @@
 // deletion), the entry is marked STALE and its registers may still include that author. A stale
 // entry's registers are recomputed from the index when asked (query.ts) and written back if the
 // entry has not changed since (its version): refreshHll().
-import { hllAddHex, hllMerge, HLL_REGISTERS } from '../nostr/nip45.js';
-import { TYPE_HEX, tagTypeAt } from './keys.js';
+import { nibble } from '../nostr/hex.js';
+import { hllAddHex, hllMerge, hllPointCode, HLL_REGISTERS } from '../nostr/nip45.js';
+import { MAX_TAG_PREFIX, TYPE_HEX, tagTypeAt, writeTagPrefix } from './keys.js';
 import type { BinDb } from './schema.js';
 
 const F_DENSE = 1;
@@ -126,17 +127,30 @@ export class CounterBatch {
   private readonly logP: Pending[] = [];
   private readonly logPubkey: string[] = [];
   private readonly logDelta: number[] = [];
-  /** noteAll()'s lists since mark() */
-  private readonly logAll: Array<{ pending: Map<string, Pending>; values: readonly string[]; pubkey: string; delta: number }> = [];
+
+  // noteFollows(): the follow graph's notes, kept apart from note()'s. A batch of follow lists notes
+  // hundreds of thousands of follows; as note()s, each was a Map lookup by a 64-character string and
+  // an author string pushed onto the followee's arrays, all held until the commit (the largest
+  // share of what the writer thread's scavenges copied). Here a follow is two numbers in a typed
+  // array, found by its followee's id.
+  /** per (kind, followee id), its slot */
+  private readonly followSlots = new Map<number, number>();
+  /** per slot: the followee's pubkey (hex) and the list kind */
+  private readonly slotPubkey: string[] = [];
+  private readonly slotKind: number[] = [];
+  /** the follows noted, two numbers each: the slot, and ±(the author's HLL point code + 1): + added, - removed */
+  private followLog = new Int32Array(1 << 14);
+  private followLen = 0;
+  /** followLen at mark(): rollback() cuts the log back to it */
+  private followMark = 0;
+  /** the author's point code at each NIP-45 offset 8-23 (noteFollows) */
+  private readonly points = new Uint16Array(16);
 
   /**
    * Notes one counted entry written (+1) or removed (-1): `prefix` is its tag+kind prefix (may be a
-   * scratch buffer: it is copied when kept), `name`, `value` and `kind` what it was made of. `prefix`
-   * may be a function that builds it: it is called only for the first note of a value in the batch
-   * (the graph notes a popular followee hundreds of times a batch; building its key each time was
-   * 6% of the main thread's directory ingest).
+   * scratch buffer: it is copied when kept), `name`, `value` and `kind` what it was made of.
    */
-  note(prefix: Buffer | ((value: string, kind: number) => Buffer), name: string, value: string, kind: number, pubkey: string, delta: 1 | -1): void {
+  note(prefix: Buffer, name: string, value: string, kind: number, pubkey: string, delta: 1 | -1): void {
     const p = this.pendingOf(this.pairValues(name, kind), prefix, value, kind, pubkey);
     this.add(p, pubkey, delta);
     this.logP.push(p);
@@ -153,27 +167,45 @@ export class CounterBatch {
   }
 
   /** The pending note of a value, made on the value's first note in this batch (its key built and copied then only). */
-  private pendingOf(values: Map<string, Pending>, prefix: Buffer | ((value: string, kind: number) => Buffer), value: string, kind: number, pubkey: string): Pending {
+  private pendingOf(values: Map<string, Pending>, prefix: Buffer, value: string, kind: number, pubkey: string): Pending {
     let p = values.get(value);
     if (!p) {
-      const key = typeof prefix === 'function' ? prefix(value, kind) : prefix;
-      values.set(value, (p = { key: Buffer.from(key), first: pubkey, firstNet: 0, authors: null, deltas: null, negative: false }));
+      values.set(value, (p = { key: Buffer.from(prefix), first: pubkey, firstNet: 0, authors: null, deltas: null, negative: false }));
       this.count++;
     }
     return p;
   }
 
   /**
-   * note() for many values by one author, each with the same name, kind and change: a follow
-   * list's follows. The pair's map is looked up once, and the list is logged once, not three times
-   * per follow (rollback() looks its values up again, which is rare). `values` must not change
-   * until the next mark().
+   * The follows of one list (kind, author) added (+1) or removed (-1): `followees` their ids and
+   * `pubkeys` their pubkeys (hex), index for index. Counted like note()'s, but logged as numbers
+   * (above): the author's HyperLogLog point at each of the sixteen offsets is worked out once per
+   * list, and a follow takes the one its followee's offset names.
    */
-  noteAll(prefix: (value: string, kind: number) => Buffer, name: string, values: readonly string[], kind: number, pubkey: string, delta: 1 | -1): void {
-    if (values.length === 0) return;
-    const pending = this.pairValues(name, kind);
-    for (const value of values) this.add(this.pendingOf(pending, prefix, value, kind, pubkey), pubkey, delta);
-    this.logAll.push({ pending, values, pubkey, delta });
+  noteFollows(kind: number, author: string, followees: readonly number[], pubkeys: readonly string[], delta: 1 | -1): void {
+    if (followees.length === 0) return;
+    authorPoints(author, this.points);
+    if (this.followLen + 2 * followees.length > this.followLog.length) {
+      const log = new Int32Array(Math.max(2 * this.followLog.length, this.followLen + 2 * followees.length));
+      log.set(this.followLog.subarray(0, this.followLen));
+      this.followLog = log;
+    }
+    const log = this.followLog;
+    let n = this.followLen;
+    for (let i = 0; i < followees.length; i++) {
+      const k = kind * 0x1_0000_0000 + followees[i]!;
+      let slot = this.followSlots.get(k);
+      if (slot === undefined) {
+        slot = this.slotPubkey.length;
+        this.followSlots.set(k, slot);
+        this.slotPubkey.push(pubkeys[i]!);
+        this.slotKind.push(kind);
+      }
+      log[n++] = slot;
+      // the NIP-45 offset of a followee: 8 + its hex digit at position 32
+      log[n++] = delta * (this.points[nibble(pubkeys[i]!.charCodeAt(32))]! + 1);
+    }
+    this.followLen = n;
   }
 
   private add(p: Pending, pubkey: string, delta: number): void {
@@ -191,38 +223,82 @@ export class CounterBatch {
 
   /** Starts a new operation: rollback() takes back only the notes made after this. */
   mark(): void {
-    this.logP.length = this.logPubkey.length = this.logDelta.length = this.logAll.length = 0;
+    this.logP.length = this.logPubkey.length = this.logDelta.length = 0;
+    this.followMark = this.followLen;
   }
 
   /** Takes back the notes made since mark(). */
   rollback(): void {
     for (let i = this.logP.length - 1; i >= 0; i--) this.add(this.logP[i]!, this.logPubkey[i]!, -this.logDelta[i]!);
-    // a note's change only adds to its value's net per author, so the order of taking back does not matter
-    for (const l of this.logAll) for (const value of l.values) this.add(l.pending.get(value)!, l.pubkey, -l.delta);
+    // a slot made since mark() stays, with no notes: apply() skips it
+    this.followLen = this.followMark;
     this.mark();
   }
 
   /** counter keys noted (each is written once in apply) */
   get size(): number {
-    return this.count;
+    return this.count + this.slotPubkey.length;
   }
 
   /**
    * Writes the counters. `undo` gets, per counter written, its key and its previous value (undefined:
    * it did not exist), so a transaction can put them back if something after this throws.
    */
-  apply(db: BinDb, undo?: Array<[Buffer, Buffer | undefined]>): void {
+  apply(db: BinDb, undo?: CounterUndo): void {
     this.mark();
     for (const values of this.pending.values()) {
       for (const p of values.values()) this.write(db, p, undo);
     }
     this.pending.clear();
     this.count = 0;
+    this.writeFollows(db, undo);
   }
 
-  private write(db: BinDb, p: Pending, undo?: Array<[Buffer, Buffer | undefined]>): void {
+  /** noteFollows()'s counters: the log grouped by slot (a counting sort), then each counter read, changed and written once. */
+  private writeFollows(db: BinDb, undo?: CounterUndo): void {
+    const slots = this.slotPubkey.length;
+    const log = this.followLog;
+    const end = this.followLen;
+    if (end > 0) {
+      const start = new Int32Array(slots + 1);
+      for (let i = 0; i < end; i += 2) start[log[i]! + 1]!++;
+      for (let s = 0; s < slots; s++) start[s + 1]! += start[s]!;
+      const fill = start.slice(0, slots);
+      const codes = new Int32Array(end / 2);
+      for (let i = 0; i < end; i += 2) codes[fill[log[i]!]!++] = log[i + 1]!;
+      for (let s = 0; s < slots; s++) {
+        if (start[s] === start[s + 1]) continue; // its notes were taken back
+        const key = counterKey(this.slotPubkey[s]!, this.slotKind[s]!);
+        const cur = db.getBinaryFast(key);
+        const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
+        undo?.add(key, cur ?? undefined); // copied: the next read reuses what getBinaryFast returned
+        let delta = 0;
+        for (let j = start[s]!; j < start[s + 1]!; j++) {
+          const code = codes[j]!;
+          if (code < 0) {
+            delta--;
+            c.stale = true; // the author's register stays: registers only grow (top of file)
+            continue;
+          }
+          delta++;
+          const r = (code - 1) >> 8;
+          const v = (code - 1) & 0xff;
+          if (v > c.registers[r]!) c.registers[r] = v;
+        }
+        c.count = Math.max(0, c.count + delta);
+        c.version = (c.version + 1) >>> 0;
+        if (c.count === 0) db.removeSync(key);
+        else db.putSync(key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
+      }
+    }
+    this.followSlots.clear();
+    this.slotPubkey.length = this.slotKind.length = 0;
+    this.followLen = this.followMark = 0;
+  }
+
+  private write(db: BinDb, p: Pending, undo?: CounterUndo): void {
     if (p.firstNet === 0 && !p.authors) return; // removed and re-added (a replaced follow list): no change, no read
-    const cur = db.getBinary(p.key);
+    const cur = db.getBinaryFast(p.key);
     // decoded and encoded in scratch space: a transaction of follow lists writes thousands of
     // counters, and two allocations each were a share of the writer's garbage collection
     const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
@@ -248,7 +324,7 @@ export class CounterBatch {
     if (!changed) return;
     c.count = Math.max(0, c.count + delta);
     c.version = (c.version + 1) >>> 0;
-    undo?.push([p.key, cur ?? undefined]); // getBinary returns a copy
+    undo?.add(p.key, cur ?? undefined); // copied: the next read reuses what getBinaryFast returned
     if (c.count === 0) db.removeSync(p.key);
     else db.putSync(p.key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
   }
@@ -257,6 +333,73 @@ export class CounterBatch {
 /** CounterBatch.write's scratch: a counter's registers, and its encoded value */
 const scratchRegisters = new Uint8Array(HLL_REGISTERS);
 const scratchValue = Buffer.allocUnsafe(COUNTER_HEADER + HLL_REGISTERS);
+
+const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
+/**
+ * The follower counter's key of a pubkey (the tag+kind prefix of ('p', pubkey, kind)), in a scratch
+ * buffer valid until the next call (whoever keeps it copies it).
+ */
+export function counterKey(pubkeyHex: string, kind: number): Buffer {
+  const end = Math.abs(writeTagPrefix(counterScratch, 0, 'p', pubkeyHex));
+  counterScratch.writeUInt16BE(kind, end);
+  return counterScratch.subarray(0, end + 2);
+}
+
+const authorBytes = Buffer.allocUnsafe(32);
+/** An author's HyperLogLog point code (nip45.ts hllPointCode) at each offset 8-23, into `into`. */
+function authorPoints(pubkeyHex: string, into: Uint16Array): void {
+  authorBytes.write(pubkeyHex, 0, 32, 'hex');
+  for (let i = 0; i < 16; i++) into[i] = hllPointCode(authorBytes, 0, 8 + i);
+}
+
+/**
+ * What a transaction's counter writes overwrote, to put back if the transaction is taken back
+ * (txn.ts): the keys and previous values copied into one growing buffer, not a pair of buffers per
+ * counter (a batch of follow lists writes tens of thousands, all held until the commit).
+ */
+export class CounterUndo {
+  private bytes = Buffer.allocUnsafe(1 << 16);
+  private used = 0;
+  /** per write: its key's length, and its previous value's (-1: there was none) */
+  private readonly lengths: number[] = [];
+
+  add(key: Uint8Array, prev: Uint8Array | undefined): void {
+    // a view of the value's own bytes: getBinaryFast's reused buffer only says its size in `length`
+    // (codec.ts jsonOf), and set() copies the whole typed array
+    if (prev) prev = prev.subarray(0, prev.length);
+    const need = this.used + key.length + (prev?.length ?? 0);
+    if (need > this.bytes.length) {
+      const bytes = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, need));
+      this.bytes.copy(bytes, 0, 0, this.used);
+      this.bytes = bytes;
+    }
+    this.bytes.set(key, this.used);
+    this.used += key.length;
+    if (prev) {
+      this.bytes.set(prev, this.used);
+      this.used += prev.length;
+    }
+    this.lengths.push(key.length, prev ? prev.length : -1);
+  }
+
+  /** Each write, newest first: its key, and its previous value (undefined: there was none). */
+  back(fn: (key: Buffer, prev: Buffer | undefined) => void): void {
+    let end = this.used;
+    for (let i = this.lengths.length - 2; i >= 0; i -= 2) {
+      const kl = this.lengths[i]!;
+      const vl = this.lengths[i + 1]!;
+      const v = vl < 0 ? undefined : this.bytes.subarray(end - vl, end);
+      end -= Math.max(0, vl);
+      fn(this.bytes.subarray(end - kl, end), v);
+      end -= kl;
+    }
+  }
+
+  clear(): void {
+    this.used = 0;
+    this.lengths.length = 0;
+  }
+}
 
 /**
  * Adds `n` authors to the counter of `key` at once, their HyperLogLog registers already gathered

@@ -13,9 +13,9 @@
 // new version is held as a new list. So between merges the graph holds a subset of the true edges,
 // and the missing ones are the members of current lists stored since the spool was last empty.
 import { hllAdd, HLL_REGISTERS } from '../nostr/nip45.js';
-import { addRegistersToCounter, counterOffset, isCountedPair } from './counters.js';
+import { addRegistersToCounter, counterKey, counterOffset, isCountedPair } from './counters.js';
 import { EdgeMerge, fileSource, memorySource, removeEdgeFiles, writeEdgeFile, type EdgeFile } from './edge-files.js';
-import { counterKey, idPubkey } from './graph.js';
+import { idPubkey } from './graph.js';
 import { EMPTY } from './keys.js';
 import { PubkeyChunks } from './pubkey-chunks.js';
 import type { Dbs } from './schema.js';

@@ -21,7 +21,7 @@
 // Reading: `{"kinds":[3],"#p":[pk]}` is answered by one of two cursors (query.ts picks by cost):
 // GraphSetCursor reads the follower set and each follower's graphcur entry and sorts them by time;
 // GraphWalkCursor walks graphtime newest first and probes the set for each list's author.
-import { COUNTER_HEADER, isCountedPair, type CounterBatch } from './counters.js';
+import { COUNTER_HEADER, counterKey, isCountedPair, type CounterBatch } from './counters.js';
 import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
 import { PubkeyIdCache } from './pubkey-id-cache.js';
@@ -303,7 +303,7 @@ export class GraphTxn {
         }
         // held edges were not counted yet: written now, they are. The held list is the version this
         // one replaces, so its members are `before` (the followees above are their ids, in order)
-        if (counted) this.counters!.noteAll(counterKey, 'p', before, kind, author, 1);
+        if (counted) this.counters!.noteFollows(kind, author, taken.followees, before, 1);
         n += taken.followees.length;
       } else {
         // A list whose held edges are in a file (edge-files.ts) has them marked dead there, never
@@ -319,7 +319,7 @@ export class GraphTxn {
         }
       }
     }
-    // the members added and removed, noted for the follower counters once per list (CounterBatch.noteAll)
+    // the members added and removed (index for index with `added` and `removed`), noted for the follower counters once per list
     const plus: string[] = old ? [] : after;
     const minus: string[] = [];
     // the same array: an unchanged re-publication (txn.ts), nothing to write but the current list
@@ -350,8 +350,8 @@ export class GraphTxn {
       minus.push(m);
     }
     if (counted && before !== after) {
-      this.counters!.noteAll(counterKey, 'p', plus, kind, author, 1);
-      this.counters!.noteAll(counterKey, 'p', minus, kind, author, -1);
+      this.counters!.noteFollows(kind, author, added, plus, 1);
+      this.counters!.noteFollows(kind, author, removed, minus, -1);
     }
     return n + added.length + removed.length + this.current(kind, authorId, current) + this.allocated;
   }
@@ -488,17 +488,6 @@ const EXACT_FOLLOWEE = 2 ** 21;
 
 /** kind and author id as one Map key (exact: kind < 2^16, id < 2^32) */
 const listKey = (kind: number, authorId: number): number => kind * 0x1_0000_0000 + authorId;
-
-const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
-/**
- * The counter key (tag+kind prefix of ('p', value, kind)) of a graph tag, in a scratch buffer valid
- * until the next call (CounterBatch.note copies what it keeps).
- */
-export function counterKey(value: string, kind: number): Buffer {
-  const end = Math.abs(writeTagPrefix(counterScratch, 0, 'p', value));
-  counterScratch.writeUInt16BE(kind, end);
-  return counterScratch.subarray(0, end + 2);
-}
 
 /** Current lists of a graph kind (kept in meta). */
 export function listCount(dbs: Dbs, kind: number): number {

@@ -10,7 +10,7 @@
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
 import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
-import { CounterBatch, refreshHll } from './counters.js';
+import { CounterBatch, CounterUndo, refreshHll } from './counters.js';
 import { GraphTxn, graphList, graphOnly, isGraphKind, tagsJson } from './graph.js';
 import type { ImportSpool } from './spool.js';
 import { putEntries, putVisit, removeEntries, removeVisit, visitEntries, type Indexed } from './indexer.js';
@@ -43,7 +43,7 @@ export class WriteTxn {
   /** how to take back each write of this transaction, oldest first */
   private readonly journal: Array<() => void> = [];
   /** the counters finish() wrote, with their previous values */
-  private readonly counterUndo: Array<[Buffer, Buffer | undefined]> = [];
+  private readonly counterUndo = new CounterUndo();
   /** the follow graph's writes (graph.ts), journaled with the others */
   private readonly graph: GraphTxn;
 
@@ -95,12 +95,11 @@ export class WriteTxn {
 
   /** Takes back everything this transaction wrote (finish() threw). */
   private undoAll(): void {
-    for (let i = this.counterUndo.length - 1; i >= 0; i--) {
-      const [key, value] = this.counterUndo[i]!;
+    this.counterUndo.back((key, value) => {
       if (value === undefined) this.dbs.tagcount.removeSync(key);
       else this.dbs.tagcount.putSync(key, value);
-    }
-    this.counterUndo.length = 0;
+    });
+    this.counterUndo.clear();
     this.undoFrom(0);
   }
 

@@ -75,7 +75,7 @@ test('a follow list that throws after its follows were noted for the counters (i
     assert.equal((await put(store, v1)).status, 'stored');
     const before = edges(store);
     // in one batch: a new list of common, and v2 (drops 0..4, adds 10..14), which fails at its graphtime entry,
-    // the last write of the graph's part: its additions and removals are noted by then (CounterBatch.noteAll)
+    // the last write of the graph's part: its additions and removals are noted by then (CounterBatch.noteFollows)
     const a = followList(hex(), common);
     const v2 = followList(pk, common.slice(5, 15), 1_700_000_100);
     const marker = Buffer.alloc(6);
