@@ -4,8 +4,8 @@
 // value is indexed as its 32 bytes; graph.ts: such a `p` tag of a follow list is a follow). Written
 // as comparisons, `c > 102 || c < 48 || (c > 57 && c < 97)` mispredicts on about every third
 // character of a random pubkey (digit or letter at random): 350 ns a pubkey on this machine class,
-// a sixth of the directory writer's time. A table lookup per character has no such branch: 120 ns
-// (docs/storage.md, "Hex without branches").
+// ~35 µs for a follow list of a hundred. A table lookup per character has no such branch: 120 ns
+// (docs/storage.md, "The writer's work per follow").
 
 /** char code -> its value 0-15 when it is a lowercase hex digit, else 16 (covers every UTF-16 code unit) */
 const HEX_VALUE = new Uint8Array(65536).fill(16);
