@@ -116,6 +116,9 @@ interface Pending {
   negative: boolean;
 }
 
+/** CounterBatch.followLog before the first follow is noted */
+const NO_LOG = new Int32Array(0);
+
 /** The pending-map slot of a (tag name, kind) pair: one Map of values per pair, so a note looks its value up as it is (no key string built per follow). */
 const pairSlot = (name: string, kind: number): number => name.charCodeAt(0) * 0x10000 + kind;
 
@@ -139,7 +142,7 @@ export class CounterBatch {
   private readonly slotPubkey: string[] = [];
   private readonly slotKind: number[] = [];
   /** the follows noted, two numbers each: the slot, and ±(the author's HLL point code + 1): + added, - removed */
-  private followLog = new Int32Array(1 << 14);
+  private followLog = NO_LOG; // made on the first noteFollows(): a transaction of notes and reactions has none
   private followLen = 0;
   /** followLen at mark(): rollback() cuts the log back to it */
   private followMark = 0;
@@ -186,7 +189,7 @@ export class CounterBatch {
     if (followees.length === 0) return;
     authorPoints(author, this.points);
     if (this.followLen + 2 * followees.length > this.followLog.length) {
-      const log = new Int32Array(Math.max(2 * this.followLog.length, this.followLen + 2 * followees.length));
+      const log = new Int32Array(Math.max(2 * this.followLog.length, this.followLen + 2 * followees.length, 4096));
       log.set(this.followLog.subarray(0, this.followLen));
       this.followLog = log;
     }
@@ -358,7 +361,7 @@ function authorPoints(pubkeyHex: string, into: Uint16Array): void {
  * counter (a batch of follow lists writes tens of thousands, all held until the commit).
  */
 export class CounterUndo {
-  private bytes = Buffer.allocUnsafe(1 << 16);
+  private bytes = Buffer.alloc(0); // grown on the first add(): most transactions of notes write few counters
   private used = 0;
   /** per write: its key's length, and its previous value's (-1: there was none) */
   private readonly lengths: number[] = [];
@@ -369,7 +372,7 @@ export class CounterUndo {
     if (prev) prev = prev.subarray(0, prev.length);
     const need = this.used + key.length + (prev?.length ?? 0);
     if (need > this.bytes.length) {
-      const bytes = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, need));
+      const bytes = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, need, 4096));
       this.bytes.copy(bytes, 0, 0, this.used);
       this.bytes = bytes;
     }
