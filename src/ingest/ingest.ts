@@ -9,7 +9,8 @@ import { isEphemeral } from '../nostr/kinds.js';
 import { verifiedJson } from '../nostr/verify.js';
 import type { AsyncVerifier } from './verify-pool.js';
 import type { EventStore } from '../store/types.js';
-import type { Ingest, IngestContext, IngestMetrics, IngestResult, OnStored } from './types.js';
+import type { Ingest, IngestContext, IngestDone, IngestMetrics, IngestResult, OnStored } from './types.js';
+import type { WriteResult } from '../store/types.js';
 import { firstRefusal, type Policies } from './hooks.js';
 
 export interface IngestDeps {
@@ -31,27 +32,47 @@ export function createIngest(deps: IngestDeps): Ingest {
   };
 
   /**
-   * The part of the path that waits (signature check, write). When the store's writer parses the
-   * JSON itself (a writer thread), `parsed` is null: nothing holds the parsed event while the
-   * event is in flight, and it is parsed again for the listeners once stored. Thousands of events
-   * in flight kept their tags alive through several scavenges of the main thread's young
-   * generation, which then copied and promoted them: half of that thread's time went to GC when
-   * publishing follow lists (bench/RESULTS.md). A parse that dies young costs less.
+   * What follows the signature check, as the callback it answers: the write, the OK and the
+   * fan-out, each stage answering the next through a callback. When the store's writer parses the
+   * JSON itself (a writer thread), `parsed` is null: nothing holds the parsed event while the event
+   * is in flight, and it is parsed again for the listeners once stored. Thousands of events in
+   * flight kept their tags alive through several scavenges of the main thread's young generation,
+   * which then copied and promoted them: half of that thread's time went to GC when publishing
+   * follow lists (bench/RESULTS.md). A parse that dies young costs less. For the same reason the
+   * stages are callbacks, not an async function and its promises: each of those lived as long as
+   * the event was in flight (0.7 KB an event of what the main thread's scavenges copied; RESULTS,
+   * twenty-third session). `done` is called once: with an error where the promise of ingest()
+   * rejects (a listener that threw), else with the result; it must not throw.
    */
-  async function settle(id: string | undefined, parsed: NostrEvent | null, json: string, kind: number, verdict: Promise<string | null> | null, ctx: IngestContext): Promise<IngestResult> {
-    const bad = verdict && (await verdict);
-    if (bad) return reject(id, bad, 'invalid');
+  function afterCheck(id: string | undefined, parsed: NostrEvent | null, json: string, kind: number, ctx: IngestContext, done: IngestDone) {
+    return (bad: string | null): void => {
+      let r: IngestResult;
+      try {
+        if (bad) r = reject(id, bad, 'invalid');
+        else if (isEphemeral(kind)) {
+          onStored(parsed ?? (JSON.parse(json) as NostrEvent), json);
+          r = { ok: true, message: '', status: 'ephemeral', id };
+        } else {
+          store.writeThen(parsed, json, (err, result) => {
+            let w: IngestResult;
+            try {
+              w = err ? reject(id, `error: could not store the event: ${err.message}`) : stored(id, parsed, json, result!, ctx);
+            } catch (e) {
+              return done(e);
+            }
+            done(null, w);
+          });
+          return;
+        }
+      } catch (e) {
+        return done(e);
+      }
+      done(null, r);
+    };
+  }
 
-    if (isEphemeral(kind)) {
-      onStored(parsed ?? (JSON.parse(json) as NostrEvent), json);
-      return { ok: true, message: '', status: 'ephemeral', id };
-    }
-    let result;
-    try {
-      result = await store.write(parsed, json);
-    } catch (e) {
-      return reject(id, `error: could not store the event: ${(e as Error).message}`);
-    }
+  /** The answer to a write the store made; a stored event goes to the hooks and listeners first. */
+  function stored(id: string | undefined, parsed: NostrEvent | null, json: string, result: WriteResult, ctx: IngestContext): IngestResult {
     if (result.status !== 'stored') {
       if (result.ok) {
         metrics?.eventsRejected.inc({ reason: result.status });
@@ -67,20 +88,24 @@ export function createIngest(deps: IngestDeps): Ingest {
     return { ok: true, message: '', status: 'stored', id };
   }
 
-  // Not async: what follows the first await (settle) must not hold `raw`, and an async function
-  // keeps its parameters until it returns.
-  return function ingest(raw, ctx) {
+  // Not async: nothing after the signature check may hold `raw` (afterCheck's closure holds the JSON).
+  function ingestThen(raw: unknown, ctx: IngestContext, done: IngestDone): void {
     metrics?.eventsReceived.inc({ source: ctx.source });
     const id = typeof (raw as NostrEvent)?.id === 'string' ? (raw as NostrEvent).id : undefined;
     const shape = structureError(raw);
-    if (shape) return Promise.resolve(reject(id, `invalid: ${shape}`, 'invalid'));
+    if (shape) return done(null, reject(id, `invalid: ${shape}`, 'invalid'));
     const event = canonical(raw as NostrEvent);
     const json = JSON.stringify(event);
     const refused = firstRefusal(policies.rejectEvent, { event, json }, ctx);
-    if (refused) return Promise.resolve(reject(id, refused, refused.startsWith('invalid:') ? 'invalid' : 'rejected'));
+    if (refused) return done(null, reject(id, refused, refused.startsWith('invalid:') ? 'invalid' : 'rejected'));
+    const next = afterCheck(id, store.writesFromJson ? null : event, json, event.kind, ctx, done);
     // Every event is checked here, whoever hands it on, except an object this process checked
     // already and that still has the JSON it had then (the spider checks before it hands on).
-    const verdict = verifiedJson(raw) === json ? null : verifier.check(event, json);
-    return settle(id, store.writesFromJson ? null : event, json, event.kind, verdict, ctx);
-  };
+    if (verifiedJson(raw) === json) next(null);
+    else verifier.checkThen(event, json, next);
+  }
+
+  const ingest = (raw: unknown, ctx: IngestContext): Promise<IngestResult> =>
+    new Promise((resolve, rejectPromise) => ingestThen(raw, ctx, (err, r) => (err ? rejectPromise(err) : resolve(r!))));
+  return Object.assign(ingest, { direct: ingestThen });
 }

@@ -30,7 +30,17 @@ export interface IngestContext {
   authed?: ReadonlySet<string>;
 }
 
-export type Ingest = (raw: unknown, ctx: IngestContext) => Promise<IngestResult>;
+/** The answer to one ingested event, once: an error (a hook or listener threw), else the result. It must not throw. */
+export type IngestDone = (err: unknown, result?: IngestResult) => void;
+
+/**
+ * The ingest path: as a promise, or `direct` with a callback (the relay's EVENT handler: a
+ * callback per event in flight instead of a chain of promises, ingest.ts afterCheck). A throw
+ * before the event is handed on (a bug) comes out of `direct` itself, and `done` is not called.
+ */
+export type Ingest = ((raw: unknown, ctx: IngestContext) => Promise<IngestResult>) & {
+  direct(raw: unknown, ctx: IngestContext, done: IngestDone): void;
+};
 
 /**
  * Something that receives events as they are stored (live subscriptions, spider counters).

@@ -16,12 +16,19 @@ export interface AsyncVerifier {
    * canonical JSON when the caller has it (the ingest path does): the pool sends that one string.
    */
   check(ev: NostrEvent, json?: string): Promise<string | null>;
+  /**
+   * check() answered through a callback: while the check waits, nothing but `done` is held (the
+   * ingest path keeps thousands of events in flight, and a promise chain per event was most of
+   * what the main thread's scavenges copied: bench/RESULTS.md, twenty-third session).
+   */
+  checkThen(ev: NostrEvent, json: string | undefined, done: (bad: string | null) => void): void;
   close(): Promise<void>;
 }
 
 /** Checks on the calling thread (threads = 0); from the canonical JSON too when the caller has it. */
 export function inlineVerifier(v: EventVerifier): AsyncVerifier {
-  return { backend: v.backend, threads: 0, check: async (ev, json) => (json === undefined ? v.check(ev) : v.checkJson(json)), close: async () => {} };
+  const now = (ev: NostrEvent, json?: string): string | null => (json === undefined ? v.check(ev) : v.checkJson(json));
+  return { backend: v.backend, threads: 0, check: async (ev, json) => now(ev, json), checkThen: (ev, json, done) => done(now(ev, json)), close: async () => {} };
 }
 
 /** One item of a batch: the event's canonical JSON (verify-messages.ts). */
@@ -41,7 +48,16 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
     w.on('message', (m: VerifyResults) => {
       const resolvers = pending.get(m.id)!;
       pending.delete(m.id);
-      for (let k = 0; k < resolvers.length; k++) resolvers[k](m.results[k]);
+      // one callback that throws must not keep the rest of the batch from their answers
+      for (let k = 0; k < resolvers.length; k++) {
+        try {
+          resolvers[k](m.results[k]);
+        } catch (err) {
+          queueMicrotask(() => {
+            throw err;
+          });
+        }
+      }
       if (pending.size === 0) for (const x of workers) x.unref(); // idle workers do not keep the process alive
     });
     w.unref();
@@ -61,20 +77,20 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
     jobs = [];
     resolvers = [];
   };
+  const checkThen = (ev: NostrEvent, json: string | undefined, done: (bad: string | null) => void): void => {
+    jobs.push(json ?? JSON.stringify(canonical(ev)));
+    resolvers.push(done);
+    if (jobs.length >= 256) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
   return {
     backend,
     threads,
-    check(ev, json) {
-      return new Promise((resolve) => {
-        jobs.push(json ?? JSON.stringify(canonical(ev)));
-        resolvers.push(resolve);
-        if (jobs.length >= 256) flush();
-        else if (!scheduled) {
-          scheduled = true;
-          setImmediate(flush);
-        }
-      });
-    },
+    check: (ev, json) => new Promise((resolve) => checkThen(ev, json, resolve)),
+    checkThen,
     async close() {
       await Promise.all(workers.map((w) => w.terminate()));
     },

@@ -178,6 +178,10 @@ class LmdbEventStore implements EventStore {
     return this.w().write(ev, json);
   }
 
+  writeThen(ev: NostrEvent | null, json: string, done: (err: Error | null, result?: WriteResult) => void): void {
+    this.w().writeThen(ev, json, done);
+  }
+
   async query(filters: Filter[], opts: QueryOptions): Promise<string[]> {
     return framesToJson(await runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen));
   }

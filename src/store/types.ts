@@ -105,6 +105,12 @@ export interface EventStore {
    */
   write(ev: NostrEvent | null, json: string): Promise<WriteResult>;
   /**
+   * write() answered through a callback, exactly once: `done(err)` where the promise would reject,
+   * `done(null, result)` where it would resolve. The relay's EVENT path waits this way (no promise
+   * per event in flight).
+   */
+  writeThen(ev: NostrEvent | null, json: string, done: (err: Error | null, result?: WriteResult) => void): void;
+  /**
    * The writer parses each event's JSON itself (it runs on a thread of its own), so a caller need
    * not keep the parsed event while the write waits: ingest.ts then holds only the JSON text.
    */

@@ -25,11 +25,18 @@ type OpBody = Unnumbered<WriterOp>;
 export interface StoreWriter {
   /** `ev` null: the writer parses `json` (ThreadWriter always does, on its thread) */
   write(ev: NostrEvent | null, json: string): Promise<WriteResult>;
+  /** write() answered through a callback, exactly once (EventStore.writeThen) */
+  writeThen(ev: NostrEvent | null, json: string, done: WriteDone): void;
   remove(id: string): Promise<boolean>;
   refreshHll(key: Buffer, version: number, registers: Uint8Array): Promise<boolean>;
   sweep(now: number): Promise<number>;
   close(): Promise<void>;
 }
+
+/** The answer to a write: an error, or the result. */
+export type WriteDone = (err: Error | null, result?: WriteResult) => void;
+/** The answer to any op of the thread, as WriteDone */
+type Done = (err: Error | null, value?: Value) => void;
 
 type Logger = { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
 
@@ -38,7 +45,8 @@ const relayLog = (logger: Logger | undefined, m: Extract<FromWriter, { t: 'log' 
   void (m.level === 'warn' ? logger?.warn : logger?.info)?.call(logger, m.obj, m.msg);
 
 export class ThreadWriter implements StoreWriter {
-  private readonly pending = new Map<number, { resolve(v: Value): void; reject(e: Error): void }>();
+  /** one callback per op (not a promise's resolve and reject: thousands wait at once, every one a survivor of scavenges) */
+  private readonly pending = new Map<number, Done>();
   private nextId = 0;
   private queue: WriterOp[] | null = null;
   /** why writes fail from now on (the thread stopped or the store is closing), null while it runs */
@@ -98,6 +106,10 @@ export class ThreadWriter implements StoreWriter {
     return this.submit({ t: 'e', json }) as Promise<WriteResult>;
   }
 
+  writeThen(_ev: NostrEvent | null, json: string, done: WriteDone): void {
+    this.submitThen({ t: 'e', json }, done as Done);
+  }
+
   remove(id: string): Promise<boolean> {
     return this.submit({ t: 'r', eventId: id }) as Promise<boolean>;
   }
@@ -123,16 +135,28 @@ export class ThreadWriter implements StoreWriter {
   }
 
   private submit(body: OpBody): Promise<Value> {
-    if (this.stopped) return Promise.reject(new Error(this.stopped));
+    return new Promise<Value>((resolve, reject) => this.submitThen(body, (err, v) => (err ? reject(err) : resolve(v!))));
+  }
+
+  /** Queues an op; `done` gets its answer once (at once when the thread has stopped). */
+  private submitThen(body: OpBody, done: Done): void {
+    if (this.stopped) return done(new Error(this.stopped));
     const id = this.nextId++;
-    return new Promise<Value>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      if (!this.queue) {
-        this.queue = [];
-        setImmediate(() => this.flush());
-      }
-      this.queue.push({ ...body, id } as WriterOp);
-    });
+    this.pending.set(id, done);
+    if (!this.queue) {
+      this.queue = [];
+      setImmediate(() => this.flush());
+    }
+    this.queue.push({ ...body, id } as WriterOp);
+  }
+
+  /** Answers one op; a callback that throws is logged and does not keep the others from theirs. */
+  private answer(done: Done, err: Error | null, value?: Value): void {
+    try {
+      done(err, value);
+    } catch (e) {
+      this.logger?.warn({ err: e }, 'a write callback failed');
+    }
   }
 
   private flush(): void {
@@ -157,8 +181,8 @@ export class ThreadWriter implements StoreWriter {
       const p = this.pending.get(d.id);
       if (!p) continue;
       this.pending.delete(d.id);
-      if ('error' in d) p.reject(new Error(d.error));
-      else p.resolve(d.value);
+      if ('error' in d) this.answer(p, new Error(d.error));
+      else this.answer(p, null, d.value);
     }
   }
 
@@ -167,7 +191,8 @@ export class ThreadWriter implements StoreWriter {
     if (this.closing && this.pending.size === 0) return;
     this.stopped ??= reason;
     this.logger?.warn({ pending: this.pending.size }, reason);
-    for (const p of this.pending.values()) p.reject(new Error(reason));
+    const waiting = [...this.pending.values()];
     this.pending.clear();
+    for (const p of waiting) this.answer(p, new Error(reason));
   }
 }

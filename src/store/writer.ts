@@ -14,6 +14,7 @@ import { WriteTxn } from './txn.js';
 import { commitReason } from './commit-failures.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
+import type { WriteDone } from './writer-thread.js';
 import type { DiskGuard } from '../lib/disk-guard.js';
 
 type Op =
@@ -98,6 +99,10 @@ export class BatchWriter {
    */
   write(ev: NostrEvent | null, json: string): Promise<WriteResult> {
     return this.enqueue({ type: 'event', ev, json }) as Promise<WriteResult>;
+  }
+
+  writeThen(ev: NostrEvent | null, json: string, done: WriteDone): void {
+    this.write(ev, json).then((r) => done(null, r), (e: unknown) => done(e instanceof Error ? e : new Error(String(e))));
   }
 
   remove(id: string): Promise<boolean> {

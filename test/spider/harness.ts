@@ -40,7 +40,11 @@ export async function openHome(dir = tempDir('orbweaver-spider-')): Promise<Home
   const broadcast: NostrEvent[] = [];
   const ingestChecks = { n: 0 };
   const inline = inlineVerifier(verifier);
-  const counted = { ...inline, check: (ev: NostrEvent, json?: string) => { ingestChecks.n++; return inline.check(ev, json); } };
+  const counted = {
+    ...inline,
+    check: (ev: NostrEvent, json?: string) => { ingestChecks.n++; return inline.check(ev, json); },
+    checkThen: (ev: NostrEvent, json: string | undefined, done: (bad: string | null) => void) => { ingestChecks.n++; inline.checkThen(ev, json, done); },
+  };
   const ingest = createIngest({ store, verifier: counted, policies: emptyPolicies(), onStored: (ev) => { broadcast.push(ev); } });
   return {
     dir, store, ingest, sink: ingestSink(ingest), verifier, broadcast, ingestChecks,

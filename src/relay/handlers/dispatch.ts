@@ -28,7 +28,7 @@ export function dispatch(h: RelayContext, conn: Connection, text: string): void 
   const fail = (e: unknown) => h.logger.error({ err: e, verb }, 'handler failed');
   switch (msg.type) {
     case 'EVENT':
-      handleEvent(h, conn, msg.event).catch(fail);
+      handleEvent(h, conn, msg.event); // logs its own failures: no promise per event in flight
       return;
     case 'REQ':
       handleReq(h, conn, msg.subId, msg.filters).catch(fail);
