@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter } from '../../src/nostr/filter.js';
 import { expirationOf } from '../../src/nostr/kinds.js';
-import { hllAdd, hllAddHex, hllEstimate, hllOffset, HLL_REGISTERS } from '../../src/nostr/nip45.js';
+import { hllAdd, hllAddHex, hllEstimate, hllOffset, hllPointCode, HLL_REGISTERS } from '../../src/nostr/nip45.js';
+import { CounterUndo } from '../../src/store/counters.js';
 import { openStore } from '../../src/store/index.js';
 import { ev, hex, oracleRegisters, put, tmpDir, withStore } from './helpers.js';
 import { rmSync } from 'node:fs';
@@ -169,6 +170,38 @@ test('NIP-45 registers: a pubkey added as hex counts as its bytes do, as the NIP
   assert.equal(Buffer.from(fromHex).toString('hex'), oracle);
   assert.equal(Buffer.from(fromBytes).toString('hex'), oracle);
   assert.equal(fromHex[0x7f], 57, 'no one bit in the 56: 56 zeros + 1');
+  // a follow's point as CounterBatch.noteFollows logs it (register << 8 | value), at this offset
+  const fromCodes = new Uint8Array(HLL_REGISTERS);
+  for (const pk of pubkeys) {
+    const code = hllPointCode(Buffer.from(pk, 'hex'), 0, offset);
+    if ((code & 0xff) > fromCodes[code >> 8]!) fromCodes[code >> 8] = code & 0xff;
+  }
+  assert.equal(Buffer.from(fromCodes).toString('hex'), oracle);
+});
+
+test('CounterUndo gives back each key and previous value, newest first, also from a reused buffer that only says its size in length', () => {
+  const undo = new CounterUndo();
+  // what getBinaryFast hands out: one large buffer whose own `length` says the value's size
+  const reused = Buffer.alloc(100_000, 0xee); // larger than the undo's buffer
+  Buffer.from('01020304', 'hex').copy(reused);
+  Object.defineProperty(reused, 'length', { value: 4, writable: true });
+  const writes: Array<[Buffer, Buffer | undefined]> = [
+    [Buffer.from('k1'), reused],
+    [Buffer.from('key-two'), undefined],
+    [Buffer.from('k3'), Buffer.alloc(5000, 7)], // past the first 4 KB: the buffer grows
+  ];
+  for (const [k, v] of writes) undo.add(k, v);
+  const back: Array<[string, string | undefined]> = [];
+  undo.back((k, v) => back.push([k.toString(), v?.toString('hex')]));
+  assert.deepEqual(back, [
+    ['k3', Buffer.alloc(5000, 7).toString('hex')],
+    ['key-two', undefined],
+    ['k1', '01020304'],
+  ]);
+  undo.clear();
+  let n = 0;
+  undo.back(() => n++);
+  assert.equal(n, 0);
 });
 
 test('schema 2 and 3 migrations: the tag index is rebuilt with kinds, the counters from the stored events, and the follow lists move to the graph', async () => {
