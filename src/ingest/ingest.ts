@@ -8,9 +8,8 @@ import { canonical, structureError, type NostrEvent } from '../nostr/event.js';
 import { isEphemeral } from '../nostr/kinds.js';
 import { verifiedJson } from '../nostr/verify.js';
 import type { AsyncVerifier } from './verify-pool.js';
-import type { EventStore } from '../store/types.js';
+import type { EventStore, WriteResult } from '../store/types.js';
 import type { Ingest, IngestContext, IngestDone, IngestMetrics, IngestResult, OnStored } from './types.js';
-import type { WriteResult } from '../store/types.js';
 import { firstRefusal, type Policies } from './hooks.js';
 
 export interface IngestDeps {

@@ -12,7 +12,6 @@ export interface NostrEvent {
   sig: string;
 }
 
-
 /** Returns null when `ev` has the shape of a NIP-01 event, else the reason (without prefix). */
 export function structureError(ev: unknown): string | null {
   if (typeof ev !== 'object' || ev === null || Array.isArray(ev)) return 'event is not an object';

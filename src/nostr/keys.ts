@@ -2,7 +2,6 @@
 import { decode } from 'nostr-tools/nip19';
 import { isHex64 } from './hex.js';
 
-
 /** A pubkey given as hex (any case) or npub, as lowercase hex; null when it is neither. */
 export function parsePubkey(s: string): string | null {
   const t = s.trim();

@@ -43,22 +43,17 @@ function rankAt(pk: Uint8Array, p: number): number {
   return zeros + 1;
 }
 
-/** Register index and value that one pubkey (32 bytes, at `at` in `pk`) contributes at `offset`. */
-export function hllPoint(pk: Uint8Array, at: number, offset: number): [register: number, value: number] {
-  const p = at + offset;
-  return [pk[p]!, rankAt(pk, p)];
-}
-
 /**
- * hllPoint as one number, register << 8 | value: what a follow adds to its followee's counter
- * (counters.ts keeps an author's sixteen, one per offset, and logs one number per follow).
+ * The register index and value one pubkey (32 bytes at `at` of `pk`) contributes at `offset`, as one
+ * number, register << 8 | value: what a follow adds to its followee's counter (counters.ts keeps an
+ * author's sixteen, one per offset, and logs one number per follow).
  */
 export function hllPointCode(pk: Uint8Array, at: number, offset: number): number {
   const p = at + offset;
   return (pk[p]! << 8) | rankAt(pk, p);
 }
 
-/** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers: hllPoint without its pair (an import's merge adds one per follow). */
+/** Adds one pubkey (32 bytes at `at` of `pk`) to dense registers (an import's merge adds one per follow). */
 export function hllAdd(registers: Uint8Array, pk: Uint8Array, at: number, offset: number): void {
   const p = at + offset;
   const r = pk[p]!;

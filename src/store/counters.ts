@@ -273,8 +273,7 @@ export class CounterBatch {
         if (start[s] === start[s + 1]) continue; // its notes were taken back
         const key = counterKey(this.slotPubkey[s]!, this.slotKind[s]!);
         const cur = db.getBinaryFast(key);
-        const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
-        undo?.add(key, cur ?? undefined); // copied: the next read reuses what getBinaryFast returned
+        const c = toChange(cur);
         let delta = 0;
         for (let j = start[s]!; j < start[s + 1]!; j++) {
           const code = codes[j]!;
@@ -288,10 +287,7 @@ export class CounterBatch {
           const v = (code - 1) & 0xff;
           if (v > c.registers[r]!) c.registers[r] = v;
         }
-        c.count = Math.max(0, c.count + delta);
-        c.version = (c.version + 1) >>> 0;
-        if (c.count === 0) db.removeSync(key);
-        else db.putSync(key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
+        storeChanged(db, key, cur, c, delta, undo);
       }
     }
     this.followSlots.clear();
@@ -302,9 +298,7 @@ export class CounterBatch {
   private write(db: BinDb, p: Pending, undo?: CounterUndo): void {
     if (p.firstNet === 0 && !p.authors) return; // removed and re-added (a replaced follow list): no change, no read
     const cur = db.getBinaryFast(p.key);
-    // decoded and encoded in scratch space: a transaction of follow lists writes thousands of
-    // counters, and two allocations each were a share of the writer's garbage collection
-    const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
+    const c = toChange(cur);
     const offset = counterOffset(p.key);
     let delta = 0;
     let changed = false;
@@ -324,18 +318,32 @@ export class CounterBatch {
       for (let i = 0; i < p.authors.length; i++) net.set(p.authors[i]!, (net.get(p.authors[i]!) ?? 0) + p.deltas![i]!);
       for (const [pubkey, n] of net) one(pubkey, n);
     }
-    if (!changed) return;
-    c.count = Math.max(0, c.count + delta);
-    c.version = (c.version + 1) >>> 0;
-    undo?.add(p.key, cur ?? undefined); // copied: the next read reuses what getBinaryFast returned
-    if (c.count === 0) db.removeSync(p.key);
-    else db.putSync(p.key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
+    if (changed) storeChanged(db, p.key, cur, c, delta, undo);
   }
 }
 
-/** CounterBatch.write's scratch: a counter's registers, and its encoded value */
+/**
+ * The scratch of a counter being changed: its registers, and its encoded value. Decoded and encoded
+ * here, not in new arrays: a transaction of follow lists writes thousands of counters, and two
+ * allocations each were a share of the writer's garbage collection.
+ */
 const scratchRegisters = new Uint8Array(HLL_REGISTERS);
 const scratchValue = Buffer.allocUnsafe(COUNTER_HEADER + HLL_REGISTERS);
+
+/** A counter's value as read, decoded for a change into the scratch registers (a new counter when it has none). */
+const toChange = (cur: Uint8Array | undefined | null): Counter => (cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0)));
+
+/**
+ * Writes a changed counter: `delta` added to its count, its version bumped, removed when it counts
+ * none. `cur` is its value as read (getBinaryFast: no read may come between), copied for `undo`.
+ */
+function storeChanged(db: BinDb, key: Buffer, cur: Buffer | undefined, c: Counter, delta: number, undo?: CounterUndo): void {
+  c.count = Math.max(0, c.count + delta);
+  c.version = (c.version + 1) >>> 0;
+  undo?.add(key, cur);
+  if (c.count === 0) db.removeSync(key);
+  else db.putSync(key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
+}
 
 const counterScratch = Buffer.allocUnsafe(MAX_TAG_PREFIX + 2);
 /**
@@ -411,12 +419,10 @@ export class CounterUndo {
  */
 export function addRegistersToCounter(db: BinDb, key: Buffer, registers: Uint8Array, n: number): void {
   if (n === 0) return;
-  const cur = db.getBinary(key);
-  const c = cur && cur.length >= COUNTER_HEADER ? decodeCounter(cur, scratchRegisters) : empty(scratchRegisters.fill(0));
+  const cur = db.getBinaryFast(key);
+  const c = toChange(cur);
   hllMerge(c.registers, registers);
-  c.count += n;
-  c.version = (c.version + 1) >>> 0;
-  db.putSync(key, encodeCounter(c, scratchValue)); // putSync in a write transaction copies it before it returns
+  storeChanged(db, key, cur, c, n);
 }
 
 /** Writes recomputed registers of a stale counter, unless it changed since they were computed. */

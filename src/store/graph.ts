@@ -22,7 +22,8 @@
 // GraphSetCursor reads the follower set and each follower's graphcur entry and sorts them by time;
 // GraphWalkCursor walks graphtime newest first and probes the set for each list's author.
 import { COUNTER_HEADER, counterKey, isCountedPair, type CounterBatch } from './counters.js';
-import { EMPTY, isHex64, kindPrefix, MAX_TAG_PREFIX, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32, writeTagPrefix } from './keys.js';
+import { isHex64 } from '../nostr/hex.js';
+import { EMPTY, kindPrefix, readSerial, SERIAL_BYTES, SUFFIX_BYTES, timeRange, TYPE_HEX, u32 } from './keys.js';
 import type { EdgeSpool } from './graph-spool.js';
 import { PubkeyIdCache } from './pubkey-id-cache.js';
 import type { Membership } from './follower-cache.js';

@@ -70,9 +70,6 @@ export const TYPE_HEX = 0x80;
 const TYPE_HASH = 0x81;
 const HASH_BYTES = 8;
 
-/** Whether `s` is 64 lowercase hex digits (nostr/hex.ts: a table, no branch per character). */
-export { isHex64 };
-
 export interface TagPrefix {
   prefix: Buffer;
   /** true when equal prefixes imply equal (name, value) */

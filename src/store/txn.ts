@@ -20,7 +20,6 @@ import type { BinDb, Dbs } from './schema.js';
 import type { WriteResult } from './types.js';
 import { isHex64 } from '../nostr/hex.js';
 
-
 /** The address key of a replaceable/addressable event, or null for other kinds. */
 function addrKeyOf(ev: Pick<NostrEvent, 'kind' | 'pubkey' | 'tags'>): Buffer | null {
   if (addressOf(ev) === null) return null;

@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import {
   addrKey,
   expiryKey,
-  isHex64,
   keyCreatedAt,
   keySerial,
   kindPrefix,
@@ -16,6 +15,7 @@ import {
   tombIdKey,
   withSuffix,
 } from '../../src/store/keys.js';
+import { isHex64 } from '../../src/nostr/hex.js';
 import { hex } from './helpers.js';
 
 test('keys: serials are 5 bytes big-endian, so byte order is numeric order', () => {

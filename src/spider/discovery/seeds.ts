@@ -17,8 +17,6 @@ import { resolveTarget, type Target } from '../../remote/url.js';
 import type { FetchCounts } from '../../directory/types.js';
 import { isHex64 } from '../../nostr/hex.js';
 
-
-
 export interface SeedDeps {
   store: EventStore;
   sink: EventSink;
