@@ -54,6 +54,7 @@ export const storeSchema = z
     maxBatchTime: duration('0', 'how long one LMDB write transaction may spend applying events before it commits what it has; 0 = no bound. With store.writerThread false it runs on the main thread, which answers no connection meanwhile: a bound shortens those pauses in a deep store and costs ingest rate (docs/storage.md, "The main-thread pause")'),
     expirySweep: duration('30s', 'how often expired events (NIP-40) are deleted'),
     queryYieldEvery: int(2000, 'index entries a scan reads before yielding to other connections', 16),
+    answerCache: int(128 * 1024 ** 2, 'bytes of large REQ answers (64 KiB and more, asked at least twice) each query thread keeps and gives again while no event added since matches the REQ and none in the answer was removed; 0 = every REQ is scanned (docs/storage.md, "Answers kept")', 0),
     minFreeBytes: int(256 * 1024 ** 2, 'writes are refused (OK false, "error: the relay\'s disk is full ...") while the data directory\'s file system has less than this free, and resume by themselves when it has more: a full disk would otherwise fail each write transaction as it commits (docs/operating.md, "A full disk"). It must cover one write transaction (a few MiB usually, 250 MiB at worst); 0 = no check', 0),
     writerThread: bool(true, 'run the store\'s write transactions on a thread of their own, so the main thread keeps serving connections while they are written (in a deep store readers then do not wait on a transaction; on two cores it cost 150-200 MB of memory; measured while the store ran without LMDB\'s write map, ingest was ~5% slower than with the writer on the main thread into a fresh store, 9-16% into one of 600,000 directory events); false: on the main thread (docs/storage.md, "A writer thread"). `orbweaver import` keeps its writer, which holds its spool, on its own thread'),
     readAhead: bool(false, 'let the kernel read ahead around each page of the store it loads (LMDB without MDB_NORDAHEAD). Off: pages are cached and written back one by one, which on a large store writes far less (docs/storage.md, "Read-ahead"); on: a small or cold store warms faster'),
@@ -66,8 +67,8 @@ export const storeSchema = z
  * How every opener of the store maps it, from the config: the relay's main thread and query
  * threads, the import and the other commands. One place, so a setting reaches all of them.
  */
-export function storeMapOptions(config: { dataDir: string; store: z.infer<typeof storeSchema> }): { dir: string; mapSize: number; queryYieldEvery: number; readAhead: boolean; minFreeBytes: number } {
-  return { dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, minFreeBytes: config.store.minFreeBytes };
+export function storeMapOptions(config: { dataDir: string; store: z.infer<typeof storeSchema> }): { dir: string; mapSize: number; queryYieldEvery: number; readAhead: boolean; minFreeBytes: number; answerCacheBytes: number } {
+  return { dir: config.dataDir, mapSize: config.store.mapSize, queryYieldEvery: config.store.queryYieldEvery, readAhead: config.store.readAhead, minFreeBytes: config.store.minFreeBytes, answerCacheBytes: config.store.answerCache };
 }
 
 export const relaySchemaShape = {

@@ -116,8 +116,9 @@ export class FrameArena {
   buf: Buffer;
   len = 0;
 
-  constructor(readonly framing: Framing) {
-    this.buf = takeBuffer(MIN_BUFFER);
+  /** `size`: the bytes the caller knows it will append (the buffer grows past it when needed) */
+  constructor(readonly framing: Framing, size = MIN_BUFFER) {
+    this.buf = takeBuffer(size);
   }
 
   /** Appends framing + src[from..to) + framing; returns the frame's start. */

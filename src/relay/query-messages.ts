@@ -13,6 +13,8 @@ export interface WorkerInit {
   queryYieldEvery: number;
   /** config.store.readAhead: the same as the main thread's handle (lmdb-js shares one environment per process) */
   readAhead?: boolean;
+  /** config.store.answerCache: bytes of answers this thread keeps (store/answer-cache.ts) */
+  answerCacheBytes?: number;
   /** config.search (NIP-50 index settings) */
   search?: { kinds: number[]; maxPostings: number; rankWindow: number };
 }
@@ -45,6 +47,8 @@ export interface Reply {
   neg?: NegentropyItems;
   upTo?: number;
   newer?: string[];
+  /** REQ: the answer was one the thread kept (store/answer-cache.ts) */
+  kept?: boolean;
   error?: string;
   steps?: number;
   tripped?: null | 'budget' | 'timeout';

@@ -34,6 +34,8 @@ export interface QueryRunner {
   readonly threads: number;
   /** requests answered on the calling thread (all of them with 0 threads; see runsInline) */
   readonly inline: number;
+  /** REQs answered from kept answers (store/answer-cache.ts), on any thread, since start */
+  readonly answersKept: number;
   /** same contract as EventStore.queryFrames, including opts.seen */
   query(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames>;
   /** same contract as EventStore.countResult (recomputed HLL registers are stored by the runner) */
@@ -61,6 +63,9 @@ export function inlineQueries(store: EventStore, guard: (outer: { aborted: boole
     threads: 0,
     get inline() {
       return inline;
+    },
+    get answersKept() {
+      return store.answersKept();
     },
     query: (filters, opts, framing) => (inline++, store.queryFrames(filters, opts, framing)),
     count: (filters, opts) => (inline++, store.countResult(filters, opts)),
@@ -119,6 +124,25 @@ function runsInline(filters: Filter[], qo: QueryOptions): boolean {
   if (inlineable(filters)) return true;
   const n = answerBoundedReads(filters, qo.defaultLimit, qo.maxLimit);
   return n !== null && n <= INLINE_BOUNDED_EVENTS;
+}
+
+/** Requests in flight a REQ's home thread may have beyond the least loaded one before it goes elsewhere (pick). */
+const ROUTE_SLACK = 2;
+
+/**
+ * A REQ's home thread, as a number: a hash of what tells its filters apart cheaply (kinds, limit,
+ * the first and the number of authors, the first value of the first tag). REQs asked again alike
+ * get the same number; different REQs may too, which costs only the spread.
+ */
+function routeOf(filters: Filter[]): number {
+  let h = 2166136261;
+  const mix = (s: string): void => {
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  };
+  for (const f of filters) {
+    mix(`${f.kinds?.join(',') ?? ''}|${f.limit ?? ''}|${f.authors?.length ?? 0}|${f.authors?.[0] ?? ''}|${f.tags?.[0]?.[0] ?? ''}:${f.tags?.[0]?.[1][0] ?? ''}|`);
+  }
+  return h >>> 0;
 }
 
 const ownBuffers = (f: Framing): Framing => ({ prefix: ownBytes(f.prefix), suffix: ownBytes(f.suffix) });
@@ -186,6 +210,7 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
 class QueryPool implements QueryRunner {
   readonly threads: number;
   inline = 0;
+  private keptByWorkers = 0;
   private readonly init: WorkerInit;
   private readonly maxSteps: number;
   private readonly workers: PoolWorker[] = [];
@@ -199,8 +224,12 @@ class QueryPool implements QueryRunner {
 
   constructor(private readonly opts: QueryPoolOptions, private readonly fallback: EventStore) {
     this.threads = opts.threads;
-    this.init = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, readAhead: opts.readAhead, search: opts.search };
+    this.init = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, readAhead: opts.readAhead, answerCacheBytes: opts.answerCacheBytes, search: opts.search };
     this.maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
+  }
+
+  get answersKept(): number {
+    return this.keptByWorkers + this.fallback.answersKept();
   }
 
   /** Starts one worker thread and waits until its store is open. */
@@ -282,17 +311,27 @@ class QueryPool implements QueryRunner {
     }
   };
 
-  /** Least loaded live worker; a guard's requests stay on one worker so they share its budget. */
-  private pick(g: PoolGuard | null): PoolWorker | null {
+  /**
+   * Least loaded live worker; a guard's requests stay on one worker so they share its budget. A
+   * REQ with a `route` goes to the worker that route names unless that one has more than
+   * ROUTE_SLACK requests in flight beyond the least loaded: each thread keeps the answers it made
+   * (store/answer-cache.ts), so the same REQ asked again is best asked of the same thread, and a
+   * large answer is then kept once, not once per thread.
+   */
+  private pick(g: PoolGuard | null, route?: number): PoolWorker | null {
     if (g?.worker && !g.worker.dead) return g.worker;
     let best: PoolWorker | null = null;
     for (const pw of this.workers) if (!pw.dead && (!best || pw.inflight < best.inflight)) best = pw;
+    if (route !== undefined && best) {
+      const home = this.workers[route % this.workers.length]!;
+      if (!home.dead && home.inflight <= best.inflight + ROUTE_SLACK) return home;
+    }
     return best;
   }
 
   /** Sends a request to a worker; null when there is no live worker (the caller runs it here). */
-  private submit(signal: { aborted: boolean } | undefined, make: (id: number, gid: number, limits: GuardLimits) => Request): Promise<Reply> | null {
-    const pw = this.closing ? null : this.pick(signal instanceof PoolGuard ? signal : null);
+  private submit(signal: { aborted: boolean } | undefined, make: (id: number, gid: number, limits: GuardLimits) => Request, route?: number): Promise<Reply> | null {
+    const pw = this.closing ? null : this.pick(signal instanceof PoolGuard ? signal : null, route);
     if (!pw) return null;
     const g = signal instanceof PoolGuard ? signal : null;
     const id = this.nextOp++;
@@ -328,9 +367,10 @@ class QueryPool implements QueryRunner {
   async query(filters: Filter[], qo: QueryOptions, framing: Framing): Promise<EventFrames> {
     const signal = qo.signal;
     if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-    const p = runsInline(filters, qo) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }));
+    const p = runsInline(filters, qo) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }), routeOf(filters));
     if (!p) return this.here(signal, (s) => this.fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
     const r = await p;
+    if (r.kept) this.keptByWorkers++;
     if (qo.seen) {
       qo.seen.upTo = r.upTo ?? 0;
       if (r.newer) for (const id of r.newer) qo.seen.newer.add(id);

@@ -62,8 +62,12 @@ async function run(m: Request): Promise<void> {
   try {
     if (m.t === 'q') {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
-      const frames = await store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
-      reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined }, m.g, g);
+      const before = store.answersKept();
+      const pending = store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
+      // a kept answer is given before the store's first await: counted by now, or not at all
+      const kept = store.answersKept() > before;
+      const frames = await pending;
+      reply({ id: m.id, frames, upTo: seen?.upTo, newer: seen && seen.newer.size > 0 ? [...seen.newer] : undefined, kept: kept || undefined }, m.g, g);
     } else if (m.t === 'n') {
       const neg = await storeUnion(store, m.filters, m.req, { now: m.now, signal: g });
       reply({ id: m.id, neg }, m.g, g);

@@ -195,6 +195,7 @@ function relayGauges(registry: Registry, ctx: RelayContext, connections: Set<Con
   registry.gauge('orbweaver_live_filter_checks', 'filters checked against published events since start (what fan-out costs)', () => live.checks);
   registry.gauge('orbweaver_unsent_bytes', 'output queued for clients and not yet taken by their sockets', () => output.total());
   registry.gauge('orbweaver_unsent_bytes_peak', 'the most output held unsent at once since start', () => output.peak);
+  registry.gauge('orbweaver_req_answers_kept', 'REQs answered since start from an answer a query thread kept, unchanged in the store since (store.answerCache)', () => ctx.queries.answersKept);
   registry.gauge('orbweaver_queries_running', 'REQ scans and COUNTs running', () => access.querySlots.figures().queriesRunning);
   registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);
   registry.gauge('orbweaver_store_events', 'events in the store', () => store.stats().events);

@@ -1,6 +1,7 @@
 // The LMDB event store: openStore() is the only entry point; see types.ts for the contract and
 // schema.ts for the layout (codec.ts: values, keys.ts: index keys, txn.ts: the rules).
 import { join } from 'node:path';
+import { AnswerCache } from './answer-cache.js';
 import type { RootDatabase } from 'lmdb';
 import { openEnv } from './env.js';
 import type { NostrEvent } from '../nostr/event.js';
@@ -51,6 +52,8 @@ export interface OpenStoreOptions {
   recoverSizes?: Pick<SpoolSizes, 'edges' | 'indexBytes'>;
   /** index entries a scan reads before yielding to the event loop */
   queryYieldEvery?: number;
+  /** bytes of large REQ answers this handle keeps while the store has not changed under them (answer-cache.ts; config store.answerCache); 0 or absent: none */
+  answerCacheBytes?: number;
   logger?: { warn(o: object, msg?: string): void; info?(o: object, msg?: string): void };
   /** NIP-50 search index: kinds indexed, entries per search (search/schema.ts) */
   search?: SearchOptions;
@@ -138,6 +141,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       disk,
       releaseLock,
       gate,
+      answers: opts.answerCacheBytes ? new AnswerCache(opts.answerCacheBytes) : undefined,
     });
   } catch (err) {
     await gate?.stop();
@@ -156,9 +160,13 @@ class LmdbEventStore implements EventStore {
     private readonly dbs: Dbs,
     /** null: opened read-only */
     private readonly writer: StoreWriter | null,
-    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null; releaseLock: () => void; gate: ReaderGate | null },
+    private readonly opts: { queryYieldEvery: number; logger?: OpenStoreOptions['logger']; disk: DiskGuard | null; releaseLock: () => void; gate: ReaderGate | null; answers?: AnswerCache },
   ) {
     this.ranks = new RankStore(env, dbs);
+  }
+
+  answersKept(): number {
+    return this.opts.answers?.stats.hits ?? 0;
   }
 
   private w(): StoreWriter {
@@ -167,7 +175,7 @@ class LmdbEventStore implements EventStore {
   }
 
   private scanEnv(o?: Pick<QueryOptions, 'signal' | 'now'>): ScanEnv {
-    return { dbs: this.dbs, now: o?.now ?? nowSeconds(), yieldEvery: this.opts.queryYieldEvery, signal: o?.signal };
+    return { dbs: this.dbs, now: o?.now ?? nowSeconds(), yieldEvery: this.opts.queryYieldEvery, signal: o?.signal, answers: this.opts.answers };
   }
 
   get writesFromJson(): boolean {

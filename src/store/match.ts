@@ -48,8 +48,8 @@ export class CompiledFilter {
     });
   }
 
-  /** Whether the stored value matches and has not expired at `now` (unless `anyExpiry`). */
-  matches(value: Buffer, now: number, anyExpiry = false): boolean {
+  /** Whether the stored value's header fields match (and it has not expired at `now`, unless `anyExpiry`): the tags and search are not checked. */
+  headerMatches(value: Buffer, now: number, anyExpiry = false): boolean {
     if (!anyExpiry) {
       const exp = expirationOfValue(value);
       if (exp !== null && exp <= now) return false;
@@ -59,6 +59,12 @@ export class CompiledFilter {
     if (this.kinds && !this.kinds.has(kindOf(value))) return false;
     if (this.authors && !this.authors.has(pubkeyHexOf(value))) return false;
     if (this.ids && !this.ids.has(idHexOf(value))) return false;
+    return true;
+  }
+
+  /** Whether the stored value matches and has not expired at `now` (unless `anyExpiry`). */
+  matches(value: Buffer, now: number, anyExpiry = false): boolean {
+    if (!this.headerMatches(value, now, anyExpiry)) return false;
     if (this.tags.length > 0) {
       const { tags } = JSON.parse(jsonOf(value)) as { tags: string[][] };
       for (const [name, values] of this.tags) {

@@ -14,6 +14,7 @@ import { MergeScan, type KeyCursor } from './scan.js';
 import { followerCount, followerCounter, GraphSetCursor, GraphWalkCursor, isGraphKind, listCount, pubkeyId, type GraphSource } from './graph.js';
 import { followerSet, MIN_CACHED } from './follower-cache.js';
 import type { BinDb, Dbs } from './schema.js';
+import type { AnswerCache } from './answer-cache.js';
 import { SearchScan } from './search/scan.js';
 import type { CountResult, ScanSignal, SeenSerials } from './types.js';
 
@@ -32,6 +33,8 @@ export interface ScanEnv {
   now: number;
   yieldEvery: number;
   signal?: ScanSignal;
+  /** this handle's kept answers (answer-cache.ts); absent: every REQ is scanned */
+  answers?: AnswerCache;
 }
 
 /** A filter that can match stored events at all (storage: created_at fits 32 bits). */
@@ -519,7 +522,17 @@ export function lastSerial(dbs: Dbs): number {
 
 /** Matches of the filters as frames (see nostr/frames.ts), newest first, each filter's limit applied. */
 export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING): Promise<EventFrames> {
-  if (seen) seen.upTo = lastSerial(env.dbs); // read before the first chunk of any scan
+  const upTo = lastSerial(env.dbs); // read before the first chunk of any scan
+  if (seen) seen.upTo = upTo;
+  const answers = env.answers;
+  const key = answers?.keyOf(filters, defaultLimit, maxLimit) ?? null;
+  const stamp = key !== null ? answers!.stamp(env.dbs, upTo) : null;
+  if (stamp) {
+    // a kept answer holds at this snapshot: no event in it was added after `upTo`, so `seen` stays as set
+    const kept = answers!.get(env.dbs, key!, stamp, env.now, framing);
+    if (kept) return kept;
+  }
+  let complete = true;
   const arena = new FrameArena(framing);
   const byId = new Map<string, Item>();
   // NIP-50: search results keep their rank order (filter by filter, each event once where it first ranks)
@@ -535,12 +548,17 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
     const finished = await drive(scan, env);
     if (filters.length === 1) only = scan.out;
     else for (const it of scan.out) if (!byId.has(it.id)) byId.set(it.id, it);
-    if (!finished) break;
+    if (!finished) {
+      complete = false;
+      break;
+    }
   }
   const all = only ?? [...byId.values()];
   if (!ranked && !only) all.sort(compareNewestFirst);
-  if (seen) for (const it of all) if (it.serial > seen.upTo) seen.newer.add(it.id);
-  return assemble(arena, all);
+  if (seen) for (const it of all) if (it.serial > upTo) seen.newer.add(it.id);
+  const frames = assemble(arena, all);
+  if (stamp && complete) answers!.offer(env.dbs, key!, stamp, filters, frames, all);
+  return frames;
 }
 
 export async function runCount(env: ScanEnv, filters: Filter[]): Promise<CountResult> {

@@ -37,6 +37,11 @@ export interface Dbs {
   tombAddr: BinDb;
   /** expiration (4) + serial -> '' */
   expiry: BinDb;
+  /**
+   * write transaction sequence (6) -> serials it removed (removal-log.ts); absent only in a
+   * read-only open of a store no writer of this version has opened yet (answers are then not kept)
+   */
+  removed?: BinDb;
   /** string keys, msgpack values: schemaVersion */
   meta: Database<unknown, string>;
   /** trust ranks by pubkey (ranks.ts) */
@@ -81,6 +86,7 @@ export function openDbs(env: RootDatabase): Dbs {
     tombId: bin('tomb_id'),
     tombAddr: bin('tomb_addr'),
     expiry: bin('expiry'),
+    removed: env.openDB<Buffer, Buffer>({ name: 'ev.removed', keyEncoding: 'binary', encoding: 'binary' }) ?? undefined,
     meta: env.openDB<unknown, string>({ name: 'ev.meta' }) ?? missingDb('ev.meta'),
     rank: openRankDb(env),
     graph: openGraphDbs(bin),

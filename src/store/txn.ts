@@ -13,6 +13,7 @@ import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from '
 import { CounterBatch, CounterUndo, refreshHll } from './counters.js';
 import { GraphTxn, graphList, graphOnly, isGraphKind, tagsJson } from './graph.js';
 import type { ImportSpool } from './spool.js';
+import { appendRemovals } from './removal-log.js';
 import { putEntries, putVisit, removeEntries, removeVisit, visitEntries, type Indexed } from './indexer.js';
 import { addrKey, ANY_PUBKEY, EMPTY, expiryKey, idKey, MAX_SERIAL, NEXT_SERIAL_KEY, readSerial, serialKey, tombIdKey, u32 } from './keys.js';
 import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExpired, mayDeleteStored, MSG, replaced, stored } from './rules.js';
@@ -45,6 +46,8 @@ export class WriteTxn {
   private readonly counterUndo = new CounterUndo();
   /** the follow graph's writes (graph.ts), journaled with the others */
   private readonly graph: GraphTxn;
+  /** serials of the stored events this transaction removed, for the removal log (removal-log.ts) */
+  private readonly removedSerials: number[] = [];
 
   /** Journals a write: `undo` restores what was there before it. */
   private undoWith(undo: () => void): void {
@@ -156,6 +159,8 @@ export class WriteTxn {
       if (this.next !== this.startNext) this.dbs.meta.putSync(NEXT_SERIAL_KEY, this.next);
       this.counters.apply(this.dbs.tagcount, this.counterUndo);
       this.graph.finish();
+      const log = this.dbs.removed;
+      if (log && this.removedSerials.length > 0) appendRemovals(log, this.removedSerials, (key, prev) => this.restoreLater(log, key, prev));
       // last, so nothing after it can throw: the first serial whose entries are held back, while any are
       this.spool?.writeMark(this.dbs);
     } catch (err) {
@@ -323,6 +328,8 @@ export class WriteTxn {
     }
     dbs.events.removeSync(sk);
     this.restoreLater(dbs.events, sk, value);
+    this.removedSerials.push(serial);
+    this.undoWith(() => void this.removedSerials.pop());
     if (!list) return []; // not a list, or the same tags as the replacing one
     if (replacing) return list.members;
     this.entries += this.graph.replace(h.kind, h.pubkey, list.members, [], null);

@@ -97,6 +97,8 @@ export interface EventStore {
   readonly env: RootDatabase;
   /** Trust ranks (ranks.ts): the follow and mute lists they are computed from, and the results. */
   readonly ranks: RankStore;
+  /** REQ answers this handle gave from the answers it keeps (answer-cache.ts) since it opened. */
+  answersKept(): number;
   /**
    * Queue an already verified, non-ephemeral event for the batched writer. `json` is the event's
    * canonical JSON text (kept as stored so it is sent without re-serializing). Resolves once the

@@ -1,0 +1,252 @@
+// Large REQ answers kept by the thread that made them, and given again while the store has not
+// changed under them: the followers of a person much of the network follows (500 follow lists,
+// ~3.5 MB) cost a query thread ~4 ms to read and copy out of LMDB, and the same answer kept costs
+// one copy of its bytes into the caller's framing (docs/storage.md, "Answers kept").
+//
+// An answer is exact at the snapshot it is given from. It was made by a scan that began after the
+// store's last serial was S and its removal log's last record R (read before the first step). At a
+// later snapshot the store differs from the scan's view only by
+// - the events added since, which are the events with a serial above S (serials only grow): the
+//   answer still holds unless one of them matches a filter (then it is dropped, whether the scan
+//   saw that event or not);
+// - the events removed since, which the removal log lists (removal-log.ts): the answer still holds
+//   unless one of them is in it. A removed event that matched but was past the limit changes
+//   nothing; one that was not seen because it went before the scan reached it left the answer as
+//   the later snapshot has it.
+// - time: an answer holding an event with a NIP-40 expiration is given only before it.
+// Checked, the answer's S and R move up to the snapshot's, so each check reads only what is new.
+// While an import holds index entries back (spool.ts) or a repair rebuilds them, the indexes do not
+// yet show every event, and no answer is kept or given.
+//
+// Kept: answers of at least MIN_ENTRY_BYTES whose filters were asked before (a one-off REQ is
+// never copied), without `ids` (point reads) or `search` (the order follows the trust ranks, which
+// change without an event), whose scan ran to the end. Least recently given go first past the
+// byte budget (config store.answerCache).
+import { hash } from 'node:crypto';
+import type { Filter } from '../nostr/filter.js';
+import { copyInto, FrameArena, assemble, type EventFrames, type Framing } from '../nostr/frames.js';
+import { expirationOfValue, headerLength } from './codec.js';
+import { serialKey, serialKeyRef } from './keys.js';
+import { CompiledFilter } from './match.js';
+import { pointLookups } from './planner.js';
+import { lastRemoval, removalsSince } from './removal-log.js';
+import { REPAIR_META_KEY, type Dbs } from './schema.js';
+import { SPOOL_FROM_KEY } from './spool.js';
+
+/** Smallest answer kept (JSON bytes): a smaller one costs little to read again. */
+export const MIN_ENTRY_BYTES = 64 * 1024;
+/** Events added since the last check read at most; past it the answer is dropped (reading it again costs about as much). */
+const MAX_ADDED = 1024;
+/** Filter sets remembered as asked once (their hashes), cleared when full. */
+const MAX_ASKED = 4096;
+
+/** What the store was when a scan began: its last serial and its removal log's last record. */
+export interface Stamp {
+  upTo: number;
+  removals: number;
+}
+
+/** One answer's events as a later check needs them. */
+export interface Answered {
+  serial: number;
+  kind: number;
+  start: number;
+  end: number;
+}
+
+/** A filter's test for an added event: could it match? (may say yes when it does not: sound, not exact) */
+class AddedProbe {
+  private readonly cf: CompiledFilter;
+  /** per tag condition, each accepted value as it appears in JSON.stringify output (`"value"`), when it has one plain form */
+  private readonly needles: Array<Buffer[] | null>;
+
+  constructor(f: Filter) {
+    this.cf = new CompiledFilter(f);
+    this.needles = (f.tags ?? []).map(([, values]) => (values.every(plainJson) ? values.map((v) => Buffer.from(`"${v}"`)) : null));
+  }
+
+  mayMatch(value: Buffer): boolean {
+    if (!this.cf.headerMatches(value, 0, true)) return false;
+    // A tag value the stored JSON does not hold anywhere (in its one escape-free spelling, and the
+    // JSON has no escapes at all) is not among its tags: no JSON.parse. Else the exact test.
+    if (this.needles.length > 0 && value.indexOf(0x5c, headerLength(value)) < 0) {
+      for (const n of this.needles) {
+        if (n && !n.some((needle) => value.indexOf(needle, headerLength(value)) >= 0)) return false;
+      }
+    }
+    return this.cf.matches(value, 0, true);
+  }
+}
+
+/** Printable ASCII without `"` and `\`: JSON.stringify writes it as it is, and no other way exists without a backslash. */
+function plainJson(v: string): boolean {
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
+interface Entry {
+  stamp: Stamp;
+  /** the events' JSON back to back */
+  json: Buffer;
+  /** end of each event's JSON in `json` */
+  ends: Uint32Array;
+  kinds: Uint16Array;
+  serials: Set<number>;
+  /** earliest NIP-40 expiration among the events (Infinity: none) */
+  expires: number;
+  probes: AddedProbe[];
+  bytes: number;
+}
+
+export interface AnswerCacheStats {
+  hits: number;
+  misses: number;
+  /** answers dropped because the store changed under them (or their check could not be made) */
+  dropped: number;
+  kept: number;
+  bytes: number;
+}
+
+export class AnswerCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly asked = new Set<string>();
+  private bytes = 0;
+  readonly stats: AnswerCacheStats = { hits: 0, misses: 0, dropped: 0, kept: 0, bytes: 0 };
+
+  constructor(private readonly maxBytes: number) {}
+
+  /**
+   * The key of a REQ's filters as asked, or null when such an answer is never kept: point reads
+   * (`ids`, addresses), NIP-50 search, or small limits (the answer would be under MIN_ENTRY_BYTES).
+   */
+  keyOf(filters: Filter[], defaultLimit: number, maxLimit: number): string | null {
+    let limits = 0;
+    for (const f of filters) {
+      if (f.ids || f.search !== undefined) return null;
+      limits += Math.min(f.limit ?? defaultLimit, maxLimit);
+    }
+    // point reads (events by address: profiles, relay lists, one author's follow list) are cheap to make again
+    if (limits < 16 || pointLookups(filters) !== null) return null;
+    return hash('sha256', `${defaultLimit},${maxLimit},${JSON.stringify(filters)}`, 'base64');
+  }
+
+  /** Where the store is now, or null while its indexes may not show every event (an import's spool, a repair). */
+  stamp(dbs: Dbs, lastSerial: number): Stamp | null {
+    if (!dbs.removed || dbs.meta.get(SPOOL_FROM_KEY) !== undefined || dbs.meta.get(REPAIR_META_KEY) !== undefined) return null;
+    return { upTo: lastSerial, removals: lastRemoval(dbs.removed) };
+  }
+
+  /**
+   * The kept answer for `key`, framed for this caller, when it still holds at this snapshot
+   * (`now` stamp: where the store is; see the top of this file). Synchronous: one snapshot.
+   */
+  get(dbs: Dbs, key: string, now: Stamp, nowSeconds: number, framing: Framing): EventFrames | null {
+    const e = this.entries.get(key);
+    if (!e) {
+      this.stats.misses++;
+      if (this.asked.size >= MAX_ASKED) this.asked.clear();
+      this.asked.add(key);
+      return null;
+    }
+    if (!this.holds(dbs, e, now, nowSeconds)) {
+      this.drop(key, e);
+      this.stats.misses++;
+      this.stats.dropped++;
+      return null;
+    }
+    e.stamp = now;
+    // most recently given last
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    this.stats.hits++;
+    return frame(e, framing);
+  }
+
+  private holds(dbs: Dbs, e: Entry, now: Stamp, nowSeconds: number): boolean {
+    if (e.expires <= nowSeconds) return false;
+    if (now.upTo < e.stamp.upTo || now.removals < e.stamp.removals) return false; // cannot happen: serials and records only grow
+    if (now.upTo > e.stamp.upTo) {
+      let n = 0;
+      for (const { value } of dbs.events.getRange({ start: serialKey(e.stamp.upTo + 1), end: serialKey(now.upTo), inclusiveEnd: true })) {
+        if (++n > MAX_ADDED) return false;
+        for (const p of e.probes) if (p.mayMatch(value)) return false;
+      }
+    }
+    if (now.removals > e.stamp.removals) {
+      if (removalsSince(dbs.removed!, e.stamp.removals, now.removals, (s) => e.serials.has(s)) !== 'complete') return false;
+    }
+    return true;
+  }
+
+  /**
+   * Keeps a whole answer (its scan ran to the end) made from `stamp`, if its filters were asked
+   * before and it is large enough; `frames` stays the caller's.
+   */
+  offer(dbs: Dbs, key: string, stamp: Stamp, filters: Filter[], frames: EventFrames, items: readonly Answered[]): void {
+    if (!this.asked.has(key) || this.entries.has(key)) return;
+    const json = frames.buf.byteLength - items.length * (frames.prefixLen + frames.suffixLen);
+    const bytes = json + items.length * 14 + 256;
+    if (json < MIN_ENTRY_BYTES || bytes > this.maxBytes / 4) return;
+    let expires = Infinity;
+    for (const it of items) {
+      // an event made after the stamp would be taken for an addition that matches at every check
+      if (it.serial > stamp.upTo) return;
+      const value = dbs.events.getBinaryFast(serialKeyRef(it.serial));
+      if (value === undefined || value.length === 0) return; // removed since: the next scan will know
+      const exp = expirationOfValue(value);
+      if (exp !== null && exp < expires) expires = exp;
+    }
+    const e: Entry = {
+      stamp,
+      // memory of this isolate, not shared: V8 counts it, so a dropped answer's bytes lead to a GC
+      // (shared memory is not counted, and dropped answers piled up by the gigabyte between GCs)
+      json: Buffer.allocUnsafeSlow(json),
+      ends: new Uint32Array(items.length),
+      kinds: new Uint16Array(items.length),
+      serials: new Set(items.map((it) => it.serial)),
+      expires,
+      probes: filters.map((f) => new AddedProbe(f)),
+      bytes,
+    };
+    let o = 0;
+    for (let i = 0; i < items.length; i++) {
+      const start = (i === 0 ? 0 : frames.ends[i - 1]!) + frames.prefixLen;
+      const end = frames.ends[i]! - frames.suffixLen;
+      copyInto(e.json, o, frames.buf, start, end);
+      o += end - start;
+      e.ends[i] = o;
+      e.kinds[i] = frames.kinds[i]!;
+    }
+    this.asked.delete(key);
+    this.entries.set(key, e);
+    this.bytes += bytes;
+    this.stats.kept++;
+    for (const [k, old] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.drop(k, old);
+    }
+    this.stats.bytes = this.bytes;
+  }
+
+  private drop(key: string, e: Entry): void {
+    this.entries.delete(key);
+    this.bytes -= e.bytes;
+    this.stats.bytes = this.bytes;
+  }
+}
+
+/** The kept events in the caller's framing, in a buffer of the caller's thread (frames.ts). */
+function frame(e: Entry, framing: Framing): EventFrames {
+  const arena = new FrameArena(framing, e.json.length + e.ends.length * (framing.prefix.length + framing.suffix.length));
+  const items = new Array<{ start: number; end: number; kind: number }>(e.ends.length);
+  let from = 0;
+  for (let i = 0; i < e.ends.length; i++) {
+    const start = arena.append(e.json, from, e.ends[i]!);
+    items[i] = { start, end: arena.len, kind: e.kinds[i]! };
+    from = e.ends[i]!;
+  }
+  return assemble(arena, items);
+}
