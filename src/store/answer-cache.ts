@@ -37,6 +37,8 @@ import { SPOOL_FROM_KEY } from './spool.js';
 export const MIN_ENTRY_BYTES = 64 * 1024;
 /** Events added since the last check read at most; past it the answer is dropped (reading it again costs about as much). */
 const MAX_ADDED = 1024;
+/** Removal log records (write transactions) read at most per check; past it the answer is dropped. */
+const MAX_REMOVAL_RECORDS = 256;
 /** Filter sets remembered as asked once (their hashes), cleared when full. */
 const MAX_ASKED = 4096;
 
@@ -176,6 +178,7 @@ export class AnswerCache {
       }
     }
     if (now.removals > e.stamp.removals) {
+      if (now.removals - e.stamp.removals > MAX_REMOVAL_RECORDS) return false;
       if (removalsSince(dbs.removed!, e.stamp.removals, now.removals, (s) => e.serials.has(s)) !== 'complete') return false;
     }
     return true;

@@ -11,7 +11,7 @@ import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter } from '../../src/nostr/filter.js';
 import { framesToJson } from '../../src/nostr/frames.js';
 import type { AnswerCache } from '../../src/store/answer-cache.js';
-import { lastRemoval, REMOVAL_LOG_KEEP } from '../../src/store/removal-log.js';
+import { lastRemoval, removalsSince, REMOVAL_LOG_KEEP } from '../../src/store/removal-log.js';
 import { runQuery } from '../../src/store/query.js';
 import { storeDbs } from '../../src/store/schema.js';
 import type { EventStore } from '../../src/store/types.js';
@@ -168,10 +168,16 @@ test('the removal log keeps its newest records, and an answer older than them is
       let records = 0;
       for (const _ of dbs.removed!.getKeys()) records++;
       assert.equal(records, REMOVAL_LOG_KEEP);
+      const last = lastRemoval(dbs.removed);
+      assert.equal(removalsSince(dbs.removed!, 0, last, () => false), 'missing', 'the oldest records are gone');
+      let serials = 0;
+      assert.equal(removalsSince(dbs.removed!, last - 10, last, () => (serials++, false)), 'complete');
+      assert.equal(serials, 10, 'each of the last ten transactions replaced one profile');
+      assert.equal(removalsSince(dbs.removed!, last - 10, last, () => true), 'stopped');
       const before = cache.stats.dropped;
       const got = await s.query(q, { defaultLimit: 500, maxLimit: 500 });
       assert.equal(got.length, 60);
-      assert.equal(cache.stats.dropped, before + 1, 'the answer was checked against a log that no longer reaches back to it');
+      assert.equal(cache.stats.dropped, before + 1, 'an answer older than what the log holds is not given');
     },
     { answerCacheBytes: 16 * 1024 ** 2 },
   ));
