@@ -5,7 +5,7 @@
 // Stored JSON is the ingest path's canonical form ({"id":…,"pubkey":…,"created_at":…,…}: key order
 // fixed, no whitespace), so the first `"pubkey":"` and `"created_at":` of a frame are its keys: a
 // string value cannot hold an unescaped quote, and pubkey and created_at come before tags and content.
-import { frameCount, type EventFrames } from './frames.js';
+import { frameCount, frameJsonEnd, frameJsonStart, type EventFrames } from './frames.js';
 import type { HeldEvent } from './lookup-miss.js';
 
 const PUBKEY = Buffer.from('"pubkey":"');
@@ -19,8 +19,8 @@ export function frameHeads(f: EventFrames, kinds: ReadonlySet<number>): HeldEven
   for (let i = 0; i < n; i++) {
     const kind = f.kinds[i]!;
     if (!kinds.has(kind)) continue;
-    const start = (i === 0 ? 0 : f.ends[i - 1]!) + f.prefixLen;
-    const end = f.ends[i]! - f.suffixLen;
+    const start = frameJsonStart(f, i);
+    const end = frameJsonEnd(f, i);
     const p = buf.indexOf(PUBKEY, start);
     const c = buf.indexOf(CREATED, start);
     if (p < 0 || c < 0 || p + PUBKEY.length + 64 > end || c >= end) continue;

@@ -30,11 +30,21 @@ export function frameAt(f: EventFrames, i: number): Uint8Array {
   return f.buf.subarray(i === 0 ? 0 : f.ends[i - 1]!, f.ends[i]!);
 }
 
+/** Where frame i's event JSON starts in `buf` (after its framing). */
+export const frameJsonStart = (f: EventFrames, i: number): number => (i === 0 ? 0 : f.ends[i - 1]!) + f.prefixLen;
+/** Where frame i's event JSON ends in `buf` (before its framing). */
+export const frameJsonEnd = (f: EventFrames, i: number): number => f.ends[i]! - f.suffixLen;
+
+/** Bytes of the events' JSON in the frames, their framing not counted. */
+export function framesJsonBytes(f: EventFrames): number {
+  const n = f.ends.length;
+  return n === 0 ? 0 : f.ends[n - 1]! - n * (f.prefixLen + f.suffixLen);
+}
+
 /** The event JSON text inside frame i. */
 export function frameJson(f: EventFrames, i: number): string {
-  const start = (i === 0 ? 0 : f.ends[i - 1]!) + f.prefixLen;
-  const end = f.ends[i]! - f.suffixLen;
-  return Buffer.from(f.buf.buffer, f.buf.byteOffset + start, end - start).toString('utf8');
+  const start = frameJsonStart(f, i);
+  return Buffer.from(f.buf.buffer, f.buf.byteOffset + start, frameJsonEnd(f, i) - start).toString('utf8');
 }
 
 /** Every event JSON text of the frames (the frames are released: their buffer is reused). */

@@ -24,7 +24,7 @@
 // byte budget (config store.answerCache).
 import { hash } from 'node:crypto';
 import type { Filter } from '../nostr/filter.js';
-import { copyInto, FrameArena, assemble, type EventFrames, type Framing } from '../nostr/frames.js';
+import { copyInto, FrameArena, assemble, frameJsonEnd, frameJsonStart, framesJsonBytes, type EventFrames, type Framing } from '../nostr/frames.js';
 import { expirationOfValue, headerLength } from './codec.js';
 import { serialKey, serialKeyRef } from './keys.js';
 import { CompiledFilter } from './match.js';
@@ -190,7 +190,7 @@ export class AnswerCache {
    */
   offer(dbs: Dbs, key: string, stamp: Stamp, filters: Filter[], frames: EventFrames, items: readonly Answered[]): void {
     if (!this.asked.has(key) || this.entries.has(key)) return;
-    const json = frames.buf.byteLength - items.length * (frames.prefixLen + frames.suffixLen);
+    const json = framesJsonBytes(frames);
     const bytes = json + items.length * 14 + 256;
     if (json < MIN_ENTRY_BYTES || bytes > this.maxBytes / 4) return;
     let expires = Infinity;
@@ -216,8 +216,8 @@ export class AnswerCache {
     };
     let o = 0;
     for (let i = 0; i < items.length; i++) {
-      const start = (i === 0 ? 0 : frames.ends[i - 1]!) + frames.prefixLen;
-      const end = frames.ends[i]! - frames.suffixLen;
+      const start = frameJsonStart(frames, i);
+      const end = frameJsonEnd(frames, i);
       copyInto(e.json, o, frames.buf, start, end);
       o += end - start;
       e.ends[i] = o;

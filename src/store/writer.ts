@@ -101,8 +101,16 @@ export class BatchWriter {
     return this.enqueue({ type: 'event', ev, json }) as Promise<WriteResult>;
   }
 
+  /** A callback that throws is logged, as ThreadWriter does (it would otherwise be an unhandled rejection). */
   writeThen(ev: NostrEvent | null, json: string, done: WriteDone): void {
-    this.write(ev, json).then((r) => done(null, r), (e: unknown) => done(e instanceof Error ? e : new Error(String(e))));
+    const answer = (err: Error | null, r?: WriteResult): void => {
+      try {
+        done(err, r);
+      } catch (e) {
+        this.opts.logger?.warn({ err: e }, 'a write callback failed');
+      }
+    };
+    this.write(ev, json).then((r) => answer(null, r), (e: unknown) => answer(e instanceof Error ? e : new Error(String(e))));
   }
 
   remove(id: string): Promise<boolean> {

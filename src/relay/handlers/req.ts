@@ -4,7 +4,7 @@
 import { closedMessage, eoseMessage, eventFraming, eventMessage } from '../../nostr/messages.js';
 import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
 import { answerLimits, maxAnswerEvents } from '../../nostr/lookups.js';
-import { frameAt, frameCount, frameJson, type EventFrames } from '../../nostr/frames.js';
+import { frameAt, frameCount, frameJson, framesJsonBytes, type EventFrames } from '../../nostr/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
@@ -52,7 +52,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       // every filter has its limit now (answerLimits): the store's clamp is the REQ's bound
       results = await h.queries.query(scan, { defaultLimit: limits.defaultLimit, maxLimit: maxAnswerEvents(limits), signal: guard.signal, seen }, eventFraming(subId));
       sub.seen = seen;
-      h.access.querySlots.charge(conn, eventBytes(results));
+      h.access.querySlots.charge(conn, framesJsonBytes(results)); // as read.resultBytesPerIp counts them
     }
   } catch (e) {
     if (!sub.abort.aborted) {
@@ -122,12 +122,6 @@ function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames
     if (!conn.send(frameAt(frames, i))) return false;
   }
   return true;
-}
-
-/** Bytes of stored events in the frames (their framing not counted), as read.resultBytesPerIp counts them. */
-function eventBytes(f: EventFrames): number {
-  const n = frameCount(f);
-  return n === 0 ? 0 : f.ends[n - 1]! - n * (f.prefixLen + f.suffixLen);
 }
 
 /** Whether the subscription's scan already returned (or could see) this event. */
