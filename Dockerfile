@@ -7,9 +7,11 @@
 # Checked without a Docker engine by test/runtimes/docker-steps.sh (these steps in a Debian 13 root).
 FROM node:24-trixie-slim AS build
 WORKDIR /app
-# g++/make/python3 build bcrypto's native secp256k1 (the fast signature path)
-RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 && rm -rf /var/lib/apt/lists/*
+# g++/make/python3 build the native signature checks: native/schnorr over Debian's libsecp256k1
+# (libsecp256k1-dev; the fastest path) and bcrypto's bundled secp256k1
+RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 libsecp256k1-dev && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json tsconfig.json ./
+COPY native ./native
 COPY src ./src
 # npm ci builds the native modules and, through the `prepare` script, compiles src/ once (test/
 # and bench/ are not in the build context: .dockerignore); then the dev dependencies go
@@ -18,7 +20,10 @@ RUN npm ci --no-audit --no-fund && npm prune --omit=dev --no-audit --no-fund
 FROM node:24-trixie-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# the shared library native/schnorr's addon links to (libsecp256k1-dev's runtime half on Debian 13)
+RUN apt-get update && apt-get install -y --no-install-recommends libsecp256k1-2 && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/native ./native
 COPY --from=build /app/dist/src ./dist/src
 COPY package.json ./
 COPY docker/relay.config.json ./relay.config.json

@@ -79,7 +79,7 @@ export const relaySchemaShape = {
   logFormat: z.enum(['auto', 'json', 'pretty']).default('auto').describe('json: one JSON object per line; pretty: readable lines; auto: pretty when stderr (where logs go) is a terminal, else json'),
   publicUrl: relayUrl('our public ws:// or wss:// URL (NIP-42 relay tag, NIP-98, spider self-detection, the status page)'),
   allowJsFallback: bool(false, 'start even when the native uWebSockets.js binary cannot load (slow pure-JS shim)'),
-  verifier: z.enum(['auto', 'native', 'wasm']).default('auto').describe('signature backend: auto picks native bcrypto when built, else nostr-wasm'),
+  verifier: z.enum(['auto', 'libsecp256k1', 'native', 'wasm']).default('auto').describe('signature backend: auto picks the system libsecp256k1 (native/schnorr) when built, else native bcrypto when built, else nostr-wasm'),
   verifyThreads: int(1, 'worker threads for id and signature checks; 0 checks on the main thread', 0, 16),
   // Default 2, by measurement on 2 vCPUs (bench/RESULTS.md, "query pool"): 2 is never slower than
   // 0 beyond the noise, COUNT ~1.8x, and the main thread drops from ~97% to ~45% during query load;

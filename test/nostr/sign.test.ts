@@ -28,6 +28,6 @@ test('signEvent: a valid event of the template, by the key, with copied tags', a
 });
 
 test('signEvent uses the native backend where bcrypto is built (as the verifier does)', async () => {
-  const v = await loadVerifier('auto');
-  assert.equal(signerBackend(), v.backend === 'native' ? 'native' : 'js');
+  const v = await loadVerifier('native').catch(() => null);
+  assert.equal(signerBackend(), v?.backend === 'native' ? 'native' : 'js');
 });

@@ -16,7 +16,7 @@ test('the start-up log line names the version, address, data dir and the native 
   assert.equal(line.uwsNative, true, 'native uWebSockets.js binary must be in use');
   assert.equal(line.dataDir, relay.dataDir);
   assert.match(String(line.version), /^\d+\.\d+\.\d+/);
-  assert.ok(['native', 'wasm'].includes(String(line.verifier)));
+  assert.ok(['libsecp256k1', 'native', 'wasm'].includes(String(line.verifier)));
 });
 
 test('NIP-11 states the configured limits; status page, healthz and metrics answer', async () => {

@@ -24,11 +24,11 @@
 #   ORBWEAVER_DEBIAN_MIRROR the Debian mirror (default http://deb.debian.org/debian)
 set -euo pipefail
 
-RECIPE=1                      # bump when the build below changes: a cached root of another recipe is rebuilt
+RECIPE=2                      # bump when the build below changes: a cached root of another recipe is rebuilt
 SUITE=trixie
 LINES=(22 24)
 declare -A NPM_FOR=([22]=10 [24]=11)
-PACKAGES=ca-certificates,g++,make,python3,procps
+PACKAGES=ca-certificates,g++,make,python3,procps,libsecp256k1-dev
 cache=${ORBWEAVER_ROOT_CACHE:-/var/cache/orbweaver}
 mirror=${ORBWEAVER_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root="$cache/debian13-root"

@@ -126,7 +126,7 @@ for e in "${envs[@]}"; do opts+=(--env "$e"); done
   [ -n \"\$ok\" ] && echo \"healthy after \$i s\" || echo 'NOT HEALTHY'
   [ -z \"\$ok\" ] || node -e 'fetch(\"http://127.0.0.1:7447/\", { headers: { Accept: \"application/nostr+json\" } }).then((r) => r.json()).then((d) => console.log(\"NIP-11:\", d.software, d.version))'
   kill -TERM \$pid 2>/dev/null; wait \$pid; echo \"exit code \$?\"
-  grep -o '\"msg\":\"orbweaver relay listening\"' /tmp/docker-relay.log >/dev/null && grep -o '\"address\":\"[^\"]*\",\"dataDir\":\"[^\"]*\",\"node\":\"[^\"]*\",\"uwsNative\":true,\"uwsPackage\":\"[^\"]*\",\"uwsBinary\":\"[^\"]*\",\"verifier\":\"[^\"]*\"' /tmp/docker-relay.log || { cat /tmp/docker-relay.log; exit 1; }
+  grep -o '\"msg\":\"orbweaver relay listening\"' /tmp/docker-relay.log >/dev/null && grep -o '\"address\":\"[^\"]*\",\"dataDir\":\"[^\"]*\",\"node\":\"[^\"]*\",\"uwsNative\":true,\"uwsPackage\":\"[^\"]*\",\"uwsBinary\":\"[^\"]*\",\"verifier\":\"libsecp256k1\"' /tmp/docker-relay.log || { cat /tmp/docker-relay.log; exit 1; }
   [ -n \"\$ok\" ]
 " || die "the image's relay did not pass its health check (log above)"
 echo "== the Dockerfile's steps passed in the Debian 13 root"
