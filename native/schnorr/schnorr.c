@@ -87,7 +87,9 @@ NAPI_MODULE_INIT() {
     napi_throw_error(env, NULL, "out of memory");
     return NULL;
   }
-  st->ctx = secp256k1_context_create(SECP256K1_CONTEXT_NONE);
+  // VERIFY, though libsecp256k1 0.2 and later ignore it (their tables are static): a library of
+  // before 0.2 builds its verification tables only when asked, and aborts a check without them
+  st->ctx = secp256k1_context_create(SECP256K1_CONTEXT_VERIFY);
   st->slots = (slot_t *)malloc(sizeof(slot_t) * SLOTS);
   st->filled = (unsigned char *)calloc(SLOTS, 1);
   if (st->ctx == NULL || st->slots == NULL || st->filled == NULL) {

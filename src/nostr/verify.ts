@@ -109,17 +109,17 @@ export async function loadWasmVerifier(): Promise<EventVerifier> {
   };
 }
 
-/** The fastest backend available, unless `prefer` names one (tests exercise both). */
+/** The fastest backend available, unless `prefer` names one (tests exercise each). */
 export async function loadVerifier(prefer: VerifierBackend | 'auto' = 'auto'): Promise<EventVerifier> {
   if (prefer === 'auto' || prefer === 'libsecp256k1') {
     const system = loadSystemVerifier();
     if (system) return system;
-    if (prefer === 'libsecp256k1') throw new Error('the libsecp256k1 verifier (native/schnorr) is not built on this machine: install libsecp256k1-dev, then npm install');
+    if (prefer === 'libsecp256k1') throw new Error('verifier: libsecp256k1 (native/schnorr) is not built on this machine: install libsecp256k1-dev and run npm install again, or set verifier to auto');
   }
   if (prefer !== 'wasm') {
     const native = loadNativeVerifier();
     if (native) return native;
-    if (prefer === 'native') throw new Error('native verifier (bcrypto) is not built on this machine');
+    if (prefer === 'native') throw new Error('verifier: native (bcrypto) is not built on this machine: install g++, make and python3 and run npm install again, or set verifier to auto');
   }
   return loadWasmVerifier();
 }
