@@ -71,9 +71,10 @@ class AddedProbe {
     if (!this.cf.headerMatches(value, 0, true)) return false;
     // A tag value the stored JSON does not hold anywhere (in its one escape-free spelling, and the
     // JSON has no escapes at all) is not among its tags: no JSON.parse. Else the exact test.
-    if (this.needles.length > 0 && value.indexOf(0x5c, headerLength(value)) < 0) {
+    const json = headerLength(value);
+    if (this.needles.length > 0 && value.indexOf(0x5c, json) < 0) {
       for (const n of this.needles) {
-        if (n && !n.some((needle) => value.indexOf(needle, headerLength(value)) >= 0)) return false;
+        if (n && !n.some((needle) => value.indexOf(needle, json) >= 0)) return false;
       }
     }
     return this.cf.matches(value, 0, true);
@@ -115,7 +116,7 @@ export interface AnswerCacheStats {
 export class AnswerCache {
   private readonly entries = new Map<string, Entry>();
   private readonly asked = new Set<string>();
-  private bytes = 0;
+  /** `stats.bytes`: the kept entries' bytes, which the budget bounds */
   readonly stats: AnswerCacheStats = { hits: 0, misses: 0, dropped: 0, kept: 0, bytes: 0 };
 
   constructor(private readonly maxBytes: number) {}
@@ -225,19 +226,17 @@ export class AnswerCache {
     }
     this.asked.delete(key);
     this.entries.set(key, e);
-    this.bytes += bytes;
+    this.stats.bytes += bytes;
     this.stats.kept++;
     for (const [k, old] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
+      if (this.stats.bytes <= this.maxBytes) break;
       this.drop(k, old);
     }
-    this.stats.bytes = this.bytes;
   }
 
   private drop(key: string, e: Entry): void {
     this.entries.delete(key);
-    this.bytes -= e.bytes;
-    this.stats.bytes = this.bytes;
+    this.stats.bytes -= e.bytes;
   }
 }
 
