@@ -85,6 +85,12 @@ parentPort!.on('message', (batch: Request[] | { close: true }) => {
     store.close().then(() => parentPort!.postMessage({ closed: true }), () => parentPort!.postMessage({ closed: true }));
     return;
   }
+  // Each request reads a snapshot at least as new as this batch. lmdb-js renews a thread's read
+  // snapshot on a timer after its first read, so a thread busy with another scan could still hold
+  // one from before a write whose OK the asking client has already read (a REQ right after its
+  // EVENT found nothing: test/spider/lookup.test.ts under load). The writer's answers renew the
+  // main thread's the same way (store/writer-thread.ts).
+  store.env.resetReadTxn();
   for (const m of batch) void run(m);
 });
 parentPort!.postMessage({ ready: true });
