@@ -22,6 +22,14 @@ export interface EventFrames {
   kinds: Uint16Array;
   prefixLen: number;
   suffixLen: number;
+  /**
+   * Set when the frames are a kept answer lent by the thread that keeps it (store/answer-cache.ts):
+   * then each frame's first prefixLen bytes are a slot, and the sender writes its own prefix into
+   * the slot's end right before it sends the frame (lentFrame). The buffer is the keeper's and is
+   * shared by every REQ it is lent to, so nothing else in it may be written, and it goes back with
+   * releaseFrames (or QueryRunner.release) by this number.
+   */
+  lent?: number;
 }
 
 export const frameCount = (f: EventFrames): number => f.ends.length;
@@ -34,6 +42,24 @@ export function frameAt(f: EventFrames, i: number): Uint8Array {
 export const frameJsonStart = (f: EventFrames, i: number): number => (i === 0 ? 0 : f.ends[i - 1]!) + f.prefixLen;
 /** Where frame i's event JSON ends in `buf` (before its framing). */
 export const frameJsonEnd = (f: EventFrames, i: number): number => f.ends[i]! - f.suffixLen;
+
+/**
+ * Frame i of lent frames (EventFrames.lent) as the caller's message: `prefix` is written into the
+ * end of the frame's slot, and the frame begins there. Valid until the next lentFrame call on the
+ * same frame: send it (uWS copies it) before anything else runs.
+ */
+export function lentFrame(f: EventFrames, i: number, prefix: Uint8Array): Uint8Array {
+  const at = frameJsonStart(f, i) - prefix.length;
+  f.buf.set(prefix, at);
+  return f.buf.subarray(at, f.ends[i]!);
+}
+
+/** Bytes of the frames as sent with `prefix`: lent frames hold a slot of `prefixLen` bytes where the sent frame has its prefix. */
+export function framesSentBytes(f: EventFrames, prefix: Uint8Array): number {
+  const n = f.ends.length;
+  if (n === 0) return 0;
+  return f.lent === undefined ? f.ends[n - 1]! : f.ends[n - 1]! - n * (f.prefixLen - prefix.length);
+}
 
 /** Bytes of the events' JSON in the frames, their framing not counted. */
 export function framesJsonBytes(f: EventFrames): number {
@@ -200,5 +226,17 @@ export function assemble(arena: FrameArena, items: Placed[]): EventFrames {
   return { buf: buf.subarray(0, total), ...shape };
 }
 
-/** Done with these frames (sent, or converted): their buffer may be reused by this thread. */
-export const releaseFrames = (f: EventFrames): void => giveBuffer(f.buf.buffer);
+/** What gives lent frames back to their keeper on this thread (store/answer-cache.ts registers it). */
+let returnLent: (id: number) => void = () => {};
+export function onLentReturn(fn: (id: number) => void): void {
+  returnLent = fn;
+}
+
+/** Gives lent frames back to their keeper on this thread, by their number (EventFrames.lent). */
+export const giveBackLent = (id: number): void => returnLent(id);
+
+/** Done with these frames (sent, or converted): their buffer may be reused by this thread, or goes back to its keeper. */
+export function releaseFrames(f: EventFrames): void {
+  if (f.lent !== undefined) returnLent(f.lent);
+  else giveBuffer(f.buf.buffer);
+}

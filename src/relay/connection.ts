@@ -2,7 +2,8 @@
 // (per connection and per address, output-budget.ts): a reader that falls too far behind is told
 // why and disconnected, so memory stays bounded.
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
-import { sendText, type LargeSend } from './ws-send.js';
+import { sendFrames, sendText, type LargeSend } from './ws-send.js';
+import { framesSentBytes, type EventFrames } from '../nostr/frames.js';
 import type { Filter } from '../nostr/filter.js';
 import { noticeMessage } from '../nostr/messages.js';
 import type { LiveSub } from './live-index.js';
@@ -28,6 +29,13 @@ export interface Subscription extends LiveSub<Connection> {
 }
 
 let nextId = 1;
+
+/** A REQ answer's frames in the outbox (Connection.sendAnswer). */
+interface Answer {
+  frames: EventFrames;
+  prefix: Uint8Array;
+  skip: Uint8Array | null;
+}
 
 // Output is queued per connection and written once per turn of the event loop, inside one cork:
 // the OKs of a committed write batch, a REQ's results and live events then leave in one syscall
@@ -60,7 +68,7 @@ export class Connection implements OutputHolder {
     this.key = addressKey(ip);
   }
 
-  private outbox: Array<string | Uint8Array> = [];
+  private outbox: Array<string | Uint8Array | Answer> = [];
   private outboxBytes = 0;
   /** bytes of REQ answers let past the connection's cap while they drain (output-budget.ts) */
   private answerCredit = 0;
@@ -77,10 +85,23 @@ export class Connection implements OutputHolder {
    * closed because its unsent output (in uWS and queued here) passed a cap: a slow reader.
    */
   send(text: string | Uint8Array): boolean {
+    return this.queue(text, typeof text === 'string' ? text.length : text.byteLength);
+  }
+
+  /**
+   * Queues a REQ answer's frames (a query's, or a kept answer lent to this REQ: ws-send.ts
+   * sendFrames), `prefix` being the REQ's `["EVENT","<subid>",` and `skip` the frames this reader
+   * may not see. The caller flushes before it releases the frames. False as send().
+   */
+  sendAnswer(frames: EventFrames, prefix: Uint8Array, skip: Uint8Array | null): boolean {
+    return this.queue({ frames, prefix, skip }, framesSentBytes(frames, prefix));
+  }
+
+  private queue(item: string | Uint8Array | Answer, bytes: number): boolean {
     const ws = this.ws;
     if (this.closed || !ws) return false;
-    this.outbox.push(text);
-    this.outboxBytes += typeof text === 'string' ? text.length : text.byteLength;
+    this.outbox.push(item);
+    this.outboxBytes += bytes;
     const over = this.output.account(this, this.outboxBytes + ws.getBufferedAmount(), this.answerCredit);
     if (over) {
       (over.close as Connection).closeSlow(over.why);
@@ -105,7 +126,10 @@ export class Connection implements OutputHolder {
     this.outboxBytes = 0;
     try {
       ws.cork(() => {
-        for (const text of out) sendText(ws, text, this.large);
+        for (const item of out) {
+          if (typeof item === 'string' || item instanceof Uint8Array) sendText(ws, item, this.large);
+          else sendFrames(ws, item.frames, item.prefix, item.skip, this.large);
+        }
       });
     } catch {
       /* the socket closed under us: nothing left to deliver */

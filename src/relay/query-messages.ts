@@ -27,12 +27,12 @@ export interface GuardLimits {
 }
 
 export type Request =
-  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing }
+  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing; lend?: boolean }
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
   | { t: 'n'; id: number; g: number; limits: GuardLimits; filters: Filter[]; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number }
-  /** shared buffers of sent answers, back for reuse */
-  | { t: 'r'; bufs: ArrayBufferLike[] };
+  /** shared buffers of sent answers, back for reuse, and the numbers of lent kept answers given back */
+  | { t: 'r'; bufs: ArrayBufferLike[]; lent?: number[] };
 
 export interface Reply {
   id: number;

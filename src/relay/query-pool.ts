@@ -197,6 +197,8 @@ interface PoolWorker {
   queue: Request[];
   /** buffers to hand back with the next batch */
   returning: ArrayBufferLike[];
+  /** lent kept answers to give back with the next batch (EventFrames.lent) */
+  returningLent: number[];
   dead: boolean;
 }
 
@@ -219,8 +221,8 @@ class QueryPool implements QueryRunner {
   private scheduled = false;
   private poll: NodeJS.Timeout | null = null;
   private closing = false;
-  /** which worker made each answer buffer in use on this thread (release() hands it back) */
-  private readonly origin = new WeakMap<ArrayBufferLike, PoolWorker>();
+  /** which worker made each answer in use on this thread (release() hands it back) */
+  private readonly origin = new WeakMap<EventFrames, PoolWorker>();
 
   constructor(private readonly opts: QueryPoolOptions, private readonly fallback: EventStore) {
     this.threads = opts.threads;
@@ -239,9 +241,9 @@ class QueryPool implements QueryRunner {
       w.once('message', (m: { ready?: true; error?: string }) => (m.ready ? resolve() : reject(new Error(m.error))));
       w.once('error', reject);
     });
-    const pw: PoolWorker = { w, inflight: 0, queue: [], returning: [], dead: false };
+    const pw: PoolWorker = { w, inflight: 0, queue: [], returning: [], returningLent: [], dead: false };
     w.on('message', (batch: Reply[] | { closed: true }) => {
-      if (Array.isArray(batch)) for (const r of batch) this.settle(r);
+      if (Array.isArray(batch)) for (const r of batch) this.settle(r, pw);
     });
     w.on('error', (e) => this.failWorker(pw, e));
     w.on('exit', (code) => this.failWorker(pw, new Error(`exited with ${code}`)));
@@ -249,11 +251,18 @@ class QueryPool implements QueryRunner {
     this.workers.push(pw);
   }
 
-  private settle(r: Reply): void {
+  private settle(r: Reply, from?: PoolWorker): void {
     const op = this.ops.get(r.id);
-    if (!op) return;
+    if (!op) {
+      // settled already (the pool closing): what was lent still goes back
+      if (r.frames && from) {
+        this.origin.set(r.frames, from);
+        this.release(r.frames);
+      }
+      return;
+    }
     this.ops.delete(r.id);
-    if (r.frames) this.origin.set(r.frames.buf.buffer, op.worker);
+    if (r.frames) this.origin.set(r.frames, op.worker);
     op.worker.inflight--;
     const g = op.guard;
     if (g) {
@@ -279,10 +288,11 @@ class QueryPool implements QueryRunner {
     this.scheduled = false;
     for (const pw of this.workers) {
       if (pw.dead) continue;
-      if (pw.returning.length > 0) {
+      if (pw.returning.length > 0 || pw.returningLent.length > 0) {
         // first in the batch: the worker has its buffers back before it answers the batch's queries
-        pw.queue.unshift({ t: 'r', bufs: pw.returning });
+        pw.queue.unshift({ t: 'r', bufs: pw.returning, lent: pw.returningLent.length > 0 ? pw.returningLent : undefined });
         pw.returning = [];
+        pw.returningLent = [];
       }
       if (pw.queue.length === 0) continue;
       // answer buffers are shared memory (nostr/frames.ts): they go back by reference, nothing to transfer
@@ -367,7 +377,7 @@ class QueryPool implements QueryRunner {
   async query(filters: Filter[], qo: QueryOptions, framing: Framing): Promise<EventFrames> {
     const signal = qo.signal;
     if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-    const p = runsInline(filters, qo) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing) }), this.init.answerCacheBytes ? routeOf(filters) : undefined);
+    const p = runsInline(filters, qo) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing), lend: qo.lend }), this.init.answerCacheBytes ? routeOf(filters) : undefined);
     if (!p) return this.here(signal, (s) => this.fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
     const r = await p;
     if (r.kept) this.keptByWorkers++;
@@ -393,12 +403,12 @@ class QueryPool implements QueryRunner {
   }
 
   release(frames: EventFrames): void {
-    const ab = frames.buf.buffer;
-    const pw = this.origin.get(ab);
+    const pw = this.origin.get(frames);
     if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
-    this.origin.delete(ab);
+    this.origin.delete(frames);
     if (pw.dead) return;
-    pw.returning.push(ab);
+    if (frames.lent !== undefined) pw.returningLent.push(frames.lent);
+    else pw.returning.push(frames.buf.buffer);
     this.schedule();
   }
 

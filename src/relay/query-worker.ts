@@ -4,7 +4,7 @@
 // queries run interleaved, since the store yields between steps, and aborts arrive between steps.
 import { parentPort, workerData } from 'node:worker_threads';
 import { openStore } from '../store/index.js';
-import { framesTransfer, giveBuffer } from '../nostr/frames.js';
+import { framesTransfer, giveBackLent, giveBuffer } from '../nostr/frames.js';
 import type { SeenSerials } from '../store/types.js';
 import { StepGuard } from './step-guard.js';
 import { storeUnion } from './query-pool.js';
@@ -51,6 +51,7 @@ function reply(r: Reply, gid: number, g: Guard): void {
 async function run(m: Request): Promise<void> {
   if (m.t === 'r') {
     for (const ab of m.bufs) giveBuffer(ab);
+    for (const id of m.lent ?? []) giveBackLent(id);
     return;
   }
   if (m.t === 'a') {
@@ -63,7 +64,7 @@ async function run(m: Request): Promise<void> {
     if (m.t === 'q') {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
       const before = store.answersKept();
-      const pending = store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen }, m.framing);
+      const pending = store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen, lend: m.lend }, m.framing);
       // a kept answer is given before the store's first await: counted by now, or not at all
       const kept = store.answersKept() > before;
       const frames = await pending;

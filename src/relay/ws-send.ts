@@ -18,6 +18,7 @@
 // (the followers shape, alternated: 209-219 q/s with whole frames, 186-209 with fragments, and the
 // p99 time to EOSE 65 ms against 112-121 ms).
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
+import { frameAt, lentFrame, type EventFrames } from '../nostr/frames.js';
 
 /** uWS's threshold for the direct write (WebSocket::send), in payload bytes */
 const DIRECT_WRITE_BYTES = 16 * 1024;
@@ -80,4 +81,18 @@ function stringParts(s: string): string[] {
     o = end;
   }
   return out;
+}
+
+/**
+ * Sends a REQ answer's frames but those `skip` marks, each as its own message. Lent frames (a
+ * kept answer, EventFrames.lent) get `prefix` written into their slot right before uWS copies
+ * them, so one answer lent to many REQs at once carries each REQ's subscription id.
+ */
+export function sendFrames(ws: Socket, frames: EventFrames, prefix: Uint8Array, skip: Uint8Array | null, large: LargeSend): void {
+  const n = frames.ends.length;
+  const lent = frames.lent !== undefined;
+  for (let i = 0; i < n; i++) {
+    if (skip && skip[i]) continue;
+    sendText(ws, lent ? lentFrame(frames, i, prefix) : frameAt(frames, i), large);
+  }
 }

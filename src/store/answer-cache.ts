@@ -1,7 +1,7 @@
 // Large REQ answers kept by the thread that made them, and given again while the store has not
 // changed under them: the followers of a person much of the network follows (500 follow lists,
-// ~3.5 MB) cost a query thread ~4 ms to read and copy out of LMDB, and the same answer kept costs
-// one copy of its bytes into the caller's framing (docs/storage.md, "Answers kept").
+// ~3.5 MB) cost a query thread ~4 ms to read and copy out of LMDB, and the same answer kept is
+// lent to the REQ as it is (below; docs/storage.md, "Answers kept").
 //
 // An answer is exact at the snapshot it is given from. It was made by a scan that began after the
 // store's last serial was S and its removal log's last record R (read before the first step). At a
@@ -18,13 +18,22 @@
 // While an import holds index entries back (spool.ts) or a repair rebuilds them, the indexes do not
 // yet show every event, and no answer is kept or given.
 //
+// A kept answer lives in the cache's shared memory (answer-arena.ts), each event's JSON behind a
+// slot of SLOT_BYTES and before a `]`. A REQ that sends the frames itself (QueryOptions.lend) is
+// lent the answer as it is: the main thread writes its `["EVENT","<subid>",` into each slot right
+// before it hands that frame to uWS, which copies it, so one answer serves every REQ without being
+// copied here (the copy was most of a query thread's time on the followers shape). A lent answer
+// is not overwritten until every REQ it was lent to gave it back, even when it was dropped.
+// Other callers get a copy in their framing.
+//
 // Kept: answers of at least MIN_ENTRY_BYTES whose filters were asked before (a one-off REQ is
 // never copied), without `ids` (point reads) or `search` (the order follows the trust ranks, which
 // change without an event), whose scan ran to the end. Least recently given go first past the
 // byte budget (config store.answerCache).
 import { hash } from 'node:crypto';
 import type { Filter } from '../nostr/filter.js';
-import { copyInto, FrameArena, assemble, frameJsonEnd, frameJsonStart, framesJsonBytes, type EventFrames, type Framing } from '../nostr/frames.js';
+import { copyInto, FrameArena, assemble, frameJsonEnd, frameJsonStart, framesJsonBytes, onLentReturn, type EventFrames, type Framing } from '../nostr/frames.js';
+import { AnswerArena } from './answer-arena.js';
 import { expirationOfValue, headerLength } from './codec.js';
 import { serialKey, serialKeyRef } from './keys.js';
 import { CompiledFilter } from './match.js';
@@ -41,6 +50,22 @@ const MAX_ADDED = 1024;
 const MAX_REMOVAL_RECORDS = 256;
 /** Filter sets remembered as asked once (their hashes), cleared when full. */
 const MAX_ASKED = 4096;
+/**
+ * Room before each kept event for a caller's `["EVENT","<subid>",`: 12 bytes and a subscription
+ * id of up to 68 bytes as JSON (limits.maxSubIdLength is 64 by default). A longer prefix gets a copy.
+ */
+export const SLOT_BYTES = 80;
+const CLOSE_BRACKET = 0x5d;
+
+/** Lent answers not yet given back, on this thread: lend number -> its cache and entry. */
+const lentOut = new Map<number, { cache: AnswerCache; entry: Entry }>();
+let nextLend = 1;
+onLentReturn((id) => {
+  const l = lentOut.get(id);
+  if (!l) return;
+  lentOut.delete(id);
+  l.cache.giveBack(l.entry);
+});
 
 /** What the store was when a scan began: its last serial and its removal log's last record. */
 export interface Stamp {
@@ -92,9 +117,10 @@ function plainJson(v: string): boolean {
 
 interface Entry {
   stamp: Stamp;
-  /** the events' JSON back to back */
-  json: Buffer;
-  /** end of each event's JSON in `json` */
+  /** where the answer is in the cache's arena: `size` bytes from `at` */
+  at: number;
+  size: number;
+  /** end of each event's region (slot, JSON, `]`) from `at` */
   ends: Uint32Array;
   kinds: Uint16Array;
   serials: Set<number>;
@@ -102,6 +128,10 @@ interface Entry {
   expires: number;
   probes: AddedProbe[];
   bytes: number;
+  /** REQs it is lent to now */
+  lent: number;
+  /** dropped while lent: its extent is freed when the last REQ gives it back */
+  dropped: boolean;
 }
 
 export interface AnswerCacheStats {
@@ -111,13 +141,17 @@ export interface AnswerCacheStats {
   dropped: number;
   kept: number;
   bytes: number;
+  /** kept answers lent out now (given back when their frames were sent) */
+  lent: number;
 }
 
 export class AnswerCache {
   private readonly entries = new Map<string, Entry>();
   private readonly asked = new Set<string>();
+  /** made at the first answer kept */
+  private arena: AnswerArena | null = null;
   /** `stats.bytes`: the kept entries' bytes, which the budget bounds */
-  readonly stats: AnswerCacheStats = { hits: 0, misses: 0, dropped: 0, kept: 0, bytes: 0 };
+  readonly stats: AnswerCacheStats = { hits: 0, misses: 0, dropped: 0, kept: 0, bytes: 0, lent: 0 };
 
   constructor(private readonly maxBytes: number) {}
 
@@ -145,8 +179,9 @@ export class AnswerCache {
   /**
    * The kept answer for `key`, framed for this caller, when it still holds at this snapshot
    * (`now` stamp: where the store is; see the top of this file). Synchronous: one snapshot.
+   * `lend`: the caller takes lent frames (EventFrames.lent) when its framing fits the slots.
    */
-  get(dbs: Dbs, key: string, now: Stamp, nowSeconds: number, framing: Framing): EventFrames | null {
+  get(dbs: Dbs, key: string, now: Stamp, nowSeconds: number, framing: Framing, lend = false): EventFrames | null {
     const e = this.entries.get(key);
     if (!e) {
       this.stats.misses++;
@@ -165,7 +200,23 @@ export class AnswerCache {
     this.entries.delete(key);
     this.entries.set(key, e);
     this.stats.hits++;
-    return frame(e, framing);
+    const arena = this.arena!;
+    if (lend && framing.prefix.length <= SLOT_BYTES && framing.suffix.length === 1 && framing.suffix[0] === CLOSE_BRACKET) {
+      const id = nextLend++;
+      lentOut.set(id, { cache: this, entry: e });
+      e.lent++;
+      this.stats.lent++;
+      // the index arrays are the caller's (a postMessage transfers them); the bytes are shared
+      return { buf: new Uint8Array(arena.sab, e.at, e.size), ends: e.ends.slice(), kinds: e.kinds.slice(), prefixLen: SLOT_BYTES, suffixLen: 1, lent: id };
+    }
+    return frame(arena, e, framing);
+  }
+
+  /** A REQ gave back the entry it was lent (frames.ts releaseFrames). */
+  giveBack(e: Entry): void {
+    e.lent--;
+    this.stats.lent--;
+    if (e.lent === 0 && e.dropped) this.arena!.release(e.at, e.size);
   }
 
   private holds(dbs: Dbs, e: Entry, now: Stamp, nowSeconds: number): boolean {
@@ -192,8 +243,10 @@ export class AnswerCache {
   offer(dbs: Dbs, key: string, stamp: Stamp, filters: Filter[], frames: EventFrames, items: readonly Answered[]): void {
     if (!this.asked.has(key) || this.entries.has(key)) return;
     const json = framesJsonBytes(frames);
-    const bytes = json + items.length * 14 + 256;
-    if (json < MIN_ENTRY_BYTES || bytes > this.maxBytes / 4) return;
+    // the arena's bytes, and the entry's index arrays and serials beside it
+    const size = json + items.length * (SLOT_BYTES + 1);
+    const bytes = size + items.length * 14 + 256;
+    if (json < MIN_ENTRY_BYTES || size > this.maxBytes / 4) return;
     let expires = Infinity;
     for (const it of items) {
       // an event made after the stamp would be taken for an addition that matches at every check
@@ -203,24 +256,31 @@ export class AnswerCache {
       const exp = expirationOfValue(value);
       if (exp !== null && exp < expires) expires = exp;
     }
+    const at = this.place(size);
+    if (at < 0) return;
+    const arena = this.arena!;
+    const out = Buffer.from(arena.sab, at, size);
     const e: Entry = {
       stamp,
-      // memory of this isolate, not shared: V8 counts it, so a dropped answer's bytes lead to a GC
-      // (shared memory is not counted, and dropped answers piled up by the gigabyte between GCs)
-      json: Buffer.allocUnsafeSlow(json),
+      at,
+      size,
       ends: new Uint32Array(items.length),
       kinds: new Uint16Array(items.length),
       serials: new Set(items.map((it) => it.serial)),
       expires,
       probes: filters.map((f) => new AddedProbe(f)),
       bytes,
+      lent: 0,
+      dropped: false,
     };
     let o = 0;
     for (let i = 0; i < items.length; i++) {
       const start = frameJsonStart(frames, i);
       const end = frameJsonEnd(frames, i);
-      copyInto(e.json, o, frames.buf, start, end);
+      o += SLOT_BYTES;
+      copyInto(out, o, frames.buf, start, end);
       o += end - start;
+      out[o++] = CLOSE_BRACKET;
       e.ends[i] = o;
       e.kinds[i] = frames.kinds[i]!;
     }
@@ -228,27 +288,42 @@ export class AnswerCache {
     this.entries.set(key, e);
     this.stats.bytes += bytes;
     this.stats.kept++;
+  }
+
+  /**
+   * An extent of `size` bytes in the arena, the least recently given answers dropped until one is
+   * free (lent ones free theirs only when given back); -1 when none can be had now.
+   */
+  private place(size: number): number {
+    this.arena ??= new AnswerArena(this.maxBytes);
+    let at = this.arena.alloc(size);
     for (const [k, old] of this.entries) {
-      if (this.stats.bytes <= this.maxBytes) break;
+      if (at >= 0) break;
       this.drop(k, old);
+      at = this.arena.alloc(size);
     }
+    return at;
   }
 
   private drop(key: string, e: Entry): void {
     this.entries.delete(key);
     this.stats.bytes -= e.bytes;
+    if (e.lent === 0) this.arena!.release(e.at, e.size);
+    else e.dropped = true;
   }
 }
 
 /** The kept events in the caller's framing, in a buffer of the caller's thread (frames.ts). */
-function frame(e: Entry, framing: Framing): EventFrames {
-  const arena = new FrameArena(framing, e.json.length + e.ends.length * (framing.prefix.length + framing.suffix.length));
-  const items = new Array<{ start: number; end: number; kind: number }>(e.ends.length);
+function frame(arena: AnswerArena, e: Entry, framing: Framing): EventFrames {
+  const n = e.ends.length;
+  const src = new Uint8Array(arena.sab, e.at, e.size);
+  const out = new FrameArena(framing, e.size - n * (SLOT_BYTES + 1) + n * (framing.prefix.length + framing.suffix.length));
+  const items = new Array<{ start: number; end: number; kind: number }>(n);
   let from = 0;
-  for (let i = 0; i < e.ends.length; i++) {
-    const start = arena.append(e.json, from, e.ends[i]!);
-    items[i] = { start, end: arena.len, kind: e.kinds[i]! };
+  for (let i = 0; i < n; i++) {
+    const start = out.append(src, from + SLOT_BYTES, e.ends[i]! - 1);
+    items[i] = { start, end: out.len, kind: e.kinds[i]! };
     from = e.ends[i]!;
   }
-  return assemble(arena, items);
+  return assemble(out, items);
 }

@@ -521,7 +521,7 @@ export function lastSerial(dbs: Dbs): number {
 }
 
 /** Matches of the filters as frames (see nostr/frames.ts), newest first, each filter's limit applied. */
-export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING): Promise<EventFrames> {
+export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING, lend = false): Promise<EventFrames> {
   const upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   if (seen) seen.upTo = upTo;
   const answers = env.answers;
@@ -529,7 +529,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   const stamp = key !== null ? answers!.stamp(env.dbs, upTo) : null;
   if (stamp) {
     // a kept answer holds at this snapshot: no event in it was added after `upTo`, so `seen` stays as set
-    const kept = answers!.get(env.dbs, key!, stamp, env.now, framing);
+    const kept = answers!.get(env.dbs, key!, stamp, env.now, framing, lend);
     if (kept) return kept;
   }
   let complete = true;

@@ -63,6 +63,11 @@ export interface QueryOptions {
   now?: number;
   /** filled in by query(): what the scan covered (for live subscriptions) */
   seen?: SeenSerials;
+  /**
+   * queryFrames: the caller sends the frames itself and may be lent a kept answer's (EventFrames.lent,
+   * frames.ts lentFrame); it must release them (releaseFrames, QueryRunner.release) when sent.
+   */
+  lend?: boolean;
 }
 
 /** A COUNT's answer. */

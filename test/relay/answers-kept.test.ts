@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
 import { Author, Client, ids, now } from '../helpers/client.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
@@ -78,5 +79,43 @@ test('a followers REQ asked again is a kept answer, and every change clients pub
     assert.ok(!got.includes(followers[20]!.pk));
   } finally {
     c.close();
+  }
+});
+
+test('one kept answer lent to many REQs at once carries each REQ\'s own subscription id', async () => {
+  const c = await Client.open(relay.url);
+  const q = { kinds: [3], '#p': [target], limit: 100 };
+  const want = ids((await c.query([q])).events);
+  await c.query([q]); // asked twice: kept from now on
+  c.close();
+  // eight connections, each with REQs of subscription ids of different lengths, all sent at once
+  const conns = await Promise.all(Array.from({ length: 8 }, async () => {
+    const ws = new WebSocket(relay.url);
+    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject); });
+    return ws;
+  }));
+  const before = await kept();
+  try {
+    const answers = await Promise.all(conns.flatMap((ws, i) => Array.from({ length: 3 }, (_, j) => {
+      const sub = `s${i}-${j}-${'z'.repeat((i * 7 + j * 13) % 60)}`;
+      return new Promise<string[]>((resolve, reject) => {
+        const got: string[] = [];
+        const onMessage = (data: Buffer): void => {
+          const m = JSON.parse(data.toString()) as unknown[];
+          if (m[1] !== sub) return;
+          if (m[0] === 'EVENT') got.push((m[2] as NostrEvent).id);
+          else if (m[0] === 'EOSE') {
+            ws.off('message', onMessage);
+            resolve(got);
+          } else reject(new Error(`unexpected ${data.toString().slice(0, 200)}`));
+        };
+        ws.on('message', onMessage);
+        ws.send(JSON.stringify(['REQ', sub, q]));
+      });
+    })));
+    for (const got of answers) assert.deepEqual(got, want);
+    assert.ok((await kept()) - before >= 20, 'most of the 24 REQs were given the kept answer');
+  } finally {
+    for (const ws of conns) ws.close();
   }
 });

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { Filter } from '../../src/nostr/filter.js';
-import { framesToJson } from '../../src/nostr/frames.js';
+import { frameAt, framesToJson, lentFrame, releaseFrames, type EventFrames } from '../../src/nostr/frames.js';
+import { eventFraming, eventMessage } from '../../src/nostr/messages.js';
 import type { AnswerCache } from '../../src/store/answer-cache.js';
 import { lastRemoval, removalsSince, REMOVAL_LOG_KEEP } from '../../src/store/removal-log.js';
 import { runQuery } from '../../src/store/query.js';
@@ -66,16 +67,39 @@ test('kept answers are exactly the scan of the same store, through replacements,
       ];
       const dbs = storeDbs(s);
       let now = NOW;
+      // Lent answers (QueryOptions.lend) are held for a round before they are given back, while
+      // the store changes and answers are dropped and kept again: what they hold must not change.
+      let held: Array<{ frames: EventFrames; sub: string; want: string[] }> = [];
+      const messagesOf = (f: EventFrames, sub: string): string[] => {
+        const { prefix } = eventFraming(sub);
+        return Array.from({ length: f.ends.length }, (_, i) => Buffer.from(f.lent !== undefined ? lentFrame(f, i, prefix) : frameAt(f, i)).toString('utf8'));
+      };
       const check = async (round: number): Promise<void> => {
-        for (const q of queries) {
+        const holding: typeof held = [];
+        for (const [qi, q] of queries.entries()) {
           for (let twice = 0; twice < 2; twice++) {
             const got = await s.query(q, { defaultLimit: 500, maxLimit: 500, now });
             const want = framesToJson(await runQuery({ dbs, now, yieldEvery: 2000 }, q, 500, 500));
             assert.deepEqual(got.map((j) => (JSON.parse(j) as NostrEvent).id), want.map((j) => (JSON.parse(j) as NostrEvent).id), `round ${round}, query ${JSON.stringify(q)} (seed ${SEED})`);
             assert.deepEqual(got, want);
+            // as a REQ asks: frames lent when kept, in the REQ's framing (subscription ids of several lengths)
+            const sub = `r${round}q${qi}t${twice}${'x'.repeat(int(40))}`;
+            const lent = await s.queryFrames(q, { defaultLimit: 500, maxLimit: 500, now, lend: true }, eventFraming(sub));
+            const wantMessages = want.map((j) => eventMessage(sub, j));
+            assert.deepEqual(messagesOf(lent, sub), wantMessages, `round ${round}, lent, query ${JSON.stringify(q)} (seed ${SEED})`);
+            if (lent.lent !== undefined) lentSeen++;
+            if (twice === 0) holding.push({ frames: lent, sub, want: wantMessages });
+            else releaseFrames(lent);
           }
         }
+        // last round's lent answers, given back only now: unchanged by the dropping and keeping since
+        for (const h of held) {
+          assert.deepEqual(messagesOf(h.frames, h.sub), h.want, `round ${round}: an answer lent a round ago changed under its REQ (seed ${SEED})`);
+          releaseFrames(h.frames);
+        }
+        held = holding;
       };
+      let lentSeen = 0;
 
       await check(0);
       for (let round = 1; round <= 60; round++) {
@@ -143,6 +167,9 @@ test('kept answers are exactly the scan of the same store, through replacements,
       assert.ok(st.dropped >= 50, `kept answers dropped ${st.dropped} times`);
       assert.ok(st.kept >= 50, `answers kept ${st.kept} times`);
       assert.ok(lastRemoval(dbs.removed) > 0, 'the removal log has records');
+      assert.ok(lentSeen >= 200, `kept answers lent ${lentSeen} times`);
+      for (const h of held) releaseFrames(h.frames);
+      assert.equal(answersOf(s).stats.lent, 0, 'every lent answer was given back');
     },
     { answerCacheBytes: 16 * 1024 ** 2 },
   ));

@@ -4,7 +4,7 @@
 import { closedMessage, eoseMessage, eventFraming, eventMessage } from '../../nostr/messages.js';
 import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
 import { answerLimits, maxAnswerEvents } from '../../nostr/lookups.js';
-import { frameAt, frameCount, frameJson, framesJsonBytes, type EventFrames } from '../../nostr/frames.js';
+import { frameCount, frameJson, framesSentBytes, framesJsonBytes, type EventFrames } from '../../nostr/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
@@ -36,6 +36,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     { defaultLimit: limits.defaultLimit, maxLimit: limits.maxLimit, maxEvents: maxAnswerEvents(limits) },
   );
   let results: EventFrames | null = null;
+  const framing = eventFraming(subId);
   const seen = { upTo: 0, newer: new Set<string>() };
   const guard = h.queries.scanGuard(sub.abort);
   let release: (() => void) | null = null;
@@ -50,7 +51,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
       }
       if (sub.abort.aborted) return;
       // every filter has its limit now (answerLimits): the store's clamp is the REQ's bound
-      results = await h.queries.query(scan, { defaultLimit: limits.defaultLimit, maxLimit: maxAnswerEvents(limits), signal: guard.signal, seen }, eventFraming(subId));
+      results = await h.queries.query(scan, { defaultLimit: limits.defaultLimit, maxLimit: maxAnswerEvents(limits), signal: guard.signal, seen, lend: true }, framing);
       sub.seen = seen;
       h.access.querySlots.charge(conn, framesJsonBytes(results)); // as read.resultBytesPerIp counts them
     }
@@ -74,7 +75,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     closeSubscription(h, conn, subId);
     h.metrics.refusals.inc({ reason: 'error' });
     h.access.refused('REQ', `error: ${why}`, conn.ip);
-    if (sendFrames(h, conn, scan, results)) conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
+    if (sendFrames(h, conn, scan, results, framing.prefix)) conn.send(closedMessage(subId, `error: ${why}; the newest matches found were sent, narrow the filter (authors, kinds, since/until) for more`));
     done(h, conn, results);
     return;
   }
@@ -85,14 +86,14 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   sub.pending = null;
   if (wait) {
     // the stored answer and what arrived during the scan now, EOSE once the lookup is done or the bound passed
-    if (sendFrames(h, conn, scan, results)) for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
+    if (sendFrames(h, conn, scan, results, framing.prefix)) for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
     done(h, conn, results);
     h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
     await boundedWait(wait, h.lookup!.waitMs);
     if (!sub.abort.aborted) conn.send(eoseMessage(subId));
     return;
   }
-  if (sendFrames(h, conn, scan, results) && conn.send(eoseMessage(subId))) {
+  if (sendFrames(h, conn, scan, results, framing.prefix) && conn.send(eoseMessage(subId))) {
     for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
   }
   done(h, conn, results);
@@ -111,17 +112,19 @@ function done(h: RelayContext, conn: Connection, frames: EventFrames | null): vo
  * kinds this reader may not see (policy/read.ts: DMs only to their author or recipient). False
  * when the connection went away on the way.
  */
-function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames: EventFrames | null): boolean {
+function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames: EventFrames | null, prefix: Uint8Array): boolean {
   if (!frames) return true;
-  const dms = h.access.dms;
-  const hide = dms.needsFiltering(filters, conn.authed);
   const n = frameCount(frames);
-  if (n > 0) conn.expectAnswer(frames.ends[n - 1]!);
-  for (let i = 0; i < n; i++) {
-    if (hide && dms.kinds.has(frames.kinds[i]!) && !dms.canSeeJson(frameJson(frames, i), conn.authed)) continue;
-    if (!conn.send(frameAt(frames, i))) return false;
+  if (n === 0) return true;
+  const dms = h.access.dms;
+  let skip: Uint8Array | null = null;
+  if (dms.needsFiltering(filters, conn.authed)) {
+    for (let i = 0; i < n; i++) {
+      if (dms.kinds.has(frames.kinds[i]!) && !dms.canSeeJson(frameJson(frames, i), conn.authed)) (skip ??= new Uint8Array(n))[i] = 1;
+    }
   }
-  return true;
+  conn.expectAnswer(framesSentBytes(frames, prefix));
+  return conn.sendAnswer(frames, prefix, skip);
 }
 
 /** Whether the subscription's scan already returned (or could see) this event. */
