@@ -2,7 +2,7 @@
 // (per connection and per address, output-budget.ts): a reader that falls too far behind is told
 // why and disconnected, so memory stays bounded.
 import type { WebSocket } from '@trufflesuite/uws-js-unofficial';
-import { sendFrames, sendText, type LargeSend } from './ws-send.js';
+import { sendAnswerFrames, sendText, type LargeSend } from './ws-send.js';
 import { framesSentBytes, type EventFrames } from '../nostr/frames.js';
 import type { Filter } from '../nostr/filter.js';
 import { noticeMessage } from '../nostr/messages.js';
@@ -90,11 +90,15 @@ export class Connection implements OutputHolder {
 
   /**
    * Queues a REQ answer's frames (a query's, or a kept answer lent to this REQ: ws-send.ts
-   * sendFrames), `prefix` being the REQ's `["EVENT","<subid>",` and `skip` the frames this reader
-   * may not see. The caller flushes before it releases the frames. False as send().
+   * sendAnswerFrames), `prefix` being the REQ's `["EVENT","<subid>",` and `skip` the frames this
+   * reader may not see. The connection's cap lets the answer through while it drains (the credit
+   * shrinks with what is still unsent, refreshOutput); the address cap does not. The caller
+   * flushes before it releases the frames. False as send().
    */
   sendAnswer(frames: EventFrames, prefix: Uint8Array, skip: Uint8Array | null): boolean {
-    return this.queue({ frames, prefix, skip }, framesSentBytes(frames, prefix));
+    const bytes = framesSentBytes(frames, prefix);
+    this.answerCredit += bytes;
+    return this.queue({ frames, prefix, skip }, bytes);
   }
 
   private queue(item: string | Uint8Array | Answer, bytes: number): boolean {
@@ -128,21 +132,13 @@ export class Connection implements OutputHolder {
       ws.cork(() => {
         for (const item of out) {
           if (typeof item === 'string' || item instanceof Uint8Array) sendText(ws, item, this.large);
-          else sendFrames(ws, item.frames, item.prefix, item.skip, this.large);
+          else sendAnswerFrames(ws, item.frames, item.prefix, item.skip, this.large);
         }
       });
     } catch {
       /* the socket closed under us: nothing left to deliver */
     }
     this.refreshOutput();
-  }
-
-  /**
-   * A REQ answer of `bytes` is about to be sent: the connection's cap lets it through while it
-   * drains (the credit shrinks with what is still unsent, refreshOutput); the address cap does not.
-   */
-  expectAnswer(bytes: number): void {
-    this.answerCredit += bytes;
   }
 
   /** Re-reads what uWS still holds for this connection (after a flush, on drain). */

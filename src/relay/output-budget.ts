@@ -9,7 +9,7 @@
 //
 // One REQ's stored events may be larger than the connection's cap (500 follow lists of the
 // network's size are 8-35 MB; limit x the largest event allowed is more), and they are written at
-// once: the connection's cap lets them through while they drain (Connection.expectAnswer), so a
+// once: the connection's cap lets them through while they drain (Connection.sendAnswer), so a
 // client that asks for them is answered, not closed. The address cap counts them like any output,
 // so a client that asks and never reads is still bounded.
 import { Tally } from './policy/budgets.js';
@@ -51,7 +51,7 @@ export class OutputBudget {
   /**
    * Records that `c` now holds `bytes` unsent. Returns the connection to close as a slow reader and
    * why, or null when every cap holds. `credit`: bytes of REQ answers the connection's cap lets
-   * through while they drain (Connection.expectAnswer); the address cap counts every byte.
+   * through while they drain (Connection.sendAnswer); the address cap counts every byte.
    */
   account(c: OutputHolder, bytes: number, credit = 0): { close: OutputHolder; why: SlowReason } | null {
     this.ipBytes.add(c.key, bytes - c.accounted);

@@ -255,10 +255,7 @@ class QueryPool implements QueryRunner {
     const op = this.ops.get(r.id);
     if (!op) {
       // settled already (the pool closing): what was lent still goes back
-      if (r.frames && from) {
-        this.origin.set(r.frames, from);
-        this.release(r.frames);
-      }
+      if (r.frames && from) this.giveBack(from, r.frames);
       return;
     }
     this.ops.delete(r.id);
@@ -406,6 +403,11 @@ class QueryPool implements QueryRunner {
     const pw = this.origin.get(frames);
     if (!pw) return releaseFrames(frames); // made on this thread (inline lookups)
     this.origin.delete(frames);
+    this.giveBack(pw, frames);
+  }
+
+  /** Frames `pw` made go back to it with its next batch: their buffer, or the number of the kept answer lent. */
+  private giveBack(pw: PoolWorker, frames: EventFrames): void {
     if (pw.dead) return;
     if (frames.lent !== undefined) pw.returningLent.push(frames.lent);
     else pw.returning.push(frames.buf.buffer);

@@ -88,7 +88,7 @@ function stringParts(s: string): string[] {
  * kept answer, EventFrames.lent) get `prefix` written into their slot right before uWS copies
  * them, so one answer lent to many REQs at once carries each REQ's subscription id.
  */
-export function sendFrames(ws: Socket, frames: EventFrames, prefix: Uint8Array, skip: Uint8Array | null, large: LargeSend): void {
+export function sendAnswerFrames(ws: Socket, frames: EventFrames, prefix: Uint8Array, skip: Uint8Array | null, large: LargeSend): void {
   const n = frames.ends.length;
   const lent = frames.lent !== undefined;
   for (let i = 0; i < n; i++) {

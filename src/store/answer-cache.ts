@@ -150,7 +150,7 @@ export class AnswerCache {
   private readonly asked = new Set<string>();
   /** made at the first answer kept */
   private arena: AnswerArena | null = null;
-  /** `stats.bytes`: the kept entries' bytes, which the budget bounds */
+  /** `stats.bytes`: the kept entries' bytes, their arena extents and index arrays (the arena, the budget's size, bounds the extents) */
   readonly stats: AnswerCacheStats = { hits: 0, misses: 0, dropped: 0, kept: 0, bytes: 0, lent: 0 };
 
   constructor(private readonly maxBytes: number) {}

@@ -4,7 +4,7 @@
 import { closedMessage, eoseMessage, eventFraming, eventMessage } from '../../nostr/messages.js';
 import { isEmptyFilter, type Filter } from '../../nostr/filter.js';
 import { answerLimits, maxAnswerEvents } from '../../nostr/lookups.js';
-import { frameCount, frameJson, framesSentBytes, framesJsonBytes, type EventFrames } from '../../nostr/frames.js';
+import { frameCount, frameJson, framesJsonBytes, type EventFrames } from '../../nostr/frames.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
 import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
@@ -123,7 +123,6 @@ function sendFrames(h: RelayContext, conn: Connection, filters: Filter[], frames
       if (dms.kinds.has(frames.kinds[i]!) && !dms.canSeeJson(frameJson(frames, i), conn.authed)) (skip ??= new Uint8Array(n))[i] = 1;
     }
   }
-  conn.expectAnswer(framesSentBytes(frames, prefix));
   return conn.sendAnswer(frames, prefix, skip);
 }
 
