@@ -65,6 +65,15 @@ export function* icuWords(text: string): Generator<string> {
  * hold together; : . ' join two letters; . , ; ' join two digits. The search tests check it
  * against icuWords on random strings.
  */
+/**
+ * Lower-case ASCII letters and digits only: one word and one term, the common case (a profile's
+ * words). The splitting below gives it back whole; this skips the generators and regular
+ * expressions that were most of the cost of indexing a profile (docs/storage.md, twenty-seventh session).
+ */
+const PLAIN_WORD = /^[a-z0-9]+$/;
+/** Folded text of plain words and whitespace only (terms' fast path: no segmenting at all). */
+const PLAIN_TEXT = /^[a-z0-9\s]*$/;
+
 const ASCII_WORD = /[a-z0-9_]+(?:(?:(?<=[a-z])[:.'](?=[a-z])|(?<=[0-9])[.,;'](?=[0-9]))[a-z0-9_]+)*/g;
 export function* asciiWords(text: string): Generator<string> {
   for (const m of text.matchAll(ASCII_WORD)) if (/[a-z0-9]/.test(m[0])) yield m[0];
@@ -85,7 +94,8 @@ const ONE_WORD = /^[\p{sc=Latin}\p{sc=Greek}\p{sc=Cyrillic}\p{Nd}][\p{sc=Latin}\
 export function* wordsOf(text: string): Generator<string> {
   for (const chunk of text.split(/\s+/u)) {
     if (chunk === '') continue;
-    if (PRINTABLE_ASCII.test(chunk)) yield* asciiWords(chunk);
+    if (PLAIN_WORD.test(chunk)) yield chunk; // what asciiWords gives it, without its regular expression's iterator
+    else if (PRINTABLE_ASCII.test(chunk)) yield* asciiWords(chunk);
     else if (ONE_WORD.test(chunk)) yield chunk;
     else yield* icuWords(chunk);
   }
@@ -107,8 +117,14 @@ export function terms(folded: string, joined: boolean): string[] {
     out.add(truncate(run, MAX_TERM_CHARS * 8));
     return ' ';
   });
-  if (/[\p{L}\p{N}]/u.test(words)) {
+  if (PLAIN_TEXT.test(words)) {
+    for (const w of words.split(/\s+/u)) if (w !== '') out.add(truncate(w, MAX_TERM_CHARS));
+  } else if (/[\p{L}\p{N}]/u.test(words)) {
     for (const seg of wordsOf(words)) {
+      if (PLAIN_WORD.test(seg)) {
+        out.add(truncate(seg, MAX_TERM_CHARS));
+        continue;
+      }
       const parts = seg.split(NON_WORD).filter((p) => p.length > 0);
       for (const p of parts) out.add(truncate(p, MAX_TERM_CHARS));
       if (joined && parts.length > 1) out.add(truncate(parts.join(''), MAX_TERM_CHARS));

@@ -58,6 +58,30 @@ test('words of mixed scripts: the fast paths agree with Intl.Segmenter', () => {
   }
 });
 
+test('terms of plain words take a fast path that gives what segmenting gives', () => {
+  // the reference: every word-like segment (Intl.Segmenter), split at inner punctuation, the parts
+  // joined too when there are several (terms' general path, written out)
+  const reference = (s: string, joined: boolean): string[] => {
+    const out = new Set<string>();
+    for (const seg of icuWords(s)) {
+      const parts = seg.split(/[^\p{L}\p{N}\p{M}]+/u).filter((p) => p.length > 0);
+      for (const p of parts) out.add(p.slice(0, 64));
+      if (joined && parts.length > 1) out.add(parts.join('').slice(0, 64));
+    }
+    return [...out];
+  };
+  const plain = 'abcxyz0189    \t\n';
+  const mixed = plain + "_.:',@-!";
+  const r = rng(13);
+  for (let i = 0; i < 20000; i++) {
+    const alpha = i % 2 === 0 ? plain : mixed;
+    let s = '';
+    for (let k = 1 + Math.floor(r() * 40); k > 0; k--) s += alpha[Math.floor(r() * alpha.length)];
+    if (i % 97 === 0) s += 'a'.repeat(70); // a word longer than a term
+    for (const joined of [true, false]) assert.deepEqual(terms(s, joined), reference(s, joined), JSON.stringify(s));
+  }
+});
+
 test('parseSearch: extensions, folding, at most 8 terms', () => {
   const q = parseSearch('  Zoë   domain:Example.COM include:spam language:en ');
   assert.equal(q.text, 'zoe');
