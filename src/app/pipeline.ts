@@ -44,7 +44,10 @@ export async function openPipeline(config: Config, logger: Logger, opts: Pipelin
   let verifier: AsyncVerifier | undefined;
   try {
     const threads = opts.verifyThreads ?? config.verifyThreads;
-    verifier = threads > 0 ? await poolVerifier(threads, config.verifier) : inlineVerifier(await loadVerifier(config.verifier));
+    // a store whose writer thread parses each event reads follow lists' members where they are
+    // checked (graph-json.ts); not the import's, whose writer spools them (measured for the relay only)
+    const graphMembers = store.writesFromJson && opts.spool === undefined;
+    verifier = threads > 0 ? await poolVerifier(threads, config.verifier, graphMembers) : inlineVerifier(await loadVerifier(config.verifier));
     const policies = emptyPolicies();
     const rules = writeRules(config, store);
     policies.rejectEvent.push(...rules.rejectEvent);

@@ -44,7 +44,7 @@ export function createIngest(deps: IngestDeps): Ingest {
    * rejects (a listener that threw), else with the result; it must not throw.
    */
   function afterCheck(id: string | undefined, parsed: NostrEvent | null, json: string, kind: number, ctx: IngestContext, done: IngestDone) {
-    return (bad: string | null): void => {
+    return (bad: string | null, members?: string | null): void => {
       let r: IngestResult;
       try {
         if (bad) r = reject(id, bad, 'invalid');
@@ -60,7 +60,7 @@ export function createIngest(deps: IngestDeps): Ingest {
               return done(e);
             }
             done(null, w);
-          });
+          }, members ?? undefined);
           return;
         }
       } catch (e) {

@@ -2,9 +2,11 @@
 // (verify-worker.ts), declared once and imported by both sides.
 import type { VerifierBackend } from '../nostr/verify.js';
 
-/** workerData of each verification thread: the backend asked for. */
+/** workerData of each verification thread: the backend asked for, and whether to read graph lists' members. */
 export interface VerifyInit {
   prefer: VerifierBackend | 'auto';
+  /** each valid event's graph members too (store/graph-json.ts graphOnlyMembers), for a store's writer thread */
+  graphMembers: boolean;
 }
 
 /** The worker's first message: the backend it loaded, or why it could not. */
@@ -20,4 +22,6 @@ export interface VerifyBatch {
 export interface VerifyResults {
   id: number;
   results: Array<string | null>;
+  /** with VerifyInit.graphMembers, in job order: a valid graph-only list's joined members, else null */
+  members?: Array<string | null>;
 }

@@ -8,6 +8,13 @@ import { canonical, type NostrEvent } from '../nostr/event.js';
 import type { EventVerifier, VerifierBackend } from '../nostr/verify.js';
 import type { VerifyBatch, VerifyInit, VerifyReady, VerifyResults } from './verify-messages.js';
 
+/**
+ * The answer to a check: null when id and signature are right, else an `invalid:` message; and for
+ * a valid list of a graph kind, from a pool made with `graphMembers`, its members as
+ * store/graph-json.ts graphOnlyMembers gives them (undefined otherwise: the store reads them itself).
+ */
+export type CheckDone = (bad: string | null, members?: string | null) => void;
+
 export interface AsyncVerifier {
   readonly backend: VerifierBackend;
   readonly threads: number;
@@ -21,7 +28,7 @@ export interface AsyncVerifier {
    * ingest path keeps thousands of events in flight, and a promise chain per event was most of
    * what the main thread's scavenges copied: bench/RESULTS.md, twenty-third session).
    */
-  checkThen(ev: NostrEvent, json: string | undefined, done: (bad: string | null) => void): void;
+  checkThen(ev: NostrEvent, json: string | undefined, done: CheckDone): void;
   close(): Promise<void>;
 }
 
@@ -34,13 +41,17 @@ export function inlineVerifier(v: EventVerifier): AsyncVerifier {
 /** One item of a batch: the event's canonical JSON (verify-messages.ts). */
 type Job = string;
 
-export async function poolVerifier(threads: number, prefer: VerifierBackend | 'auto'): Promise<AsyncVerifier> {
+/**
+ * `graphMembers`: the threads also read each valid graph list's members (CheckDone), for a store
+ * whose writer thread parses events from their JSON (writer-thread.ts).
+ */
+export async function poolVerifier(threads: number, prefer: VerifierBackend | 'auto', graphMembers = false): Promise<AsyncVerifier> {
   const workers: Worker[] = [];
-  const pending = new Map<number, Array<(r: string | null) => void>>();
+  const pending = new Map<number, CheckDone[]>();
   let batchId = 0;
   let backend: VerifierBackend = 'wasm';
   for (let i = 0; i < threads; i++) {
-    const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { prefer } satisfies VerifyInit });
+    const w = new Worker(new URL('./verify-worker.js', import.meta.url), { workerData: { prefer, graphMembers } satisfies VerifyInit });
     backend = await new Promise<VerifierBackend>((resolve, reject) => {
       w.once('message', (m: VerifyReady) => (m.ready ? resolve(m.ready) : reject(new Error(m.error))));
       w.once('error', reject);
@@ -51,7 +62,7 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
       // one callback that throws must not keep the rest of the batch from their answers
       for (let k = 0; k < resolvers.length; k++) {
         try {
-          resolvers[k](m.results[k]);
+          resolvers[k](m.results[k]!, m.members?.[k]);
         } catch (err) {
           queueMicrotask(() => {
             throw err;
@@ -65,7 +76,7 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
   }
   let next = 0;
   let jobs: Job[] = [];
-  let resolvers: Array<(r: string | null) => void> = [];
+  let resolvers: CheckDone[] = [];
   let scheduled = false;
   const flush = () => {
     scheduled = false;
@@ -77,7 +88,7 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
     jobs = [];
     resolvers = [];
   };
-  const checkThen = (ev: NostrEvent, json: string | undefined, done: (bad: string | null) => void): void => {
+  const checkThen = (ev: NostrEvent, json: string | undefined, done: CheckDone): void => {
     jobs.push(json ?? JSON.stringify(canonical(ev)));
     resolvers.push(done);
     if (jobs.length >= 256) flush();

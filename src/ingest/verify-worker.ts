@@ -1,9 +1,11 @@
 // Worker thread of the verification pool: checks batches of events' canonical JSON.
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadVerifier } from '../nostr/verify.js';
+import { graphOnlyMembers } from '../store/graph-json.js';
 import type { VerifyBatch, VerifyInit, VerifyReady, VerifyResults } from './verify-messages.js';
 
-const v = await loadVerifier((workerData as VerifyInit).prefer).catch((e: Error) => {
+const init = workerData as VerifyInit;
+const v = await loadVerifier(init.prefer).catch((e: Error) => {
   parentPort!.postMessage({ error: e.message } satisfies VerifyReady);
   throw e;
 });
@@ -11,5 +13,7 @@ const check = v.checkJson;
 parentPort!.postMessage({ ready: v.backend } satisfies VerifyReady);
 parentPort!.on('message', (m: VerifyBatch) => {
   const results = m.jobs.map(check);
-  parentPort!.postMessage({ id: m.id, results } satisfies VerifyResults);
+  // a follow list's members are read here, beside its signature, not on the store's writer thread
+  const members = init.graphMembers ? m.jobs.map((json, k) => (results[k] === null ? graphOnlyMembers(json) : null)) : undefined;
+  parentPort!.postMessage({ id: m.id, results, members } satisfies VerifyResults);
 });

@@ -58,6 +58,16 @@ function hasCanonicalLayout(json: string): boolean {
   );
 }
 
+/** Where canonical JSON's kind, tags and content fields start (at their `,"name":`), or null when `json` is not laid out so. */
+export function canonicalFields(json: string): { kindAt: number; tagsAt: number; contentAt: number } | null {
+  if (!hasCanonicalLayout(json)) return null;
+  const kindAt = json.indexOf(',"kind":', CREATED_AT);
+  const tagsAt = kindAt < 0 ? -1 : json.indexOf(',"tags":', kindAt + 8);
+  const contentAt = tagsAt < 0 ? -1 : json.indexOf(',"content":', tagsAt + 8);
+  if (contentAt < 0 || contentAt + 11 > json.length - SIG_TAIL) return null;
+  return { kindAt, tagsAt, contentAt };
+}
+
 /** The parts a signature check needs, read out of an event's canonical JSON. */
 export interface SignedParts {
   /** the NIP-01 serialization whose sha256 is the id */
@@ -69,12 +79,10 @@ export interface SignedParts {
 
 /** Reads the id preimage, id, pubkey and sig out of canonical JSON; null when `json` is not laid out so. */
 export function signedPartsOf(json: string): SignedParts | null {
-  if (!hasCanonicalLayout(json)) return null;
-  const kindAt = json.indexOf(',"kind":', CREATED_AT);
-  const tagsAt = kindAt < 0 ? -1 : json.indexOf(',"tags":', kindAt + 8);
-  const contentAt = tagsAt < 0 ? -1 : json.indexOf(',"content":', tagsAt + 8);
+  const at = canonicalFields(json);
+  if (!at) return null;
+  const { kindAt, tagsAt, contentAt } = at;
   const sigAt = json.length - SIG_TAIL;
-  if (contentAt < 0 || contentAt + 11 > sigAt) return null;
   const pubkey = json.slice(PUBKEY_AT, PUBKEY_AT + 64);
   const preimage = `[0,"${pubkey}",${json.slice(CREATED_AT, kindAt)},${json.slice(kindAt + 8, tagsAt)},${json.slice(tagsAt + 8, contentAt)},${json.slice(contentAt + 11, sigAt)}]`;
   return { preimage, id: json.slice(ID_AT, ID_AT + 64), pubkey, sig: json.slice(sigAt + 8, sigAt + 136) };

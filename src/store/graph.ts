@@ -30,12 +30,8 @@ import type { Membership } from './follower-cache.js';
 import { MAX_CHUNK, nextChunk, type KeyCursor } from './scan.js';
 import type { BinDb, Dbs } from './schema.js';
 
-/** The list kinds whose `p` tags are the graph (docs/storage.md, "The follow graph"). */
-export const GRAPH_KINDS: readonly number[] = [3, 10000];
-const GRAPH_KIND_SET = new Set(GRAPH_KINDS);
-export const isGraphKind = (kind: number): boolean => GRAPH_KIND_SET.has(kind);
-/** Whether a tag of an event of a graph kind is held by the graph, not the tag+kind index: a `p` naming a pubkey. */
-export const isGraphTag = (t: string[]): boolean => t.length >= 2 && t[0] === 'p' && isHex64(t[1]!);
+import { isGraphKind, isGraphTag } from './graph-json.js';
+export { GRAPH_KINDS, isGraphKind, isGraphTag } from './graph-json.js';
 
 /** meta key of the next pubkey id */
 export const NEXT_PKID_KEY = 'nextPkId';

@@ -182,12 +182,12 @@ class LmdbEventStore implements EventStore {
     return this.writer instanceof ThreadWriter;
   }
 
-  write(ev: NostrEvent | null, json: string): Promise<WriteResult> {
-    return this.w().write(ev, json);
+  write(ev: NostrEvent | null, json: string, members?: string): Promise<WriteResult> {
+    return this.w().write(ev, json, members);
   }
 
-  writeThen(ev: NostrEvent | null, json: string, done: (err: Error | null, result?: WriteResult) => void): void {
-    this.w().writeThen(ev, json, done);
+  writeThen(ev: NostrEvent | null, json: string, done: (err: Error | null, result?: WriteResult) => void, members?: string): void {
+    this.w().writeThen(ev, json, done, members);
   }
 
   async query(filters: Filter[], opts: QueryOptions): Promise<string[]> {

@@ -190,7 +190,12 @@ export class WriteTxn {
     return value ? { value, header: decodeHeader(value) } : undefined;
   }
 
-  applyEvent(ev: NostrEvent, json: string): WriteResult {
+  /**
+   * `members`: the event is a list of a graph kind whose every tag is a graph tag, and these are its
+   * members (graph-json.ts); its `tags` may then be left empty (parseWithoutTags), as nothing
+   * here reads the tags of such a list but through its members.
+   */
+  applyEvent(ev: NostrEvent, json: string, members?: string[]): WriteResult {
     const { dbs } = this;
     if (isEphemeral(ev.kind)) return invalid(MSG.ephemeral);
     if (ev.created_at > MAX_CREATED_AT) return invalid(MSG.createdAtRange);
@@ -230,13 +235,13 @@ export class WriteTxn {
         if (!isExpired(old.header.expiration, this.now) && !incomingWins(old.header, ev)) return replaced();
         // a list re-published with the same tags (the network's habit): the old one is not parsed, nothing is diffed
         same = isList && tagsJson(json) === tagsJson(jsonOf(old.value));
-        if (same) list = { members: null, only: graphOnly(ev.kind, ev.tags) };
+        if (same) list = { members: null, only: members !== undefined || graphOnly(ev.kind, ev.tags) };
         before = this.deleteStored(readSerial(cur!), old.value, true, same ? { only: list.only, tags: ev.tags } : undefined);
         removed.push(old.header.id);
       }
     }
 
-    if (isList && !same) list = graphList(ev.kind, ev.tags);
+    if (isList && !same) list = members !== undefined ? { members, only: true } : graphList(ev.kind, ev.tags);
     const only = list.only;
     const serial = this.allocSerial();
     const sk = serialKey(serial);

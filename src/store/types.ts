@@ -108,15 +108,18 @@ export interface EventStore {
    * Queue an already verified, non-ephemeral event for the batched writer. `json` is the event's
    * canonical JSON text (kept as stored so it is sent without re-serializing). Resolves once the
    * batch holding it has committed durably, with the decision taken inside that transaction.
-   * `ev` null: the writer parses `json` itself (see writesFromJson).
+   * `ev` null: the writer parses `json` itself (see writesFromJson). `members`: the event is a list
+   * of a graph kind whose every tag is a graph tag, and these are its members as
+   * store/graph-json.ts graphOnlyMembers read them from `json` (a signature-check thread did); the
+   * writer then parses the event without its tags.
    */
-  write(ev: NostrEvent | null, json: string): Promise<WriteResult>;
+  write(ev: NostrEvent | null, json: string, members?: string): Promise<WriteResult>;
   /**
    * write() answered through a callback, exactly once: `done(err)` where the promise would reject,
    * `done(null, result)` where it would resolve. The relay's EVENT path waits this way (no promise
    * per event in flight).
    */
-  writeThen(ev: NostrEvent | null, json: string, done: (err: Error | null, result?: WriteResult) => void): void;
+  writeThen(ev: NostrEvent | null, json: string, done: (err: Error | null, result?: WriteResult) => void, members?: string): void;
   /**
    * The writer parses each event's JSON itself (it runs on a thread of its own), so a caller need
    * not keep the parsed event while the write waits: ingest.ts then holds only the JSON text.

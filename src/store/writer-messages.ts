@@ -18,10 +18,12 @@ export interface WriterInit {
 
 /**
  * One write, numbered by the main thread. An event goes as its canonical JSON only: the worker
- * parses it again (~17 µs for a follow list), which costs less than cloning the parsed object.
+ * parses it again (~17 µs for a follow list), which costs less than cloning the parsed object. A
+ * list of a graph kind whose tags are all graph tags may come with its members, read where its
+ * signature was checked (EventStore.write): the worker then parses it without its tags.
  */
 export type WriterOp =
-  | { t: 'e'; id: number; json: string }
+  | { t: 'e'; id: number; json: string; members?: string }
   | { t: 'r'; id: number; eventId: string }
   | { t: 's'; id: number; now: number }
   | { t: 'h'; id: number; key: Uint8Array; version: number; registers: Uint8Array };

@@ -23,10 +23,10 @@ type OpBody = Unnumbered<WriterOp>;
 
 /** What the store asks of its writer, on this thread (BatchWriter) or on its own (ThreadWriter). */
 export interface StoreWriter {
-  /** `ev` null: the writer parses `json` (ThreadWriter always does, on its thread) */
-  write(ev: NostrEvent | null, json: string): Promise<WriteResult>;
+  /** `ev` null: the writer parses `json` (ThreadWriter always does, on its thread); `members`: EventStore.write */
+  write(ev: NostrEvent | null, json: string, members?: string): Promise<WriteResult>;
   /** write() answered through a callback, exactly once (EventStore.writeThen) */
-  writeThen(ev: NostrEvent | null, json: string, done: WriteDone): void;
+  writeThen(ev: NostrEvent | null, json: string, done: WriteDone, members?: string): void;
   remove(id: string): Promise<boolean>;
   refreshHll(key: Buffer, version: number, registers: Uint8Array): Promise<boolean>;
   sweep(now: number): Promise<number>;
@@ -102,12 +102,12 @@ export class ThreadWriter implements StoreWriter {
     return this.lastDisk;
   }
 
-  write(_ev: NostrEvent | null, json: string): Promise<WriteResult> {
-    return this.submit({ t: 'e', json }) as Promise<WriteResult>;
+  write(_ev: NostrEvent | null, json: string, members?: string): Promise<WriteResult> {
+    return this.submit(members === undefined ? { t: 'e', json } : { t: 'e', json, members }) as Promise<WriteResult>;
   }
 
-  writeThen(_ev: NostrEvent | null, json: string, done: WriteDone): void {
-    this.submitThen({ t: 'e', json }, done as Done);
+  writeThen(_ev: NostrEvent | null, json: string, done: WriteDone, members?: string): void {
+    this.submitThen(members === undefined ? { t: 'e', json } : { t: 'e', json, members }, done as Done);
   }
 
   remove(id: string): Promise<boolean> {

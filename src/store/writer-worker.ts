@@ -43,7 +43,7 @@ function run(op: WriterOp): Promise<WriteResult | boolean | number> {
   switch (op.t) {
     case 'e':
       // parsed when its transaction applies it (writer.ts), not while it waits in the queue
-      return store.write(null, op.json);
+      return store.write(null, op.json, op.members);
     case 'r':
       return store.remove(op.eventId);
     case 's':

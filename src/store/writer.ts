@@ -11,6 +11,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
 import type { Dbs } from './schema.js';
 import { WriteTxn } from './txn.js';
+import { parseWithoutTags, splitMembers } from './graph-json.js';
 import { commitReason } from './commit-failures.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
 import type { WriteResult } from './types.js';
@@ -18,8 +19,8 @@ import type { WriteDone } from './writer-thread.js';
 import type { DiskGuard } from '../lib/disk-guard.js';
 
 type Op =
-  /** ev null: parsed from json when applied (a writer thread's events: see write()) */
-  | { type: 'event'; ev: NostrEvent | null; json: string }
+  /** ev null: parsed from json when applied (a writer thread's events: see write()); members: EventStore.write */
+  | { type: 'event'; ev: NostrEvent | null; json: string; members?: string }
   | { type: 'remove'; id: string }
   | { type: 'sweep'; now: number; max: number }
   | { type: 'hll'; key: Buffer; version: number; registers: Uint8Array };
@@ -97,12 +98,12 @@ export class BatchWriter {
    * lives for its own apply only, not while it waits in the queue and its batch commits (a writer
    * thread's queue holds thousands of follow lists under load, and its scavenges copied them).
    */
-  write(ev: NostrEvent | null, json: string): Promise<WriteResult> {
-    return this.enqueue({ type: 'event', ev, json }) as Promise<WriteResult>;
+  write(ev: NostrEvent | null, json: string, members?: string): Promise<WriteResult> {
+    return this.enqueue({ type: 'event', ev, json, members }) as Promise<WriteResult>;
   }
 
   /** A callback that throws is logged, as ThreadWriter does (it would otherwise be an unhandled rejection). */
-  writeThen(ev: NostrEvent | null, json: string, done: WriteDone): void {
+  writeThen(ev: NostrEvent | null, json: string, done: WriteDone, members?: string): void {
     const answer = (err: Error | null, r?: WriteResult): void => {
       try {
         done(err, r);
@@ -110,7 +111,7 @@ export class BatchWriter {
         this.opts.logger?.warn({ err: e }, 'a write callback failed');
       }
     };
-    this.write(ev, json).then((r) => answer(null, r), (e: unknown) => answer(e instanceof Error ? e : new Error(String(e))));
+    this.write(ev, json, members).then((r) => answer(null, r), (e: unknown) => answer(e instanceof Error ? e : new Error(String(e))));
   }
 
   remove(id: string): Promise<boolean> {
@@ -314,7 +315,10 @@ export class BatchWriter {
   private apply(txn: WriteTxn, op: Op): OpResult {
     switch (op.type) {
       case 'event':
-        return txn.applyEvent(op.ev ?? (JSON.parse(op.json) as NostrEvent), op.json);
+        if (op.ev) return txn.applyEvent(op.ev, op.json);
+        // a follow list whose members were read where its signature was checked: its tags are not parsed
+        if (op.members !== undefined) return txn.applyEvent(parseWithoutTags(op.json), op.json, splitMembers(op.members));
+        return txn.applyEvent(JSON.parse(op.json) as NostrEvent, op.json);
       case 'remove':
         return txn.remove(op.id);
       case 'sweep':
