@@ -62,7 +62,7 @@ export async function poolVerifier(threads: number, prefer: VerifierBackend | 'a
       // one callback that throws must not keep the rest of the batch from their answers
       for (let k = 0; k < resolvers.length; k++) {
         try {
-          resolvers[k](m.results[k]!, m.members?.[k]);
+          resolvers[k](m.results[k], m.members?.[k]);
         } catch (err) {
           queueMicrotask(() => {
             throw err;

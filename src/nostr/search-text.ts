@@ -60,12 +60,6 @@ export function* icuWords(text: string): Generator<string> {
 }
 
 /**
- * The same segments for printable ASCII (after folding: no capitals), without ICU: Intl.Segmenter
- * was 58% of the cost of indexing a profile. UAX #29 restricted to ASCII: letters, digits and _
- * hold together; : . ' join two letters; . , ; ' join two digits. The search tests check it
- * against icuWords on random strings.
- */
-/**
  * Lower-case ASCII letters and digits only: one word and one term, the common case (a profile's
  * words). The splitting below gives it back whole; this skips the generators and regular
  * expressions that were most of the cost of indexing a profile (docs/storage.md, twenty-seventh session).
@@ -74,6 +68,12 @@ const PLAIN_WORD = /^[a-z0-9]+$/;
 /** Folded text of plain words and whitespace only (terms' fast path: no segmenting at all). */
 const PLAIN_TEXT = /^[a-z0-9\s]*$/;
 
+/**
+ * The same segments for printable ASCII (after folding: no capitals), without ICU: Intl.Segmenter
+ * was 58% of the cost of indexing a profile. UAX #29 restricted to ASCII: letters, digits and _
+ * hold together; : . ' join two letters; . , ; ' join two digits. The search tests check it
+ * against icuWords on random strings.
+ */
 const ASCII_WORD = /[a-z0-9_]+(?:(?:(?<=[a-z])[:.'](?=[a-z])|(?<=[0-9])[.,;'](?=[0-9]))[a-z0-9_]+)*/g;
 export function* asciiWords(text: string): Generator<string> {
   for (const m of text.matchAll(ASCII_WORD)) if (/[a-z0-9]/.test(m[0])) yield m[0];
