@@ -29,6 +29,13 @@ export interface Filter {
   tags?: Array<[string, string[]]>;
   /** NIP-50 search, parsed (search-query.ts) */
   search?: SearchQuery;
+  /**
+   * Never from the wire (parseFilter does not read it): the continuation of an answer read in
+   * pieces (store/query.ts). With `until`, the events dated exactly `until` whose id is at or
+   * below this one are left out: the piece before ended with that event, and within one
+   * created_at answers run by id.
+   */
+  after?: string;
 }
 
 export interface FilterLimits {

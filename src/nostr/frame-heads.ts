@@ -35,3 +35,11 @@ export function frameHeads(f: EventFrames, kinds: ReadonlySet<number>): HeldEven
   }
   return out;
 }
+
+const ID = '{"id":"'.length;
+
+/** The id of frame i's event: the canonical JSON's first key (above). */
+export function frameId(f: EventFrames, i: number): string {
+  const at = frameJsonStart(f, i) + ID;
+  return Buffer.from(f.buf.buffer, f.buf.byteOffset + at, 64).toString('latin1');
+}

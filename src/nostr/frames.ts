@@ -5,6 +5,8 @@
 // The main thread sends each frame as a slice of it (measured on the followers shape of the
 // directory benchmark, ~3.5 MB per answer: cloning and re-encoding strings was ~80% of the time).
 
+import type { Filter } from './filter.js';
+
 export interface Framing {
   prefix: Uint8Array;
   suffix: Uint8Array;
@@ -30,6 +32,12 @@ export interface EventFrames {
    * releaseFrames (or QueryRunner.release) by this number.
    */
   lent?: number;
+  /**
+   * Set when the answer stopped at QueryOptions.maxBytes: filters[filter] ended early and `rest`
+   * is its continuation (its `until`/`after` past the last frame, the limit that is left); the
+   * filters after it were not read. The answer is the rest of these filters, less what was sent.
+   */
+  cut?: { filter: number; rest: Filter };
 }
 
 export const frameCount = (f: EventFrames): number => f.ends.length;

@@ -180,9 +180,15 @@ export class AnswerCache {
    * The kept answer for `key`, framed for this caller, when it still holds at this snapshot
    * (`now` stamp: where the store is; see the top of this file). Synchronous: one snapshot.
    * `lend`: the caller takes lent frames (EventFrames.lent) when its framing fits the slots.
+   * `maxBytes`: a caller reading its answer in pieces of this size (QueryOptions.maxBytes) gets
+   * no larger answer: it would land in the connection's output whole.
    */
-  get(dbs: Dbs, key: string, now: Stamp, nowSeconds: number, framing: Framing, lend = false): EventFrames | null {
+  get(dbs: Dbs, key: string, now: Stamp, nowSeconds: number, framing: Framing, lend = false, maxBytes = Infinity): EventFrames | null {
     const e = this.entries.get(key);
+    if (e && e.size > maxBytes) {
+      this.stats.misses++;
+      return null;
+    }
     if (!e) {
       this.stats.misses++;
       if (this.asked.size >= MAX_ASKED) this.asked.clear();

@@ -68,6 +68,8 @@ export interface Scan {
   /** the count is an estimate (FilterScan.stepNativeCount) */
   approximate?: boolean;
   done: boolean;
+  /** set when the scan stopped at its byte budget (ScanOutput.bytes): the filter that reads the rest */
+  cut?: Filter | null;
   step(budget: number): void;
 }
 
@@ -81,6 +83,14 @@ export interface ScanOutput {
   countMode?: CountMode;
   sink?: MatchSink;
   copyAtFlush?: boolean;
+  /** an answer read in pieces: the bytes of the frames handed out so far, all filters together, and where to stop */
+  bytes?: ByteBudget;
+}
+
+/** Bytes of frames a query handed out (`used`) and the most it may (`max`: the match that reaches it is the last). */
+export interface ByteBudget {
+  used: number;
+  readonly max: number;
 }
 
 /** The scan of one filter: a NIP-50 search (search/scan.ts, results by relevance) or a time-ordered scan. */
@@ -108,6 +118,8 @@ export class FilterScan implements Scan {
   /** the count is an estimate (see stepNativeCount) */
   approximate = false;
   done = false;
+  /** the continuation when the byte budget stopped the scan (an answer read in pieces) */
+  cut: Filter | null = null;
 
   private readonly plan: Plan;
   private readonly cf: CompiledFilter;
@@ -132,6 +144,10 @@ export class FilterScan implements Scan {
   private readonly countMode?: CountMode;
   private readonly sink?: MatchSink;
   private readonly copyAtFlush: boolean;
+  private readonly bytes: ByteBudget | undefined;
+  /** a continuation's start (Filter.after): matches dated `until` with an id at or below `after` were handed out before */
+  private readonly afterAt: number;
+  private readonly after: string | undefined;
 
   constructor(
     private readonly env: ScanEnv,
@@ -143,6 +159,9 @@ export class FilterScan implements Scan {
     this.countMode = out.countMode;
     this.sink = out.sink;
     this.copyAtFlush = out.copyAtFlush ?? false;
+    this.bytes = out.bytes;
+    this.after = f.until !== undefined ? f.after : undefined;
+    this.afterAt = f.until ?? -1;
     this.plan = planFilter(env.dbs, f);
     const plan = this.plan;
     env.signal?.charge?.(planCost(plan));
@@ -273,6 +292,7 @@ export class FilterScan implements Scan {
         continue;
       }
       const it: Item = { created_at: ca, id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 };
+      if (this.handedOut(it)) continue;
       const need = this.limit - this.emitted;
       if (!this.copyAtFlush && this.run.length < need) this.place(it, value);
       this.run.push(it);
@@ -286,6 +306,25 @@ export class FilterScan implements Scan {
     if (!this.arena) return;
     it.start = this.arena.append(value, headerLength(value), value.length);
     it.end = this.arena.len;
+  }
+
+  /** Handed out by the piece before this continuation (Filter.after). */
+  private handedOut(it: Item): boolean {
+    return this.after !== undefined && it.created_at === this.afterAt && it.id <= this.after;
+  }
+
+  /**
+   * Counts a match handed out against the byte budget; true when it was the last one: the scan is
+   * done and `cut` reads the rest (after this match, with the limit that is left).
+   */
+  private spend(it: Item, emitted: number): boolean {
+    const b = this.bytes;
+    if (!b || it.start < 0) return false;
+    b.used += it.end - it.start;
+    if (b.used < b.max || emitted >= this.limit) return false;
+    this.cut = { ...this.f, until: it.created_at, after: it.id, limit: this.limit - emitted };
+    this.done = true;
+    return true;
   }
 
   private trimRun(need: number): void {
@@ -309,6 +348,7 @@ export class FilterScan implements Scan {
       }
       this.out.push(it);
       taken++;
+      if (this.spend(it, this.emitted + taken)) break;
     }
     this.emitted += taken;
     this.run = [];
@@ -377,6 +417,9 @@ export class FilterScan implements Scan {
     // All found within the limit (the usual case: 150 relay lists, limit 500): copied as they are
     // read. Otherwise only the ones kept are copied, read again after the sort.
     const copyNow = !cm && this.arena !== null && this.idSerials.size <= this.limit;
+    // an answer read in pieces copies no more than its budget ahead of the sort
+    const copyUpTo = this.bytes ? this.bytes.max - this.bytes.used : Infinity;
+    let copied = 0;
     for (let serial of this.idSerials) {
       let value = dbs.events.getBinaryFast(serialKeyRef(serial));
       if (value === undefined || value.length === 0) {
@@ -399,17 +442,22 @@ export class FilterScan implements Scan {
         continue;
       }
       const it: Item = { created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 };
-      if (copyNow) this.place(it, value);
+      if (this.handedOut(it)) continue;
+      if (copyNow && copied < copyUpTo) {
+        this.place(it, value);
+        copied += it.end - it.start;
+      }
       items.push(it);
     }
     items.sort(compareNewestFirst);
     const take = Math.min(items.length, this.limit);
+    this.done = true;
     for (let i = 0; i < take; i++) {
       const it = items[i]!;
       if (it.start < 0 && this.arena) this.place(it, dbs.events.getBinaryFast(serialKeyRef(it.serial))!);
       this.out.push(it);
+      if (this.spend(it, i + 1)) break;
     }
-    this.done = true;
   }
 }
 
@@ -521,7 +569,7 @@ export function lastSerial(dbs: Dbs): number {
 }
 
 /** Matches of the filters as frames (see nostr/frames.ts), newest first, each filter's limit applied. */
-export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING, lend = false): Promise<EventFrames> {
+export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING, lend = false, maxBytes?: number): Promise<EventFrames> {
   const upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   if (seen) seen.upTo = upTo;
   const answers = env.answers;
@@ -529,21 +577,24 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   const stamp = key !== null ? answers!.stamp(env.dbs, upTo) : null;
   if (stamp) {
     // a kept answer holds at this snapshot: no event in it was added after `upTo`, so `seen` stays as set
-    const kept = answers!.get(env.dbs, key!, stamp, env.now, framing, lend);
+    const kept = answers!.get(env.dbs, key!, stamp, env.now, framing, lend, maxBytes);
     if (kept) return kept;
   }
   let complete = true;
+  let cut: EventFrames['cut'];
+  const bytes: ByteBudget | undefined = maxBytes !== undefined ? { used: 0, max: maxBytes } : undefined;
   const arena = new FrameArena(framing);
   const byId = new Map<string, Item>();
   // NIP-50: search results keep their rank order (filter by filter, each event once where it first ranks)
   let ranked = false;
   /** the one filter's matches: a scan hands them out distinct and in final order */
   let only: Item[] | null = null;
-  for (const f of filters) {
+  for (let i = 0; i < filters.length; i++) {
+    const f = filters[i]!;
     if (!canMatch(f)) continue;
     const limit = Math.min(f.limit ?? defaultLimit, maxLimit);
     if (limit <= 0) continue;
-    const scan = scanFor(env, f, limit, { arena });
+    const scan = scanFor(env, f, limit, { arena, bytes });
     ranked ||= scan instanceof SearchScan;
     const finished = await drive(scan, env);
     if (filters.length === 1) only = scan.out;
@@ -552,11 +603,17 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
       complete = false;
       break;
     }
+    if (!(scan instanceof SearchScan) && scan.cut) {
+      complete = false;
+      cut = { filter: i, rest: scan.cut };
+      break;
+    }
   }
   const all = only ?? [...byId.values()];
   if (!ranked && !only) all.sort(compareNewestFirst);
   if (seen) for (const it of all) if (it.serial > upTo) seen.newer.add(it.id);
   const frames = assemble(arena, all);
+  if (cut) frames.cut = cut;
   if (stamp && complete) answers!.offer(env.dbs, key!, stamp, filters, frames, all);
   return frames;
 }

@@ -68,6 +68,12 @@ export interface QueryOptions {
    * frames.ts lentFrame); it must release them (releaseFrames, QueryRunner.release) when sent.
    */
   lend?: boolean;
+  /**
+   * Bytes of frames a REQ answer reads before it stops (after the match that reaches it): the
+   * frames then carry `cut`, the continuation (EventFrames.cut). A kept answer larger than this is
+   * not given. Absent: the whole answer. A NIP-50 search is never cut.
+   */
+  maxBytes?: number;
 }
 
 /** A COUNT's answer. */
