@@ -87,6 +87,7 @@ export const readLimitsSchema = z
     maxConcurrentQueriesPerIp: int(4, 'REQ scans and COUNTs running at once for all connections of one IP (IPv6: one /64): one client cannot fill the query threads', 1, 10_000),
     maxQueuedQueriesPerIp: int(256, 'REQs and COUNTs waiting for a slot for one IP (IPv6: one /64); more are refused with rate-limited:', 0),
     resultBytesPerIp: int(32 * 1024 * 1024, 'bytes of stored events sent per second in REQ results to one IP (IPv6: one /64); past it that address\'s next scans wait their turn (bursts of 2 s worth pass); 0 = unlimited', 0),
+    answerPieceBytes: int(4 * 1024 * 1024, 'a REQ\'s stored events are read and sent in pieces of at most this many bytes (one event more when a single event is larger), each reserved against its address\'s limits.maxBufferedBytesPerIp before it is read and read once the connection has room for it below limits.maxBufferedBytes: an answer of any size arrives at the pace the client reads, and a client that stops reading holds at most its address\'s cap. An answer in several pieces goes out filter by filter, each newest first (docs/queries.md)', 65536),
     scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery; planning and each index range opened count too)', 100),
     queryTimeout: duration('10s', 'a REQ scan or COUNT running longer than this is stopped and answered CLOSED error:'),
   })

@@ -23,6 +23,8 @@ export interface Subscription extends LiveSub<Connection> {
    * live only when the scan did not cover it (see SeenSerials).
    */
   seen: SeenSerials | null;
+  /** the ids a stored answer in several pieces sent (handlers/req.ts), else null: a live event among them is not sent again */
+  sent: Set<string> | null;
   filters: Filter[];
   /** gives back what the subscription's filters were charged (policy/budgets.ts) */
   release: Release;
@@ -148,9 +150,61 @@ export class Connection implements OutputHolder {
       const unsent = this.outboxBytes + this.ws.getBufferedAmount();
       this.answerCredit = Math.min(this.answerCredit, unsent);
       this.output.account(this, unsent, this.answerCredit);
+      this.wakeDrained(unsent);
     } catch {
       /* closed under us */
     }
+  }
+
+  /** The most unsent output this connection may hold (limits.maxBufferedBytes). */
+  get outputCap(): number {
+    return this.output.perConnection;
+  }
+
+  /** What this connection's address may still have read for it (OutputBudget.room). */
+  addressRoom(): number {
+    return this.output.room(this.key);
+  }
+
+  /**
+   * Reserves `bytes` of the address's room for an answer piece being read; the function gives them
+   * back (once the piece is queued, where they count as unsent).
+   */
+  reserveOutput(bytes: number): () => void {
+    return this.output.reserve(this.key, bytes);
+  }
+
+  /** Output not yet written to the socket: queued for this turn's flush and buffered in uWS. */
+  unsent(): number {
+    if (this.closed || !this.ws) return 0;
+    try { return this.outboxBytes + this.ws.getBufferedAmount(); } catch { return 0; }
+  }
+
+  /** Answer pieces waiting for the client to read (handlers/answer-pieces.ts). */
+  private drainWaiters: Array<{ bytes: number; done(open: boolean): void }> = [];
+
+  /**
+   * Resolves true once at most `bytes` are unsent (read again on every drain and flush, and each
+   * second in case uWS reports no drain), false when the connection closes first.
+   */
+  drained(bytes: number): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    if (this.unsent() <= bytes) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setInterval(() => this.wakeDrained(this.unsent()), 1000);
+      timer.unref();
+      this.drainWaiters.push({ bytes, done: (open) => { clearInterval(timer); resolve(open); } });
+    });
+  }
+
+  private wakeDrained(unsent: number): void {
+    if (this.drainWaiters.length === 0) return;
+    const open = !this.closed;
+    this.drainWaiters = this.drainWaiters.filter((w) => {
+      if (open && unsent > w.bytes) return true;
+      w.done(open);
+      return false;
+    });
   }
 
   /** Tells the client why and closes it: its unsent output passed a cap. */
@@ -179,5 +233,6 @@ export class Connection implements OutputHolder {
     this.outboxBytes = 0;
     this.output.remove(this);
     for (const s of this.subs.values()) s.abort.aborted = true;
+    this.wakeDrained(0);
   }
 }

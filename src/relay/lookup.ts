@@ -3,10 +3,8 @@
 // store read) are handed to the lookup (the spider's, src/spider/lookup/, wired by src/app), and
 // the REQ's EOSE waits for it up to `waitMs`. What it finds is stored through the ingest path and
 // reaches the subscription as live events, during the wait or after EOSE.
-import { lookupWants, missingAuthors, type AuthorMiss } from '../nostr/lookup-miss.js';
+import { lookupWants, missingAuthors, type AuthorMiss, type HeldEvent } from '../nostr/lookup-miss.js';
 import type { Filter } from '../nostr/filter.js';
-import type { EventFrames } from '../nostr/frames.js';
-import { frameHeads } from '../nostr/frame-heads.js';
 
 export interface MissLookup {
   /** ms a REQ waits for its lookup before EOSE; 0 = EOSE at once */
@@ -21,19 +19,18 @@ export interface MissLookup {
 
 /**
  * Starts the lookups a REQ's answer calls for; returns what its EOSE should wait for, or null:
- * `scanned` are the filters as scanned (with their limits), `frames` their answer. Authors with a
+ * `scanned` are the filters as scanned (with their limits), `held` the answer's events of the kinds
+ * they look up (nostr/frame-heads.ts), `answered` how many events the answer had. Authors with a
  * kind not held at all are waited for; authors held only stale are not (unless waitStale): the
  * client has an answer already, and a newer version found comes on the open subscription.
  */
-export function lookupAfterScan(lookup: MissLookup, address: string, scanned: Filter[], frames: EventFrames | null, maxAnswer: number): Promise<void> | null {
+export function lookupAfterScan(lookup: MissLookup, address: string, scanned: Filter[], held: HeldEvent[] | null, answered: number, maxAnswer: number): Promise<void> | null {
   const wants = lookupWants(scanned);
   if (wants.length === 0) return null;
   // an answer cut at the REQ's bound proves nothing about the authors it did not reach
-  if (frames && frames.ends.length >= maxAnswer) return null;
-  const kinds = new Set(wants.flatMap((w) => w.kinds));
-  const held = frames ? frameHeads(frames, kinds) : [];
+  if (answered >= maxAnswer) return null;
   const staleBefore = lookup.staleMs > 0 ? Math.floor((Date.now() - lookup.staleMs) / 1000) : 0;
-  const misses = missingAuthors(wants, held, staleBefore);
+  const misses = missingAuthors(wants, held ?? [], staleBefore);
   if (misses.length === 0) return null;
   if (lookup.waitStale) return lookup.request(address, misses);
   const stale = misses.filter((m) => m.stale);

@@ -7,11 +7,13 @@
 // read again on every send, after every flush and on drain, so it is never older than the last
 // time the connection was written to or drained.
 //
-// One REQ's stored events may be larger than the connection's cap (500 follow lists of the
-// network's size are 8-35 MB; limit x the largest event allowed is more), and they are written at
-// once: the connection's cap lets them through while they drain (Connection.sendAnswer), so a
-// client that asks for them is answered, not closed. The address cap counts them like any output,
-// so a client that asks and never reads is still bounded.
+// A REQ's stored events are read in pieces of at most read.answerPieceBytes, each reserved against
+// its address's cap before it is read (reserve, room) and read only once the connection has room
+// for it (handlers/answer-pieces.ts): an answer of any size reaches a client that reads, at the
+// pace it reads, and what one address's answers hold stays under its cap. A piece is let past the
+// connection's cap while it drains (Connection.sendAnswer: a piece larger than the cap, when the
+// operator sets it so); the address cap counts every byte, so a client that asks and never reads
+// is still bounded.
 import { Tally } from './policy/budgets.js';
 
 export interface OutputHolder {
@@ -25,6 +27,8 @@ export type SlowReason = 'connection' | 'address';
 
 export class OutputBudget {
   private readonly ipBytes = new Tally<string>();
+  /** bytes reserved per address by answer pieces being read (charged before they are read) */
+  private readonly reserved = new Tally<string>();
   private readonly byIp = new Map<string, Set<OutputHolder>>();
   private all = 0;
   /** the most unsent output held at once since start */
@@ -67,4 +71,20 @@ export class OutputBudget {
 
   /** unsent bytes over all connections */
   total(): number { return this.all; }
+
+  /** What an address may still have read for it: its cap, less its unsent output and the pieces being read. */
+  room(key: string): number {
+    return this.perIp - this.ipBytes.get(key) - this.reserved.get(key);
+  }
+
+  /** Reserves `bytes` of an address's room for a piece being read; the function gives them back (once). */
+  reserve(key: string, bytes: number): () => void {
+    this.reserved.add(key, bytes);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.reserved.add(key, -bytes);
+    };
+  }
 }

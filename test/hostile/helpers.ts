@@ -12,6 +12,12 @@ export function rssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** Anonymous resident memory of a process, MB (Linux): RSS less the store's mapped pages and other files. */
+export function anonMb(pid: number): number {
+  const m = /RssAnon:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
 /** One unlabelled value from /metrics. */
 export async function metric(relay: RelayProcess, name: string): Promise<number> {
   const text = await (await fetch(relay.httpUrl + '/metrics')).text();
