@@ -3,7 +3,8 @@
 # Configuration: the image's /app/relay.config.json (docker/relay.config.json: host 0.0.0.0, port
 # 7447, dataDir /data) — mount your own over it, or set ORBWEAVER_* variables (-e). Nothing is set
 # in ENV, so a mounted file is never overridden. Data: the /data volume, owned by the `node` user
-# (uid 1000); a bind mount must be writable by uid 1000 (README, "Docker").
+# (uid 1000) and private to it (0700: a named volume takes the mode of the image's /data; the relay
+# creates its files 0600); a bind mount must be writable by uid 1000 (README, "Docker").
 # Checked without a Docker engine by test/runtimes/docker-steps.sh (these steps in a Debian 13 root).
 FROM node:24-trixie-slim AS build
 WORKDIR /app
@@ -27,7 +28,7 @@ COPY --from=build /app/native ./native
 COPY --from=build /app/dist/src ./dist/src
 COPY package.json ./
 COPY docker/relay.config.json ./relay.config.json
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node
 VOLUME ["/data"]
 EXPOSE 7447

@@ -7,7 +7,7 @@
 import type { Config } from './config.js';
 import { VERSION } from './relay/version.js';
 import { didYouMean } from './config/suggest.js';
-import { DataDirError } from './app/data-dir.js';
+import { DataDirError, PRIVATE_UMASK } from './app/data-dir.js';
 import { PartialStoreError, StoreBusyError } from './store/errors.js';
 import { followParent, rerunWithHeapLimit } from './app/heap-limit.js';
 import { UsageError } from './commands/args.js';
@@ -141,6 +141,9 @@ function rerun(parsed: Parsed, heapMb: number): Promise<number> | null {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // before anything is created (and inherited by an import's or a spider's re-run): the data
+  // directory 0700 and every file in it 0600, LMDB's included (app/data-dir.ts)
+  process.umask(PRIVATE_UMASK);
   let parsed: Parsed;
   try {
     parsed = parseArgs(argv);

@@ -4,9 +4,20 @@
 // mkdir loops forever on paths such as /proc/nope. Every command and the relay open their data
 // directory through here: 'create' for the ones that write (relay, import, spider), 'existing' for
 // the read-only ones (stats, export, directory), which never create anything.
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+//
+// What a command creates is its user's alone: the data directory 0700, its files 0600 (the store
+// holds every DM and seal, whatever the relay lets clients read). The CLI sets PRIVATE_UMASK for
+// the whole process before anything is created, rather than a mode at each place that creates a
+// file: lmdb-js creates data.mdb and lock.mdb itself (with LMDB's 0664 less the umask: measured
+// 0644 under the usual 022, 0600 under 077), and the writer lock, relay.json, the readers'
+// requests, an import's spill files and a backup are made in as many other places. A directory made looser by an earlier version or by hand is not changed (it
+// may be shared with a backup agent on purpose); the writers warn about it (openToOthers).
+import { accessSync, constants, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+
+/** The process umask of every command (cli.ts): directories it creates are 0700, files 0600. */
+export const PRIVATE_UMASK = 0o077;
 
 /** A data-directory problem, with a message that names the path and what to do about it. */
 export class DataDirError extends Error {}
@@ -90,4 +101,28 @@ export function checkDataDir(dir: string, mode: 'create' | 'existing'): string {
     }
   }
   return abs;
+}
+
+const octal = (mode: number) => (mode & 0o777).toString(8).padStart(4, '0');
+
+/**
+ * A warning when other local users may enter the data directory `abs` (its mode grants the group
+ * or others anything), naming the files they could also read and the fix; null when it is private.
+ */
+export function openToOthers(abs: string): string | null {
+  let mode: number;
+  try { mode = statSync(abs).mode; } catch { return null; }
+  if ((mode & 0o077) === 0) return null;
+  const readable: string[] = [];
+  try {
+    for (const name of readdirSync(abs).sort()) {
+      try {
+        const st = statSync(join(abs, name));
+        if (st.isFile() && (st.mode & 0o044) !== 0) readable.push(`${name} ${octal(st.mode)}`);
+      } catch { /* gone meanwhile */ }
+    }
+  } catch { /* listed below as the directory alone */ }
+  return `data directory ${abs} has mode ${octal(mode)}, not 0700: other local users may enter it` +
+    (readable.length ? ` and read ${readable.join(', ')}` : '') +
+    `; make it private: chmod 700 ${abs} (files this relay creates are 0600; see docs/operating.md, "The data directory")`;
 }

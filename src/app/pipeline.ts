@@ -16,7 +16,7 @@ import type { WritePipeline } from '../ingest/pipeline.js';
 import { writeRules } from '../policy/index.js';
 import type { AccessLists } from '../policy/lists.js';
 import type { Logger } from '../lib/logger.js';
-import { checkDataDir } from './data-dir.js';
+import { checkDataDir, openToOthers } from './data-dir.js';
 
 /** The write side, the access lists its rules read (the relay's Access shares them), and what closes it. */
 export interface Pipeline extends WritePipeline {
@@ -39,7 +39,9 @@ export interface PipelineOptions {
 }
 
 export async function openPipeline(config: Config, logger: Logger, opts: PipelineOptions = {}): Promise<Pipeline> {
-  checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
+  const dir = checkDataDir(config.dataDir, 'create'); // a message naming the path and the fix, not LMDB's
+  const loose = openToOthers(dir);
+  if (loose) logger.warn({ dataDir: dir }, loose);
   const store = await openStore({ ...storeMapOptions(config), maxBatch: opts.batch?.maxBatch ?? config.store.maxBatch, maxBatchEntries: opts.batch?.maxBatchEntries, maxBatchMs: opts.batch?.maxBatchMs ?? config.store.maxBatchTime, spool: opts.spool, writerThread: config.store.writerThread, search: storeSearchOptions(config), logger });
   let verifier: AsyncVerifier | undefined;
   try {

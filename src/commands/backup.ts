@@ -4,7 +4,9 @@
 // LMDB writes its copy past the page cache, which a `cp` would fill with the large folios that
 // slow a relay's writes (docs/storage.md, "Read-ahead"; docs/operating.md, "Backups"). The copy is made in DIR.partial and renamed to DIR once it is complete and on disk, so
 // a backup killed at any moment leaves either no DIR or a whole one, and never touches the store.
-import { copyFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+// Which paths it may write and read is decided on real paths, and no link in the data directory is
+// followed (check/backup-paths.ts).
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import { OWNER_FILE } from '../app/owner.js';
@@ -17,6 +19,7 @@ import { storeMapOptions } from '../config/relay.js';
 import { schemaVersionOf } from '../store/migrations.js';
 import { storeDbs } from '../store/schema.js';
 import { fmt, openCommandStore, rejectUnknown, takeFlag, UsageError } from './common.js';
+import { checkTarget, copyRegularFile, refuseLinks } from './check/backup-paths.js';
 
 export const BACKUP_USAGE = `usage: orbweaver backup DIR [--json]
   copies the data directory into DIR, a new directory, while the relay runs: the store as one
@@ -51,23 +54,6 @@ function fsyncPath(path: string): void {
   }
 }
 
-/** The target must be new (or an empty directory) in an existing directory; checked before the store is opened. */
-function checkTarget(target: string): void {
-  if (existsSync(target)) {
-    let entries: string[];
-    try {
-      entries = readdirSync(target);
-    } catch {
-      throw new UsageError(`backup target ${target} exists and is not a directory; name a new directory`);
-    }
-    if (entries.length > 0) throw new UsageError(`backup target ${target} is not empty; name a new directory (a backup never overwrites one)`);
-  }
-  const parent = dirname(target);
-  if (!existsSync(parent)) throw new UsageError(`the directory ${parent} of backup target ${target} does not exist; create it first`);
-  const partial = `${target}.partial`;
-  if (existsSync(partial) && !existsSync(join(partial, PARTIAL_MARK))) throw new UsageError(`${partial} exists and is not a backup this command left unfinished; move it away first`);
-}
-
 /** The directory the copy is made in, DIR.partial (a leftover of a killed run is removed first), marked as this command's. */
 function startPartial(target: string): string {
   if (existsSync(target)) rmSync(target, { recursive: true }); // empty: checkTarget
@@ -78,17 +64,12 @@ function startPartial(target: string): string {
   return partial;
 }
 
-/** Regular files of the data directory other than the store's own (the local, monitor and NIP-85 keys), mode kept. */
+/** Regular files of the data directory other than the store's own (the local, monitor and NIP-85 keys), mode kept; links refused. */
 function copyDirectoryFiles(from: string, to: string): string[] {
   const copied: string[] = [];
   for (const name of readdirSync(from).sort()) {
     if (NOT_COPIED.has(name) || name.startsWith(GATE_PREFIX)) continue; // and other readers' requests to the writer (reader-gate.ts)
-    const src = join(from, name);
-    const st = statSync(src);
-    if (!st.isFile()) continue;
-    copyFileSync(src, join(to, name));
-    fsyncPath(join(to, name));
-    copied.push(name);
+    if (copyRegularFile(join(from, name), join(to, name))) copied.push(name);
   }
   return copied;
 }
@@ -102,9 +83,8 @@ export async function backupCommand(config: Config, argv: string[]): Promise<num
   if (positional.length !== 1) throw new UsageError(`name one directory to back up into: ${BACKUP_USAGE.split('\n')[0]!.slice('usage: '.length)}`);
   const target = resolve(positional[0]!);
   const source = resolve(config.dataDir);
-  if (target === source || target.startsWith(source + '/')) throw new UsageError(`backup target ${target} is inside the data directory ${source}; name a directory outside it`);
-
-  checkTarget(target);
+  checkTarget(target, source, PARTIAL_MARK);
+  refuseLinks(source); // before LMDB opens data.mdb and lock.mdb
   const t0 = performance.now();
   const store = await openCommandStore(config);
   let report: BackupReport;

@@ -18,7 +18,9 @@ export const authSchema = z
       .default('auto')
       .describe('when the NIP-42 challenge is sent: connect (first message on every connection), on-demand (right before the first auth-required: answer on a connection, or in answer to an AUTH sent before any challenge), auto (connect when auth.required is read or all, else on-demand). Several client libraries misbehave when challenged on connect for nothing'),
     writeKinds: intList([], 'kinds that may only be published from an authenticated connection, whatever auth.required says'),
-    readKinds: intList([4, 1059], 'kinds only their author or a p-tagged recipient may read, after AUTH (DMs, gift wraps); empty list: anyone may read them'),
+    // 13: a NIP-59 seal is signed by the real sender and carries no tags, so only its author can
+    // read it here; served to anyone, it told who wrote to someone, which the gift wrap hides
+    readKinds: intList([4, 13, 1059], 'kinds only their author or a p-tagged recipient may read, after AUTH (NIP-04 DMs 4, NIP-59 seals 13 and gift wraps 1059; a seal has no p tag, so only its author); empty list: anyone may read them'),
     maxAge: duration('10m', 'an AUTH event whose created_at is further than this from now is refused'),
     relayHosts: strList([], 'host names (host or host:port) the NIP-42 relay tag and the NIP-98 u tag may name besides publicUrl and the listen address; the client\'s Host header is never trusted'),
   })

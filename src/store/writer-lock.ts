@@ -68,7 +68,7 @@ export function liveWriter(dir: string): LockRecord | null {
 function create(file: string, dir: string, mine: LockRecord): boolean {
   for (let first = true; ; first = false) {
     try {
-      writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx', mode: 0o644 });
+      writeFileSync(file, JSON.stringify(mine) + '\n', { flag: 'wx' }); // 0600 under the CLI's umask (app/data-dir.ts)
       return true;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;

@@ -1,5 +1,5 @@
 // NIP-42 AUTH, auth modes, when the challenge is sent (auth.challenge: on demand by default, on
-// connect where reading needs AUTH), DMs readable only by their author or recipient, NIP-70
+// connect where reading needs AUTH), DMs, seals and gift wraps readable only by their author or recipient, NIP-70
 // protected events: real relay processes, real WebSocket clients.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -204,6 +204,51 @@ test('DMs (kind 4) and gift wraps (1059) are unreadable without auth, readable b
   await sleep(100);
   assert.ok(!anon.inbox.some((m) => m[0] === 'EVENT' && (m[2] as { id: string }).id === dm2.id), 'the DM was not delivered live to the anonymous reader');
   for (const c of [w, anon, eveC, bobC]) c.close();
+});
+
+test('seals (kind 13, NIP-59) follow the DM rules: without AUTH nothing, not even by id or live; after AUTH only their author', async () => {
+  // NIP-59: a seal is signed by the real sender, its tags are empty; a gift wrap carries it to the
+  // recipient. Published on its own, it says who wrote (to whom, if the reader holds the wrap)
+  const alice = new Author();
+  const eve = new Author();
+  const pub = await Client.open(relay.url);
+  const seal = alice.sign({ kind: 13, tags: [], content: 'sealed rumor' });
+  const note = alice.sign({ kind: 1, content: 'public' });
+  for (const e of [seal, note]) assert.equal((await pub.publish(e)).ok, true, 'stored');
+
+  const anon = await Client.open(relay.url);
+  let r = await anon.query({ kinds: [13] });
+  assert.match(r.closed!, /^auth-required: kinds 13 /, 'a seal filter without auth is refused so the client knows to AUTH');
+  assert.deepEqual(r.events, []);
+  r = await anon.query({ kinds: [13], authors: [alice.pk] });
+  assert.match(r.closed!, /^auth-required: /);
+  r = await anon.query({ ids: [seal.id] });
+  assert.deepEqual(r.events, [], 'not by id');
+  r = await anon.query({ authors: [alice.pk] });
+  assert.deepEqual(ids(r.events), [note.id], 'a broad filter gets the note, not the seal');
+  assert.deepEqual((await anon.count({ authors: [alice.pk] }))[2], { count: 1 }, 'COUNT does not count the seal');
+
+  // someone else, authenticated: refused, and nothing by id
+  const eveC = await Client.open(relay.url);
+  assert.equal((await eveC.authenticate(eve, relay.url)).ok, true);
+  assert.match((await eveC.query({ kinds: [13], authors: [alice.pk] })).closed!, /^restricted: /);
+  assert.deepEqual((await eveC.query({ ids: [seal.id] })).events, []);
+
+  // the author, authenticated: her seal, stored and live
+  const aliceC = await Client.open(relay.url);
+  assert.equal((await aliceC.authenticate(alice, relay.url)).ok, true);
+  assert.deepEqual(ids((await aliceC.query({ kinds: [13], authors: [alice.pk] })).events), [seal.id]);
+  await anon.query({ authors: [alice.pk], limit: 0 }, 'live-anon', false);
+  await aliceC.query({ kinds: [13], authors: [alice.pk], limit: 0 }, 'live-alice', false);
+  const seal2 = alice.sign({ kind: 13, tags: [], content: 'second' });
+  const note2 = alice.sign({ kind: 1, content: 'public 2' });
+  assert.equal((await pub.publish(seal2)).ok, true);
+  assert.equal((await pub.publish(note2)).ok, true);
+  assert.ok(await anon.arrives((m) => m[0] === 'EVENT' && m[1] === 'live-anon' && (m[2] as { id: string }).id === note2.id, 5000));
+  assert.ok(await aliceC.arrives((m) => m[0] === 'EVENT' && m[1] === 'live-alice' && (m[2] as { id: string }).id === seal2.id, 5000));
+  await sleep(100);
+  assert.ok(!anon.inbox.some((m) => m[0] === 'EVENT' && (m[2] as { id: string }).id === seal2.id), 'the seal was not delivered live to the anonymous reader');
+  for (const c of [pub, anon, eveC, aliceC]) c.close();
 });
 
 test('a stranger asking for DMs: auth-required: plus one challenge (REQ, COUNT, NEG-OPEN); after AUTH as a party the DM is served', async () => {

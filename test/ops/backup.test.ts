@@ -5,7 +5,7 @@
 // under the name asked for, and the live store goes on untouched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import { startRelayProcess, tempDir } from '../helpers/relay-process.js';
@@ -177,5 +177,59 @@ test('backup refuses what it cannot do, naming the path', () => {
     assert.match(noParent.stderr, /does not exist; create it first/);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('backup resolves real paths: a target reached through a link into the data directory is refused; a link in the data directory is never followed', () => {
+  const dataDir = tempDir();
+  const outer = tempDir('orbweaver-backups-');
+  const mode = (p: string) => statSync(p).mode & 0o777;
+  try {
+    const line = JSON.stringify(new Author().sign({ content: 'to back up' }));
+    const imp = runCli(['import', '--data', dataDir], { input: line + '\n' });
+    assert.equal(imp.status, 0, imp.stderr);
+
+    // a target whose parent is a link to the data directory, and a target that is a link into it
+    symlinkSync(dataDir, join(outer, 'to-data'));
+    mkdirSync(join(dataDir, 'sub'));
+    symlinkSync(join(dataDir, 'sub'), join(outer, 'bk-link'));
+    for (const target of [join(outer, 'to-data', 'bk'), join(outer, 'bk-link')]) {
+      const r = runCli(['backup', target, '--data', dataDir]);
+      assert.equal(r.status, 2, `${target}: ${r.stderr}`);
+      assert.match(r.stderr, new RegExp(`backup target ${target} is inside the data directory ${dataDir} \\(it resolves to ${dataDir}/(bk|sub), inside ${dataDir}\\); name a directory outside it`));
+    }
+    assert.deepEqual(readdirSync(join(dataDir, 'sub')), [], 'nothing written into the data directory');
+    rmSync(join(dataDir, 'sub'), { recursive: true });
+
+    // a link in the data directory: to a file of the backup user's (copied into the backup if
+    // followed), or as lock.mdb (which LMDB would open and write): refused before the store opens
+    const secret = join(outer, 'secret');
+    writeFileSync(secret, 'not the relay\'s\n', { mode: 0o600 });
+    const target = join(outer, 'bk');
+    symlinkSync(secret, join(dataDir, 'trust-global.key'));
+    let r = runCli(['backup', target, '--data', dataDir]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`${dataDir}/trust-global\\.key in the data directory is a symbolic link \\(to ${secret}\\); backup does not follow links there: put the file itself in its place \\(or remove the link\\) and run backup again`));
+    assert.ok(!existsSync(target) && !existsSync(`${target}.partial`), 'nothing made');
+    unlinkSync(join(dataDir, 'trust-global.key'));
+    unlinkSync(join(dataDir, 'lock.mdb'));
+    symlinkSync(secret, join(dataDir, 'lock.mdb'));
+    r = runCli(['backup', target, '--data', dataDir]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /lock\.mdb in the data directory is a symbolic link/);
+    assert.equal(readFileSync(secret, 'utf8'), 'not the relay\'s\n', 'the file behind the link untouched');
+    unlinkSync(join(dataDir, 'lock.mdb'));
+
+    // without links: the backup is made, private like a data directory (a file left 0644 by hand is copied 0600)
+    writeFileSync(join(dataDir, 'trust-global.key'), 'a key\n', { mode: 0o644 });
+    r = runCli(['backup', target, '--data', dataDir]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(readdirSync(target).sort(), ['backup.json', 'data.mdb', 'trust-global.key']);
+    assert.equal(readFileSync(join(target, 'trust-global.key'), 'utf8'), 'a key\n');
+    assert.equal(mode(target), 0o700);
+    for (const f of readdirSync(target)) assert.equal(mode(join(target, f)), 0o600, f);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(outer, { recursive: true, force: true });
   }
 });

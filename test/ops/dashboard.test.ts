@@ -103,7 +103,11 @@ test('the status page: address, live figures and charts, refusals by reason, the
     assert.ok(invalid, `an invalid row: ${JSON.stringify(refusals)}`);
     const head = await page.$$eval('#refusals thead th', (ths) => ths.map((th) => th.textContent));
     assert.equal(invalid[head.indexOf('EVENT')], '1');
-    assert.match(await page.textContent('#recent-refusals') ?? '', /created_at is more than/);
+    const recent = await page.textContent('#recent-refusals') ?? '';
+    assert.match(recent, /created_at is more than/);
+    // a public page: how many clients were refused, not who (the operator asks NIP-86 listrefusals)
+    assert.match(recent, /to 1 client address/);
+    assert.doesNotMatch(recent, /127\.0\.0\.1|client IP/);
 
     // the directory table: every relay, its state, its events, its error, sortable and filterable
     await page.waitForSelector('#directory tbody tr');

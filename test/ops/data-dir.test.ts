@@ -1,12 +1,14 @@
 // Data-directory mistakes as an operator makes them: a wrong path, a file, a directory the relay's
 // user may not write (a Docker bind mount owned by root), a path that cannot exist. Read-only
 // commands never create a store; every error names the path and the fix, fast, without a stack.
+// What the relay creates is private to its user: the directory 0700, its files 0600.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { runCli, spawnCli } from '../helpers/cli.js';
-import { ROOT, tempDir } from '../helpers/relay-process.js';
+import { ROOT, startRelayProcess, tempDir } from '../helpers/relay-process.js';
+import { Author, Client } from '../helpers/client.js';
 
 const NOBODY = 65534;
 const isRoot = process.getuid?.() === 0;
@@ -104,4 +106,39 @@ test('--data /proc/nope fails at once with a message (no mkdir loop) and the rel
   clearTimeout(timer);
   assert.equal(code, 1, relay.stderr());
   assert.match(relay.stderr(), /cannot create .*\/proc\/nope\/deeper/);
+});
+
+test('a fresh data directory is 0700 and every file the relay makes in it 0600; a looser existing one is warned about, not changed', async () => {
+  const outer = tempDir();
+  const mode = (p: string) => statSync(p).mode & 0o777;
+  try {
+    // two missing levels, made by the relay; the test runner's own umask is the usual 022
+    const dir = join(outer, 'new', 'data');
+    const relay = await startRelayProcess({ dataDir: dir });
+    const c = await Client.open(relay.url);
+    assert.equal((await c.publish(new Author().sign({ content: 'written' }))).ok, true);
+    c.close();
+    assert.equal(mode(dir), 0o700, 'the data directory');
+    assert.equal(mode(join(outer, 'new')), 0o700, 'each level it created');
+    const entries = readdirSync(dir).sort();
+    for (const f of ['data.mdb', 'lock.mdb', 'local.key', 'relay.json', 'writer.lock']) assert.ok(entries.includes(f), `${f} in ${entries}`);
+    for (const name of entries) {
+      const p = join(dir, name);
+      assert.equal(mode(p), statSync(p).isDirectory() ? 0o700 : 0o600, `${name}: ${mode(p).toString(8)}`);
+    }
+    assert.ok(!relay.logs.some((l) => /not 0700/.test(String(l.msg))), 'no warning for its own directory');
+    assert.equal(await relay.stop(), 0);
+
+    // a directory an earlier version (or a bind mount) left open to others, with a store made then
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, 'data.mdb'), 0o644);
+    const again = await startRelayProcess({ dataDir: dir });
+    const warning = again.logs.find((l) => /not 0700/.test(String(l.msg)));
+    assert.equal(warning?.level, 40, 'a warning');
+    assert.equal(warning?.msg, `data directory ${dir} has mode 0755, not 0700: other local users may enter it and read data.mdb 0644; make it private: chmod 700 ${dir} (files this relay creates are 0600; see docs/operating.md, "The data directory")`);
+    assert.equal(mode(dir), 0o755, 'left as the operator made it');
+    assert.equal(await again.stop(), 0);
+  } finally {
+    rmSync(outer, { recursive: true, force: true });
+  }
 });

@@ -22,6 +22,9 @@ test('Dockerfile: configuration left to the mounted file, no tests or benchmarks
   assert.doesNotMatch(copies, /\b(test|bench)\b/, 'test/ and bench/ stay out of the image');
   assert.doesNotMatch(docker.join('\n'), /npm run build|\btsc\b/, 'compiled once, by npm ci (prepare)');
   assert.match(docker.join('\n'), /COPY docker\/relay\.config\.json/);
+  // a named volume takes the mode of the image's /data: private to the relay's user, like a data directory it makes
+  assert.match(docker.join('\n'), /RUN mkdir -p \/data && chown node:node \/data && chmod 700 \/data\n/);
+  assert.match(docker.join('\n'), /^USER node$/m);
 
   assert.ok(existsSync(join(ROOT, '.dockerignore')), '.dockerignore');
   const ignored = new Set(instructions(read('.dockerignore')).map((l) => l.trim()));

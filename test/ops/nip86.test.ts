@@ -1,5 +1,6 @@
 // NIP-86 management over HTTP with NIP-98 authorization, against the real relay: refused without
-// (or with a bad) Authorization, every list method works, changes apply at once and survive a restart.
+// (or with a bad) Authorization, every list method works, changes apply at once and survive a restart;
+// client addresses of refusals go to the admin (listrefusals), never to the public status page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -54,7 +55,7 @@ test('without a valid NIP-98 Authorization the management API refuses', async ()
 test('with NIP-98: supportedmethods, ban/allow pubkey, ban event, block IP, relay info, spider methods', async () => {
   let r = await rpc('supportedmethods');
   assert.equal(r.status, 200);
-  for (const m of ['banpubkey', 'allowpubkey', 'listbannedpubkeys', 'listallowedpubkeys', 'banevent', 'listbannedevents', 'allowkind', 'disallowkind', 'listallowedkinds', 'blockip', 'unblockip', 'listblockedips', 'changerelayname', 'changerelaydescription', 'changerelayicon', 'spidertrigger', 'spiderstatus']) {
+  for (const m of ['banpubkey', 'allowpubkey', 'listbannedpubkeys', 'listallowedpubkeys', 'banevent', 'listbannedevents', 'allowkind', 'disallowkind', 'listallowedkinds', 'blockip', 'unblockip', 'listblockedips', 'changerelayname', 'changerelaydescription', 'changerelayicon', 'spidertrigger', 'spiderstatus', 'listrefusals']) {
     assert.ok((r.body.result as string[]).includes(m), m);
   }
   const c = await Client.open(relay.url);
@@ -100,6 +101,29 @@ test('with NIP-98: supportedmethods, ban/allow pubkey, ban event, block IP, rela
   r = await rpc('banpubkey', ['nope']);
   assert.match(r.body.error!, /pubkey/);
   c.close();
+});
+
+test('client addresses: the public status page, /status.json and /metrics name none; listrefusals gives them to the admin', async () => {
+  // a refusal sent to a client on 127.0.0.7: an event from too far in the future
+  const c = await Client.open(relay.url, { localAddress: '127.0.0.7' });
+  const p = await c.publish(new Author().sign({ content: 'future', created_at: now() + 86400 }));
+  assert.match(p.message, /^invalid: /);
+  c.close();
+  const status = await (await fetch(relay.httpUrl + '/status.json')).text();
+  const s = JSON.parse(status) as { refusals: { recent: Array<Record<string, unknown>>; recentAddresses: number } };
+  assert.ok(s.refusals.recent.some((x) => /created_at/.test(String(x.message))), 'the refusal is listed');
+  assert.ok(s.refusals.recentAddresses >= 1, 'counted by address');
+  for (const [what, text] of [['/status.json', status], ['/', await (await fetch(relay.httpUrl + '/')).text()], ['/metrics', await (await fetch(relay.httpUrl + '/metrics')).text()]]) {
+    assert.doesNotMatch(text, /127\.0\.0\.7/, `${what} shows no client address`);
+  }
+  const r = await rpc('listrefusals');
+  assert.equal(r.status, 200);
+  const mine = (r.body.result as Array<{ ip: string; verb: string; reason: string; message: string; at: number }>).find((x) => x.ip === '127.0.0.7');
+  assert.ok(mine, `the admin sees the address: ${JSON.stringify(r.body)}`);
+  assert.equal(mine.verb, 'EVENT');
+  assert.equal(mine.reason, 'invalid');
+  assert.match(mine.message, /created_at/);
+  assert.equal((await rpc('listrefusals', [], { as: new Author() })).status, 401, 'and only the admin');
 });
 
 test('kind lists: disallowkind refuses a kind; allowkind turns on an allow list', async () => {

@@ -66,6 +66,13 @@ test('refusals: counted once by NIP-01 reason word and by verb', () => {
   assert.deepEqual(s.byReason.find((x) => x.reason === 'invalid'), { reason: 'invalid', total: 2, byVerb: { EVENT: 1, REQ: 1 } });
   assert.equal(s.byReason.find((x) => x.reason === 'error')?.total, 1, 'no prefix counts as error');
   assert.equal(s.recent[0].message, 'something without a prefix', 'newest first');
+  // the public snapshot names no client, it counts them (1.2.3.4 twice is one); the operator's view names them
+  assert.ok(s.recent.every((x) => !('ip' in x)), JSON.stringify(s.recent));
+  assert.equal(s.recentAddresses, 1);
+  r.add('EVENT', 'invalid: x', '2001:db8::1');
+  r.add('EVENT', 'invalid: y', '2001:db8::2');
+  assert.equal(r.snapshot().recentAddresses, 2, 'an IPv6 /64 is one client');
+  assert.deepEqual(r.addressed().map((x) => x.ip), ['2001:db8::2', '2001:db8::1', '', '', '', '1.2.3.4', '1.2.3.4']);
 });
 
 function rec(over: Partial<RelayRecord>): RelayRecord {

@@ -57,7 +57,7 @@ test('help, the env listing and unknown commands', () => {
   assert.match(r.stdout, /^ORBWEAVER_SPIDER_INTERVAL=24h {2}# spider\.interval: \S.*$/m);
   assert.match(r.stdout, /^ORBWEAVER_SPIDER_ALLOW_PRIVATE=false {2}# spider\.allowPrivate: \S.*$/m);
   assert.match(r.stdout, /^ORBWEAVER_AUTH_REQUIRED=off {2}# auth\.required: NIP-42: require authentication/m);
-  assert.match(r.stdout, /^ORBWEAVER_AUTH_READ_KINDS=4,1059 {2}# auth\.readKinds: /m, 'lists comma-separated');
+  assert.match(r.stdout, /^ORBWEAVER_AUTH_READ_KINDS=4,13,1059 {2}# auth\.readKinds: /m, 'lists comma-separated');
   assert.match(r.stdout, /^ORBWEAVER_INFO_DESCRIPTION='A Nostr relay with a built-in directory spider' {2}# info\.description: /m, 'quoted where it has spaces');
   assert.match(r.stdout, /^ORBWEAVER_DATA_DIR=\S+ {2}# dataDir/m);
   const settings = r.stdout.split('\n').filter((l) => l.startsWith('ORBWEAVER_'));

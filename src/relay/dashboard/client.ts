@@ -143,8 +143,10 @@ export const CLIENT_SCRIPT = String.raw`
       box.replaceChildren(t);
     }
     var recent = $('recent-refusals');
-    recent.replaceChildren(el('summary', f.recent.length === 1 ? 'the latest refusal' : 'the latest ' + f.recent.length + ' refusals'));
-    if (f.recent.length) recent.appendChild(table(['time (UTC)', 'sent', 'message', 'client IP'], f.recent.slice(0, 20).map(function (x) { return [utc(x.at, true).replace(' UTC', ''), x.verb, x.message, x.ip]; })));
+    // no client addresses on this public page: how many, and the addresses for the operator (NIP-86 listrefusals)
+    var from = f.recentAddresses === 1 ? ', to 1 client address' : f.recentAddresses > 1 ? ', to ' + f.recentAddresses + ' client addresses' : '';
+    recent.replaceChildren(el('summary', (f.recent.length === 1 ? 'the latest refusal' : 'the latest ' + f.recent.length + ' refusals') + from));
+    if (f.recent.length) recent.appendChild(table(['time (UTC)', 'sent', 'message'], f.recent.slice(0, 20).map(function (x) { return [utc(x.at, true).replace(' UTC', ''), x.verb, x.message]; })));
   }
 
   function renderAccess() {

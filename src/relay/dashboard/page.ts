@@ -120,7 +120,7 @@ ${chartBox('chart-reqs', 'REQs per second')}
 <div class="scroll" id="dir-scroll"><table id="directory"><thead><tr></tr></thead><tbody></tbody></table></div>
 </section>
 </main>
-<footer>Relay information (NIP-11): this address with <code>Accept: application/nostr+json</code>. Management (NIP-86): POST here with <code>Content-Type: application/nostr+json+rpc</code>. The refusals list shows client IPs: put this page behind your proxy's access control if that matters to you.</footer>
+<footer>Relay information (NIP-11): this address with <code>Accept: application/nostr+json</code>. Management (NIP-86): POST here with <code>Content-Type: application/nostr+json+rpc</code>. Client addresses are not shown here: the recent refusals with their client IPs are the operator's, through the management method <code>listrefusals</code>.</footer>
 <script type="application/json" id="initial">${json}</script>
 <script>var REFRESH_MS = ${Math.max(250, refreshMs)};${CLIENT_SCRIPT}</script>
 </body></html>`;

@@ -2,8 +2,9 @@
 // Content-Type: application/nostr+json+rpc, authorised by NIP-98 for the configured admin pubkeys:
 // the u tag must name this relay (auth/own-urls.ts: never the request's Host header), and each
 // authorization event is accepted once (a captured header cannot be replayed within its window).
-// Changes persist in LMDB (src/policy/lists.ts) and take effect at once. orbweaver adds two methods:
-// spidertrigger (start a spider run now) and spiderstatus (the spider's progress).
+// Changes persist in LMDB (src/policy/lists.ts) and take effect at once. orbweaver adds three methods:
+// spidertrigger (start a spider run now), spiderstatus (the spider's progress) and listrefusals
+// (the latest refusals with the client IP each went to: the public status page shows no addresses).
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
 import type { EventStore } from '../../store/types.js';
@@ -154,6 +155,7 @@ export function managementMethods(d: ManagementDeps): Record<string, Method> {
     changerelayname: async ([v]) => { await lists.put('info', 'name', str(v, 'name')); return true; },
     changerelaydescription: async ([v]) => { await lists.put('info', 'description', typeof v === 'string' ? v : str(v, 'description')); return true; },
     changerelayicon: async ([v]) => { await lists.put('info', 'icon', str(v, 'icon URL')); return true; },
+    listrefusals: () => d.access.refusals.addressed(),
     spidertrigger: async () => (await spider().trigger()) ?? true,
     spiderstatus: async () => (await spider().status()) ?? null,
   };

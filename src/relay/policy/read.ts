@@ -1,4 +1,4 @@
-// Read-side access: auth required to read, and kinds (DMs 4, gift wraps 1059 by default) that only
+// Read-side access: auth required to read, and kinds (DMs 4, seals 13, gift wraps 1059 by default) that only
 // their author or a p-tagged recipient may read once authenticated. Filters that can only match
 // such events are refused unless they are constrained to the authenticated pubkeys (so the client
 // knows to AUTH); everything else is filtered event by event on REQ, COUNT and live delivery.

@@ -3,8 +3,14 @@
 // client sent (EVENT, REQ, COUNT, AUTH, CONNECT, MESSAGE for input that is not a message). The
 // status page's "refused" figures, its chart and its table all read these counts, so one word
 // means one number. The last few refusals are kept with their message and client IP (no content).
+// The status page is public, so its snapshot carries no client address, only how many addresses
+// the recent refusals came from; the addresses go to the operator alone (NIP-86 `listrefusals`).
+import { addressKey } from '../../policy/cidr.js';
 
-export interface Refusal { at: number; verb: string; reason: string; message: string; ip: string }
+/** A recent refusal as anyone may see it (the status page, /status.json): no client address. */
+export interface Refusal { at: number; verb: string; reason: string; message: string }
+/** A recent refusal with the client's IP address: for the operator only (NIP-86 `listrefusals`). */
+export interface AddressedRefusal extends Refusal { ip: string }
 
 export interface RefusalCounts {
   total: number;
@@ -12,6 +18,8 @@ export interface RefusalCounts {
   verbs: string[];
   byReason: Array<{ reason: string; total: number; byVerb: Record<string, number> }>;
   recent: Refusal[];
+  /** distinct clients (an IPv4 address, an IPv6 /64) the refusals in `recent` were sent to */
+  recentAddresses: number;
 }
 
 const VERB_ORDER = ['EVENT', 'REQ', 'COUNT', 'AUTH', 'CONNECT', 'MESSAGE'];
@@ -19,7 +27,7 @@ const VERB_ORDER = ['EVENT', 'REQ', 'COUNT', 'AUTH', 'CONNECT', 'MESSAGE'];
 export class RefusalLog {
   private counts = new Map<string, Map<string, number>>();
   private perVerb = new Map<string, number>();
-  private recent: Refusal[] = [];
+  private recent: AddressedRefusal[] = [];
   total = 0;
   constructor(private keep = 50) {}
 
@@ -40,10 +48,21 @@ export class RefusalLog {
     return this.perVerb.get(verb) ?? 0;
   }
 
+  /** The latest refusals, newest first, with the client IP each was sent to: the operator's view. */
+  addressed(): AddressedRefusal[] {
+    return this.recent.slice(-this.keep).reverse().map((r) => ({ ...r }));
+  }
+
+  /** Counts and the latest refusals without their addresses: what the public status page shows. */
   snapshot(): RefusalCounts {
     const verbs = [...VERB_ORDER.filter((v) => this.perVerb.has(v)), ...[...this.perVerb.keys()].filter((v) => !VERB_ORDER.includes(v)).sort()];
     const byReason = [...this.counts].map(([reason, m]) => ({ reason, total: [...m.values()].reduce((a, b) => a + b, 0), byVerb: Object.fromEntries(m) }))
       .sort((a, b) => b.total - a.total || (a.reason < b.reason ? -1 : 1));
-    return { total: this.total, verbs, byReason, recent: this.recent.slice(-this.keep).reverse() };
+    const latest = this.recent.slice(-this.keep);
+    return {
+      total: this.total, verbs, byReason,
+      recent: latest.reverse().map(({ at, verb, reason, message }) => ({ at, verb, reason, message })),
+      recentAddresses: new Set(latest.filter((r) => r.ip).map((r) => addressKey(r.ip))).size,
+    };
   }
 }
