@@ -9,6 +9,8 @@ const liveSchema = z
     enabled: bool(true, 'with the spider on: keep live subscriptions (since = now, the directory kinds) open on the most valuable relays'),
     maxRelays: int(50, 'relays followed live at once (one connection each): ~50 suits a small VPS, thousands a big machine', 0, 100_000),
     generalShare: int(20, 'percent of maxRelays given to the big general relays (most events stored from them) before the write relays of the most pubkeys', 0, 100),
+    // -1 by default: the live set is where the directory's pubkeys write, which may lie past spider.hops (hop.ts)
+    maxHop: int(-1, 'bounds the relays live mode contacts (live set and outbox refresh) to those a crawl found at this hop or nearer (0 = the seeds\' own relays); relays no crawl placed (named only by lists beyond spider.hops, or found another way) count as beyond; -1 = no bound: the write relays of the most pubkeys are followed whatever their hop, also past spider.hops', -1, 10),
     refresh: duration('10m', 'time between two choices of the live set (also after each spider run)'),
     eventsPerSecond: int(50, 'events per second accepted from one live remote (burst: 10 s worth); beyond, the remote is cut off as a flood and caught up later', 1),
     bytesPerSecond: int(256 * 1024, 'bytes per second accepted from one live remote (burst: 10 s worth); beyond, cut off as a flood', 1024),

@@ -1,8 +1,8 @@
 // The live set: which relays are followed live (select.ts), one LiveRemote each, chosen again every
-// live.refresh and after each spider run (a run changes what the directory knows). Relays that
-// leave the set are closed; relays that stay keep their connection and counters. Memory is bounded
-// by live.maxRelays remotes of a few numbers each; connections by live.maxRelays plus
-// spider.concurrency catch-ups.
+// live.refresh and after each spider run (a run changes what the directory knows), within
+// live.maxHop when the operator bounds it (hop.ts). Relays that leave the set are closed; relays
+// that stay keep their connection and counters. Memory is bounded by live.maxRelays remotes of a
+// few numbers each; connections by live.maxRelays plus spider.concurrency catch-ups.
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import type { EventStore } from '../../store/types.js';
@@ -15,6 +15,7 @@ import { crawlOptions } from '../fetch/options.js';
 import { directoryKinds } from '../kinds.js';
 import { catchUpper } from './catch-up.js';
 import { chooseLive, writeRelayScores, type Chosen, type PubkeyWeight } from './select.js';
+import { beyondMaxHop, crawlHop, withinMaxHop } from './hop.js';
 import { LiveRemote, type LiveLimits, type RemoteStatus } from './remote.js';
 import { OutboxRefresh, type OutboxRound } from './outbox.js';
 
@@ -35,9 +36,17 @@ export interface LiveDeps {
   resolve?: (url: string, allowPrivate: boolean) => Promise<Target>;
 }
 
+/** A live relay as the pages show it: its remote's figures and the hop a crawl found it at (hop.ts). */
+export interface LiveRelayStatus extends RemoteStatus {
+  /** null: no crawl found it (beyond spider.hops, or named only by lists that came another way) */
+  hop: number | null;
+}
+
 export interface LiveStatus {
   enabled: boolean;
   maxRelays: number;
+  /** spider.live.maxHop: relays of a known hop up to this are followed; -1: any relay */
+  maxHop: number;
   /** relays in the set, by state */
   live: number;
   waiting: number;
@@ -49,7 +58,7 @@ export interface LiveStatus {
   lastChoice: number | null;
   /** outbox refresh: rounds done and the last one's figures */
   outbox: { rounds: number; running: boolean; last: (OutboxRound & { finishedAt: number }) | null };
-  remotes: RemoteStatus[];
+  remotes: LiveRelayStatus[];
 }
 
 export interface Live {
@@ -96,6 +105,8 @@ export function createLive(deps: LiveDeps): Live {
       .finally(() => { outboxState.running = false; outboxRun = null; });
   };
   const remotes = new Map<string, LiveRemote>();
+  /** each live relay's hop as of the latest choice (a run may move it; the next choice follows) */
+  const hops = new Map<string, number | null>();
   const totals = { events: 0, stored: 0 };
   let lastChoice: number | null = null;
   let stopped = false;
@@ -103,7 +114,7 @@ export function createLive(deps: LiveDeps): Live {
   let choosing: Promise<Chosen[]> | null = null;
   let seenRuns = deps.runs?.() ?? 0;
 
-  const excluded = excludedRelays(cfg, deps.directory, deps.selfUrls);
+  const excluded = withinMaxHop(excludedRelays(cfg, deps.directory, deps.selfUrls), deps.directory, lc.maxHop);
 
   async function chooseNow(): Promise<Chosen[]> {
     const writeScores = await writeRelayScores(deps.store, { weight: deps.weight, maxTags: cfg.maxRelayTagsPerList });
@@ -111,11 +122,12 @@ export function createLive(deps: LiveDeps): Live {
     const chosen = chooseLive({ writeScores, general, max: lc.maxRelays, generalShare: lc.generalShare, excluded });
     if (stopped) return chosen;
     const keep = new Set(chosen.map((c) => c.url));
-    await Promise.all([...remotes].filter(([u]) => !keep.has(u)).map(async ([u, r]) => { remotes.delete(u); await r.close(); }));
+    await Promise.all([...remotes].filter(([u]) => !keep.has(u)).map(async ([u, r]) => { remotes.delete(u); hops.delete(u); await r.close(); }));
     for (const c of chosen) {
+      const rec = deps.directory.get(c.url);
+      hops.set(c.url, crawlHop(rec));
       if (remotes.has(c.url)) continue;
       // the last complete fetch of every kind: what came after it is caught up at the first connect
-      const rec = deps.directory.get(c.url);
       const his = kinds.map((k) => rec?.cursors[String(k)]?.hi);
       const crawledUpTo = his.every((h) => h !== undefined) ? Math.min(...(his as number[])) : undefined;
       const r = new LiveRemote({
@@ -126,7 +138,9 @@ export function createLive(deps: LiveDeps): Live {
       r.start();
     }
     lastChoice = Date.now();
-    log.info({ relays: chosen.length, general: chosen.filter((c) => c.why === 'general').length, max: lc.maxRelays }, 'live: relays chosen');
+    // beyondHops: relays followed that no crawl within spider.hops placed (what live.maxHop bounds)
+    const beyondHops = chosen.filter((c) => beyondMaxHop(hops.get(c.url) ?? null, cfg.hops)).length;
+    log.info({ relays: chosen.length, general: chosen.filter((c) => c.why === 'general').length, max: lc.maxRelays, maxHop: lc.maxHop, beyondHops }, 'live: relays chosen');
     return chosen;
   }
 
@@ -156,9 +170,9 @@ export function createLive(deps: LiveDeps): Live {
     },
     choose,
     status() {
-      const rs = [...remotes.values()].map((r) => r.status()).sort((a, b) => b.perMinute - a.perMinute || (a.url < b.url ? -1 : 1));
+      const rs = [...remotes].map(([u, r]): LiveRelayStatus => ({ ...r.status(), hop: hops.get(u) ?? null })).sort((a, b) => b.perMinute - a.perMinute || (a.url < b.url ? -1 : 1));
       return {
-        enabled: lc.enabled && lc.maxRelays > 0, maxRelays: lc.maxRelays,
+        enabled: lc.enabled && lc.maxRelays > 0, maxRelays: lc.maxRelays, maxHop: lc.maxHop,
         live: rs.filter((r) => r.state === 'live').length,
         waiting: rs.filter((r) => r.state === 'waiting' || r.state === 'connecting').length,
         cutOff: rs.filter((r) => r.state === 'cut-off').length,
@@ -174,6 +188,7 @@ export function createLive(deps: LiveDeps): Live {
       await choosing?.catch(() => {});
       await Promise.all([...remotes.values()].map((r) => r.close()));
       remotes.clear();
+      hops.clear();
     },
   };
 }
