@@ -18,10 +18,14 @@ export const infoSchema = z
 
 export const limitsSchema = z
   .object({
-    maxMessageLength: int(131072, 'largest WebSocket message accepted, bytes (NIP-11 max_message_length)', 1024),
-    maxEventBytes: int(65536, 'largest event accepted, bytes of its JSON', 256),
+    maxMessageLength: int(131072, 'largest WebSocket message accepted, bytes; an EVENT may be as large as maxListEventBytes allows a list', 1024),
+    maxEventBytes: int(65536, 'largest event accepted, bytes of its JSON (lists: maxListEventBytes)', 256),
+    // the network's largest follow lists are hundreds of KB (5,000 people: ~350 KB) and belong to the
+    // people who follow the most, whom a web of trust leans on: refusing them loses the directory's core
+    maxListEventBytes: int(1024 * 1024, 'largest list accepted (follow lists, kind 3, and the replaceable lists 10000-19999), bytes of its JSON; from clients, the spider, sync and import alike. An EVENT message may be this large (and 4 KiB), every other message meets maxMessageLength (NIP-11 max_message_length says the larger)', 256),
+    maxListEventTags: int(20_000, 'most tags on one list (kinds 3 and 10000-19999); other events meet maxEventTags (NIP-11 max_event_tags says the larger)', 0),
     maxContentLength: int(65536, 'longest content accepted, characters (NIP-11 max_content_length)', 0),
-    maxEventTags: int(2000, 'most tags on one event (NIP-11 max_event_tags)', 0),
+    maxEventTags: int(2000, 'most tags on one event other than a list (lists: maxListEventTags)', 0),
     maxTagValueLength: int(4096, 'longest single tag value, characters; a longer one is refused invalid:', 64),
     maxSubscriptions: int(200, 'open subscriptions per connection (NIP-11 max_subscriptions)', 1),
     maxFilters: int(20, 'filters in one REQ or COUNT', 1),
@@ -46,6 +50,15 @@ export const limitsSchema = z
   .strict()
   .prefault({})
   .describe('limits, enforced and advertised in NIP-11 limitation');
+
+type Limits = z.infer<typeof limitsSchema>;
+
+/** The largest list accepted, bytes: never below what any other event may be. */
+export const listEventBytes = (l: Limits): number => Math.max(l.maxEventBytes, l.maxListEventBytes);
+/** The most tags on a list: never below what any other event may carry. */
+export const listEventTags = (l: Limits): number => Math.max(l.maxEventTags, l.maxListEventTags);
+/** The largest EVENT message read (a list and its envelope); every other message meets maxMessageLength. */
+export const maxEventMessageLength = (l: Limits): number => Math.max(l.maxMessageLength, listEventBytes(l) + 4096);
 
 export const storeSchema = z
   .object({

@@ -2,6 +2,12 @@
 import type { NostrEvent } from './event.js';
 
 export const isReplaceable = (kind: number): boolean => kind === 0 || kind === 3 || (kind >= 10000 && kind < 20000);
+/**
+ * Lists of people and things: follow lists (3) and the replaceable NIP-51 lists (10000-19999: mutes,
+ * relay lists, pins, bookmarks...). They may be far larger than other events (limits.maxListEventBytes):
+ * the network's largest follow lists run to hundreds of KB.
+ */
+export const isListKind = (kind: number): boolean => kind === 3 || (kind >= 10000 && kind < 20000);
 export const isEphemeral = (kind: number): boolean => kind >= 20000 && kind < 30000;
 export const isAddressable = (kind: number): boolean => kind >= 30000 && kind < 40000;
 export const DELETION_KIND = 5;

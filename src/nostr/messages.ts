@@ -110,3 +110,21 @@ export const negErrMessage = (subId: string, reason: string, max?: number): stri
 /** The standard machine-readable prefixes (NIP-01). */
 export type RefusalPrefix = 'invalid' | 'duplicate' | 'blocked' | 'rate-limited' | 'error' | 'restricted' | 'auth-required' | 'pow' | 'unsupported';
 export const refusal = (prefix: RefusalPrefix, text: string): string => `${prefix}: ${text}`;
+
+const EVENT_VERB = '"EVENT"';
+
+/**
+ * Whether a raw message is an EVENT, from its first bytes and without decoding it: `[`, then the
+ * verb (JSON whitespace allowed around both). Messages past maxMessageLength are judged so before
+ * anything reads them (an EVENT may carry a large list).
+ */
+export function isEventMessage(message: ArrayBuffer | Uint8Array): boolean {
+  const b = message instanceof Uint8Array ? message : new Uint8Array(message);
+  let i = 0;
+  const ws = () => { while (i < b.length && (b[i] === 0x20 || b[i] === 0x09 || b[i] === 0x0a || b[i] === 0x0d)) i++; };
+  ws();
+  if (b[i++] !== 0x5b) return false; // [
+  ws();
+  for (let k = 0; k < EVENT_VERB.length; k++) if (b[i + k] !== EVENT_VERB.charCodeAt(k)) return false;
+  return true;
+}

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import { SOFTWARE, VERSION } from './version.js';
 import { maxAnswerEvents } from '../nostr/lookups.js';
+import { listEventTags, maxEventMessageLength } from '../config/relay.js';
 
 export const SUPPORTED_NIPS = [1, 9, 11, 40, 45];
 
@@ -15,7 +16,8 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
     software: SOFTWARE,
     version: VERSION,
     limitation: {
-      max_message_length: limits.maxMessageLength,
+      // the largest message decoded: an EVENT carrying a list (every other message: maxMessageLength)
+      max_message_length: maxEventMessageLength(limits),
       max_subscriptions: limits.maxSubscriptions,
       max_filters: limits.maxFilters,
       max_limit: limits.maxLimit,
@@ -24,7 +26,8 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
       // #d) is not clamped to max_limit but answered whole, up to this many events per REQ (docs/queries.md)
       max_lookup_limit: maxAnswerEvents(limits),
       max_subid_length: limits.maxSubIdLength,
-      max_event_tags: limits.maxEventTags,
+      // the most any event may carry: a list's (other events: maxEventTags, refused invalid: past it)
+      max_event_tags: listEventTags(limits),
       max_content_length: limits.maxContentLength,
       // 0 means no lower limit: leave the field out (a 0 reads as "nothing older than now")
       ...(limits.createdAtPastSeconds > 0 ? { created_at_lower_limit: limits.createdAtPastSeconds } : {}),

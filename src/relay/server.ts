@@ -2,13 +2,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
 import { storeSearchOptions } from '../config/search.js';
-import { storeMapOptions } from '../config/relay.js';
+import { maxEventMessageLength, storeMapOptions } from '../config/relay.js';
 import type { EventStore } from '../store/types.js';
 import type { AsyncVerifier } from '../ingest/verify-pool.js';
 import { largeSendFor } from './ws-send.js';
 import { inlineQueries, queryPool, type QueryRunner } from './query-pool.js';
 import type { NostrEvent } from '../nostr/event.js';
-import { closedMessage, noticeMessage } from '../nostr/messages.js';
+import { closedMessage, isEventMessage, noticeMessage } from '../nostr/messages.js';
 import type { TemplatedApp, WebSocketBehavior } from '@trufflesuite/uws-js-unofficial';
 import { loadUws, type Uws } from './uws.js';
 import type { Logger } from '../lib/logger.js';
@@ -208,17 +208,20 @@ function relayGauges(registry: Registry, ctx: RelayContext, connections: Set<Con
 function wsBehavior(uws: Uws, ctx: RelayContext, state: RelayState, connections: Set<Connection>, output: OutputBudget, largeFrameBug: boolean): WebSocketBehavior<{ conn: Connection }> {
   const { config, access, policies, metrics, logger } = ctx;
   const { maxMessageLength } = config.limits;
-  const maxPayloadLength = Math.max(maxMessageLength * 16, 2 << 20);
+  // an EVENT may carry a list (a follow list of thousands of people): it has a limit of its own
+  const maxEventMessage = maxEventMessageLength(config.limits);
+  const maxPayloadLength = Math.max(maxMessageLength * 16, maxEventMessage * 2, 2 << 20);
   const onSlow = (c: Connection, why: string) => {
     metrics.slowClosed.inc();
     logger.info({ conn: c.id, ip: c.ip, cap: why }, 'closing a slow reader');
   };
   return {
     compression: uws.SHARED_COMPRESSOR,
-    // Messages past maxMessageLength are answered with a NOTICE. uWS must read a message whole to
-    // hand it over, and past maxPayloadLength it drops the connection without a word (code 1006),
-    // so that is set well above: 16 x maxMessageLength, at least 2 MiB. What a client can make us
-    // buffer is then that much per connection, times rateLimits.maxConnectionsPerIp per address.
+    // Messages past maxMessageLength (an EVENT: maxEventMessageLength) are answered with a NOTICE.
+    // uWS must read a message whole to hand it over, and past maxPayloadLength it drops the
+    // connection without a word (code 1006), so that is set well above: 16 x maxMessageLength, twice
+    // the largest EVENT, at least 2 MiB. What a client can make us buffer is then that much per
+    // connection, times rateLimits.maxConnectionsPerIp per address.
     maxPayloadLength,
     maxBackpressure: config.limits.maxBufferedBytes + (1 << 20),
     idleTimeout: Math.min(960, Math.max(8, Math.round(config.limits.idleTimeout / 1000))),
@@ -249,9 +252,12 @@ function wsBehavior(uws: Uws, ctx: RelayContext, state: RelayState, connections:
       // carry whole relay records (a relay's links to thousands of others: handlers/record.ts)
       if (message.byteLength > maxMessageLength && !(ctx.records && conn.authed.has(ctx.records.writer))) {
         // refused before decoding: a client sending large messages costs us only their reading
-        metrics.refusals.inc({ reason: 'invalid' });
-        conn.send(noticeMessage(`invalid: message larger than ${maxMessageLength} bytes`));
-        return;
+        const event = isEventMessage(message);
+        if (!event || message.byteLength > maxEventMessage) {
+          metrics.refusals.inc({ reason: 'invalid' });
+          conn.send(noticeMessage(`invalid: message larger than ${event ? maxEventMessage : maxMessageLength} bytes`));
+          return;
+        }
       }
       let text: string;
       try {

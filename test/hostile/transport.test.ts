@@ -1,5 +1,6 @@
-// Transport-level limits: a message over limits.maxMessageLength gets a NOTICE (uWS reads up to
-// 16 x that, at least 2 MiB, before it would drop the connection without a word), and per-client
+// Transport-level limits: a message over limits.maxMessageLength (an EVENT: over a list's limit
+// and its envelope) gets a NOTICE (uWS reads up to 16 x that, twice the largest EVENT, at least
+// 2 MiB, before it would drop the connection without a word), and per-client
 // limits count an IPv6 client by its /64 (one host is handed a whole /64).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,14 +8,23 @@ import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { addressKey } from '../../src/policy/cidr.js';
 
-test('a 1.5 MB message gets a NOTICE and the connection keeps working', async () => {
+test('a 1.5 MB message gets a NOTICE and the connection keeps working; a REQ past max_message_length too, an EVENT up to a list\'s limit is read', async () => {
   const relay = await startRelayProcess();
   try {
     const c = await Client.open(relay.url);
     c.send(JSON.stringify(['EVENT', { content: 'x'.repeat(1_500_000) }]));
     const m = await c.next((m) => m[0] === 'NOTICE', 5000, 'NOTICE');
-    assert.match(m[1] as string, /^invalid: message larger than 131072 bytes/);
+    // an EVENT may carry a list of up to limits.maxListEventBytes (1 MiB) and its envelope
+    assert.match(m[1] as string, /^invalid: message larger than 1052672 bytes/);
     assert.equal(c.closed, false);
+    // any other message meets limits.maxMessageLength
+    c.send(JSON.stringify(['REQ', 'big', { '#t': ['x'.repeat(200_000)] }]));
+    assert.match((await c.next((m) => m[0] === 'NOTICE', 5000, 'NOTICE'))[1] as string, /^invalid: message larger than 131072 bytes/);
+    // an EVENT of 200 KB is read (and refused for what it is: not a list, past maxEventBytes)
+    c.send(JSON.stringify(['EVENT', { id: '0'.repeat(64), pubkey: '1'.repeat(64), created_at: 1, kind: 1, tags: [], content: 'x'.repeat(200_000), sig: '2'.repeat(128) }]));
+    const ok = await c.next((m) => m[0] === 'OK', 5000, 'OK');
+    assert.equal(ok[2], false);
+    assert.match(ok[3] as string, /^invalid: /);
     assert.equal((await c.query({ kinds: [1], limit: 1 })).closed, undefined);
     // beyond 2 MiB uWS drops the connection before reading the message (documented)
     c.send('x'.repeat(3 << 20));

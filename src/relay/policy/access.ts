@@ -9,6 +9,7 @@
 // count by address key (an IPv4 address or an IPv6 /64). server.ts creates one Access.
 import type { HttpRequest, HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import type { Config } from '../../config.js';
+import { maxEventMessageLength } from '../../config/relay.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import type { SigChecker } from '../auth/nip42.js';
 import { OwnUrls } from '../auth/own-urls.js';
@@ -73,7 +74,7 @@ export class Access {
     this.ownUrls = new OwnUrls(config.publicUrl, config.auth.relayHosts);
     this.auth = new AuthGate(config.auth, verifier, this.ownUrls, (verb, message, ip) => this.refused(verb, message, ip));
     this.addresses = new AddressGate(config.rateLimits, lists);
-    this.input = new InputGate(config.rateLimits, config.limits.maxMessageLength);
+    this.input = new InputGate(config.rateLimits, maxEventMessageLength(config.limits));
   }
 
   /** HTTP requests refused with 429 */
