@@ -70,7 +70,7 @@ export const spiderSchema = z
     maxRelaysPerHop: int(500, 'most relays taken into each hop', 1),
     maxRelays: int(2000, 'most relays in one run', 1),
     maxRelayTagsPerList: int(200, 'kind 10002 lists with more r tags than this are ignored for discovery', 1),
-    heapMb: int(256, 'V8 old-space limit (MB) of a standalone `orbweaver spider` or `orbweaver worker` process (it runs itself with --max-old-space-size; node\'s default lets a long crawl\'s heap grow to several times what is alive); 0 = node\'s default. Ignored when the flag is set in NODE_OPTIONS; the spider inside the relay shares the relay\'s heap', 0, 1_048_576),
+    heapMb: int(256, 'V8 old-space limit (MB) of a standalone `orbweaver spider` or `orbweaver worker` process (it runs itself with --max-old-space-size, and --max-semi-space-size=2 unless NODE_OPTIONS sets one; node\'s defaults let a long crawl\'s heap grow to several times what is alive); 0 = node\'s defaults. Ignored when the flag is set in NODE_OPTIONS; the spider inside the relay shares the relay\'s heap', 0, 1_048_576),
     concurrency: int(4, 'relays fetched at the same time (politeness is per server: see pause)', 1, 64),
     pause: duration('500ms', 'pause between two fetches from the same server (host and port); other servers are fetched meanwhile'),
     connectTimeout: duration('10s', 'WebSocket connect timeout'),
