@@ -97,6 +97,10 @@ export const relaySchemaShape = {
   // Default 2, by measurement on 2 vCPUs (bench/RESULTS.md, "query pool"): 2 is never slower than
   // 0 beyond the noise, COUNT ~1.8x, and the main thread drops from ~97% to ~45% during query load;
   // 1 was slower for small scans (#t, window) because each query waits for one busy worker.
+  // NIP-67 (draft): off by default because two client libraries the project tests with drop an EOSE
+  // with a third element and then never see the end of their query (nostr-fetch 0.17: "malformed
+  // R2C EOSE"; @nostrify/nostrify 0.54: a strict zod tuple): test/clients shows it
+  nip67: bool(false, 'NIP-67: end a stored answer with ["EOSE", <sub>, ["finish"]] when every stored match was sent, so a client or spider need not page further (NIP-11 then lists 67). Off by default: nostr-fetch and @nostrify/nostrify drop such an EOSE and their queries never end; turn it on where the readers are spiders and clients that know NIP-67 (docs/queries.md)'),
   queryThreads: int(2, 'worker threads that run REQ/COUNT scans on their own read-only store handle; 0 runs them on the main thread', 0, 16),
   info: infoSchema,
   limits: limitsSchema,

@@ -38,6 +38,13 @@ export interface EventFrames {
    * filters after it were not read. The answer is the rest of these filters, less what was sent.
    */
   cut?: { filter: number; rest: Filter };
+  /**
+   * Every filter this answer read to its end had fewer matches than its limit: nothing of them was
+   * left out (NIP-67 `finish`). A cut filter is not counted (its rest decides), nor are the filters
+   * after it; a NIP-50 search, whose reads are bounded by its postings, never sets it; an answer
+   * stopped early (budget, deadline, abort) never does.
+   */
+  exhausted?: boolean;
 }
 
 export const frameCount = (f: EventFrames): number => f.ends.length;

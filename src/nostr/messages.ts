@@ -92,7 +92,11 @@ export const eventMessage = (subId: string, eventJson: string): string => `["EVE
 const CLOSE_ARRAY = new Uint8Array([0x5d]); // ]
 /** The UTF-8 bytes around an event's JSON in eventMessage(subId, json), to build that message from bytes. */
 export const eventFraming = (subId: string): { prefix: Uint8Array; suffix: Uint8Array } => ({ prefix: Buffer.from(`["EVENT",${q(subId)},`), suffix: CLOSE_ARRAY });
-export const eoseMessage = (subId: string): string => `["EOSE",${q(subId)}]`;
+/**
+ * EOSE; `finish` (NIP-67): every stored event matching the subscription's filters was sent, so a
+ * client need not page further (clients that do not know NIP-67 ignore the third element).
+ */
+export const eoseMessage = (subId: string, finish = false): string => (finish ? `["EOSE",${q(subId)},["finish"]]` : `["EOSE",${q(subId)}]`);
 export const closedMessage = (subId: string, message: string): string => `["CLOSED",${q(subId)},${q(message)}]`;
 export const noticeMessage = (message: string): string => `["NOTICE",${q(message)}]`;
 /** NIP-45 answer; `hll` is the hex of the 256 HyperLogLog registers, when the relay has them. */

@@ -12,7 +12,8 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
     name: info.name,
     description: info.description,
     // 50: NIP-50 search, when search.kinds indexes something; 77: negentropy when enabled
-    supported_nips: [...new Set([...SUPPORTED_NIPS, ...(config.negentropy.enabled ? [77] : []), ...(config.search.kinds.length > 0 ? [50] : []), ...extraNips])].sort((a, b) => a - b),
+    // 67: EOSE says ["finish"] when every stored match was sent (handlers/req.ts), when turned on
+    supported_nips: [...new Set([...SUPPORTED_NIPS, ...(config.negentropy.enabled ? [77] : []), ...(config.search.kinds.length > 0 ? [50] : []), ...(config.nip67 ? [67] : []), ...extraNips])].sort((a, b) => a - b),
     software: SOFTWARE,
     version: VERSION,
     limitation: {

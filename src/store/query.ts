@@ -70,6 +70,8 @@ export interface Scan {
   done: boolean;
   /** set when the scan stopped at its byte budget (ScanOutput.bytes): the filter that reads the rest */
   cut?: Filter | null;
+  /** every match was handed out, fewer than the limit (FilterScan) */
+  exhausted?: boolean;
   step(budget: number): void;
 }
 
@@ -120,6 +122,8 @@ export class FilterScan implements Scan {
   done = false;
   /** the continuation when the byte budget stopped the scan (an answer read in pieces) */
   cut: Filter | null = null;
+  /** the scan handed out every match it found, fewer than its limit: none was left out (NIP-67 `finish`) */
+  exhausted = false;
 
   private readonly plan: Plan;
   private readonly cf: CompiledFilter;
@@ -265,6 +269,8 @@ export class FilterScan implements Scan {
       if (key === undefined) {
         this.flushRun();
         this.done = true;
+        // the index ran out: every match was handed out unless the limit took the last of them
+        this.exhausted = this.cut === null && this.emitted < this.limit;
         return;
       }
       if (indexOnly) {
@@ -324,6 +330,7 @@ export class FilterScan implements Scan {
     if (b.used < b.max || emitted >= this.limit) return false;
     this.cut = { ...this.f, until: it.created_at, after: it.id, limit: this.limit - emitted };
     this.done = true;
+    this.exhausted = false;
     return true;
   }
 
@@ -452,6 +459,7 @@ export class FilterScan implements Scan {
     items.sort(compareNewestFirst);
     const take = Math.min(items.length, this.limit);
     this.done = true;
+    this.exhausted = items.length <= this.limit; // every match was found: all handed out (a cut, below, takes it back)
     for (let i = 0; i < take; i++) {
       const it = items[i]!;
       if (it.start < 0 && this.arena) this.place(it, dbs.events.getBinaryFast(serialKeyRef(it.serial))!);
@@ -581,6 +589,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
     if (kept) return kept;
   }
   let complete = true;
+  let exhausted = true;
   let cut: EventFrames['cut'];
   const bytes: ByteBudget | undefined = maxBytes !== undefined ? { used: 0, max: maxBytes } : undefined;
   const arena = new FrameArena(framing);
@@ -593,27 +602,36 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
     const f = filters[i]!;
     if (!canMatch(f)) continue;
     const limit = Math.min(f.limit ?? defaultLimit, maxLimit);
-    if (limit <= 0) continue;
+    if (limit <= 0) {
+      exhausted = false; // nothing asked for: whatever matches was left out
+      continue;
+    }
     const scan = scanFor(env, f, limit, { arena, bytes });
     ranked ||= scan instanceof SearchScan;
     const finished = await drive(scan, env);
     if (filters.length === 1) only = scan.out;
     else for (const it of scan.out) if (!byId.has(it.id)) byId.set(it.id, it);
     if (!finished) {
-      complete = false;
+      complete = exhausted = false;
       break;
     }
-    if (!(scan instanceof SearchScan) && scan.cut) {
+    if (scan instanceof SearchScan) {
+      exhausted = false; // its reads are bounded by the postings it may read, not by its matches
+      continue;
+    }
+    if (scan.cut) {
       complete = false;
       cut = { filter: i, rest: scan.cut };
       break;
     }
+    exhausted &&= scan.exhausted === true;
   }
   const all = only ?? [...byId.values()];
   if (!ranked && !only) all.sort(compareNewestFirst);
   if (seen) for (const it of all) if (it.serial > upTo) seen.newer.add(it.id);
   const frames = assemble(arena, all);
   if (cut) frames.cut = cut;
+  if (exhausted) frames.exhausted = true;
   if (stamp && complete) answers!.offer(env.dbs, key!, stamp, filters, frames, all);
   return frames;
 }

@@ -45,22 +45,24 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f)),
     { defaultLimit: limits.defaultLimit, maxLimit: limits.maxLimit, maxEvents: maxAnswerEvents(limits) },
   );
-  const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan) : { sent: 0, heads: null, lookupKinds: null };
+  const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan) : { sent: 0, heads: null, lookupKinds: null, exhausted: true };
   if (!answer) return; // ended: closed, replaced, refused or failed (answered there)
   // lookup on a miss (lookup.ts): what it finds comes as live events, during the wait or after EOSE
   const lookup = h.lookup ? lookupAfterScan(h.lookup, conn.key, scan, answer.heads, answer.sent, maxAnswerEvents(limits)) : null;
   const wait = lookup && h.lookup!.waitMs > 0 ? lookup : null;
   const pending = sub.pending ?? [];
   sub.pending = null;
+  // NIP-67: every stored match was sent (a filter with limit 0 asked for none of its matches)
+  const finish = h.config.nip67 && answer.exhausted && filters.every((f) => f.limit !== 0 || isEmptyFilter(f));
   if (wait) {
     // what arrived during the scan now, EOSE once the lookup is done or the bound passed
     for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
     h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
     await boundedWait(wait, h.lookup!.waitMs);
-    if (!sub.abort.aborted) conn.send(eoseMessage(subId));
+    if (!sub.abort.aborted) conn.send(eoseMessage(subId, finish));
     return;
   }
-  if (conn.send(eoseMessage(subId))) {
+  if (conn.send(eoseMessage(subId, finish))) {
     for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
   }
   h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
@@ -72,6 +74,8 @@ interface StoredAnswer {
   /** the kinds a lookup on a miss would look for, and the answer's events of those kinds */
   heads: HeldEvent[] | null;
   lookupKinds: Set<number> | null;
+  /** every piece read its filters to the end with matches to spare (EventFrames.exhausted): NIP-67 `finish` */
+  exhausted: boolean;
 }
 
 /**
@@ -84,7 +88,7 @@ async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscrip
   const framing = eventFraming(sub.subId);
   const kinds = h.lookup ? new Set(lookupWants(scan).flatMap((w) => w.kinds)) : null;
   const lookupKinds = kinds && kinds.size > 0 ? kinds : null;
-  const answer: StoredAnswer = { sent: 0, heads: lookupKinds ? [] : null, lookupKinds };
+  const answer: StoredAnswer = { sent: 0, heads: lookupKinds ? [] : null, lookupKinds, exhausted: true };
   let filters = scan;
   for (let first = true; ; first = false) {
     const room = await pieceRoom(conn, sub.abort, read.answerPieceBytes);
@@ -124,6 +128,7 @@ async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscrip
       return null;
     }
     const cut = results.cut;
+    answer.exhausted &&= results.exhausted === true;
     // a cut piece: from now on every piece skips what was sent (the live events too)
     if (cut && !sub.sent) sub.sent = new Set();
     const open = sendPiece(h, conn, scan, results, framing.prefix, sub.sent, answer);
