@@ -8,10 +8,11 @@ export const MSG = {
   deletedId: 'blocked: this event was deleted by its author',
   banned: 'blocked: this event is banned on this relay',
   deletedAddr: 'blocked: this address was deleted at or after this event was created',
-  // NIP-62 (vanish.ts). "deleted" in each: remote sinks read a refusal that says so as a deletion (ingest/sink.ts)
+  // NIP-62 (vanish.ts). A refusal that says "deleted" is read as a deletion by remote sinks (ingest/sink.ts statusFromOk)
   vanished: 'blocked: its author requested to vanish (NIP-62): their events up to that request are deleted here and not taken again',
   vanishedWrap: 'blocked: this gift wrap is addressed to a pubkey that requested to vanish (NIP-62): gift wraps to them up to that request are deleted here and not taken again',
-  vanishUndeletable: 'blocked: a request to vanish cannot be deleted (NIP-62: a deletion request against it has no effect)',
+  // no "delet" in it: a remote sink would read it as the event being deleted (ingest/sink.ts statusFromOk)
+  vanishUndeletable: 'blocked: a request to vanish cannot be withdrawn (NIP-62: a kind 5 against it has no effect)',
   expired: 'invalid: event has expired',
   createdAtRange: 'invalid: created_at is out of the range this relay stores',
   ephemeral: 'invalid: ephemeral events are not stored',

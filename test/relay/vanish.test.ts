@@ -88,7 +88,7 @@ test('a client\'s request to vanish; refused copies from a client and from impor
     }
     const undo = await c.publish(alice.sign({ kind: 5, created_at: base + 30, tags: [['e', req.id], ['k', '62']] }));
     assert.equal(undo.ok, false);
-    assert.match(undo.message, /^blocked: a request to vanish cannot be deleted/);
+    assert.match(undo.message, /^blocked: a request to vanish cannot be withdrawn/);
     assert.deepEqual(await query(relay.url, { kinds: [62] }), [req.id]);
     c.close();
 

@@ -125,7 +125,7 @@ test('a deletion (kind 5) of a request to vanish is refused, by e tag or k tag; 
     for (const tags of [[['e', req.id]], [['k', '62'], ['e', hex()]], [['e', hex()], ['e', req.id]]]) {
       const r = await put(s, ev({ pubkey: alice, kind: 5, created_at: T + 2, tags }));
       assert.deepEqual([r.ok, r.status], [false, 'invalid'], JSON.stringify(tags));
-      assert.match(r.message, /^blocked: a request to vanish cannot be deleted/);
+      assert.match(r.message, /^blocked: a request to vanish cannot be withdrawn/);
     }
     assert.deepEqual(await ids(s, [{ kinds: [62] }]), [req.id]);
     // a deletion of something else by the same author, after the request, is taken
