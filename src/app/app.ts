@@ -18,6 +18,7 @@ import { createSpider, type Spider } from '../spider/spider.js';
 import { nothingToCrawl } from './standalone-spider.js';
 import { openPipeline, type Pipeline } from './pipeline.js';
 import { Access } from '../relay/policy/access.js';
+import { listenHosts } from '../relay/auth/own-urls.js';
 import { DataDirError } from './data-dir.js';
 import { localKey } from './local-key.js';
 import { RecordApplier } from './record-ops.js';
@@ -102,6 +103,8 @@ async function openRelay(config: Config, logger: Logger): Promise<{ pipeline: Pi
   try {
     // recorded before the relay says it listens, so whoever waits for that line finds the record
     const onListen = (port: number) => {
+      // requests to vanish may name the relay by the address it listens on (policy/vanish.ts)
+      pipeline.relayNames.add(listenHosts(config.host, port).map((h) => `ws://${h}`));
       const url = reachableUrl(config.host, port);
       recordOwner(config.dataDir, { pid: process.pid, url, httpUrl: url.replace(/^ws/, 'http'), startedAt: new Date().toISOString(), version: VERSION, script: process.argv[1] ?? '' });
     };

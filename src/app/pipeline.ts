@@ -15,12 +15,15 @@ import { emptyPolicies } from '../ingest/hooks.js';
 import type { WritePipeline } from '../ingest/pipeline.js';
 import { writeRules } from '../policy/index.js';
 import type { AccessLists } from '../policy/lists.js';
+import type { RelayNames } from '../policy/vanish.js';
 import type { Logger } from '../lib/logger.js';
 import { checkDataDir, openToOthers } from './data-dir.js';
 
 /** The write side, the access lists its rules read (the relay's Access shares them), and what closes it. */
 export interface Pipeline extends WritePipeline {
   lists: AccessLists;
+  /** this relay's names, as requests to vanish name it (policy/vanish.ts): the relay adds the addresses it listens on */
+  relayNames: RelayNames;
   /** Flushes queued writes, then closes the store and the verifier. */
   close(): Promise<void>;
 }
@@ -60,7 +63,7 @@ export async function openPipeline(config: Config, logger: Logger, opts: Pipelin
     });
     const v = verifier;
     return {
-      store, verifier: v, policies, lists: rules.lists, ingest,
+      store, verifier: v, policies, lists: rules.lists, relayNames: rules.relayNames, ingest,
       onStored(fn) {
         listeners.add(fn);
         return () => listeners.delete(fn);

@@ -30,7 +30,7 @@ function progressLine(p: Progress): void {
 }
 
 const differences = (r: VerifyReport): number =>
-  r.indexes.reduce((n, x) => n + x.missing + x.extra + x.wrong, 0) + r.duplicates.count + r.meta.length;
+  r.indexes.reduce((n, x) => n + x.missing + x.extra + x.wrong, 0) + r.duplicates.count + r.meta.length + r.vanish.covered + r.vanish.untombed;
 
 function summary(dataDir: string, r: VerifyReport): string {
   const col = (s: string | number, w: number) => (typeof s === 'number' ? fmt(s) : s).padStart(w);
@@ -50,6 +50,11 @@ function summary(dataDir: string, r: VerifyReport): string {
     out.push('', `stored copies the rules would not keep: ${fmt(r.duplicates.count)}`);
     for (const d of r.duplicates.samples) out.push(`  ${d.what.padEnd(7)} serial ${d.serial} (kept: ${d.kept})  ${d.detail}`);
   }
+  if (r.vanish.tombstones || r.vanish.covered || r.vanish.untombed) {
+    const v = r.vanish;
+    out.push('', `requests to vanish (NIP-62): ${fmt(v.tombstones)} author${v.tombstones === 1 ? '' : 's'}; stored events they cover: ${fmt(v.covered)}; stored requests without their tombstone: ${fmt(v.untombed)}`);
+    for (const s of v.samples) out.push(`  ${s.problem.padEnd(8)} ${s.key}  ${s.detail}`);
+  }
   if (r.meta.length) {
     out.push('', 'meta');
     for (const m of r.meta) out.push(`  ${m.key}: ${JSON.stringify(m.found) ?? 'absent'}, expected ${JSON.stringify(m.expected) ?? 'absent'}  (${m.detail})`);
@@ -65,6 +70,7 @@ function summary(dataDir: string, r: VerifyReport): string {
 function repairSummary(r: RepairReport): string {
   const out = [`repair: indexed ${fmt(r.events)} events in ${r.seconds.toFixed(1)} s`];
   for (const x of r.removed) out.push(`  deleted serial ${x.serial} (event ${x.id}): ${x.why}`);
+  if (r.vanishTombstones) out.push(`  requests to vanish (NIP-62): ${r.vanishTombstones} tombstone${r.vanishTombstones === 1 ? '' : 's'} written for stored requests that had none`);
   if (r.pubkeyIds.rebuilt) out.push(`  pubkey ids: idpk rebuilt from pkid${r.pubkeyIds.removed ? `, ${r.pubkeyIds.removed} pubkeys whose id another held lost it` : ''}`);
   return out.join('\n') + '\n';
 }

@@ -63,7 +63,7 @@ export const spiderSchema = z
     seeds: pubkeyList('seed pubkeys'),
     admins: pubkeyList('pubkeys whose kind 3 follows also become seeds'),
     bootstrapRelays: relayUrlList('relays (ws:// or wss://) asked for the seeds\' kind 10002 lists when the local store lacks them'),
-    kinds: intList([0, 3, 10000, 10002, 10050, 10007, 10006, 10063, 10019], 'kinds fetched completely from every discovered relay (and followed live): profiles, follows, mute lists, relay lists, DM relays, search relays, blocked relays, blob servers, nutzap info'),
+    kinds: intList([0, 3, 10000, 10002, 10050, 10007, 10006, 10063, 10019, 62], 'kinds fetched completely from every discovered relay (and followed live): profiles, follows, mute lists, relay lists, DM relays, search relays, blocked relays, blob servers, nutzap info, requests to vanish (NIP-62: one made elsewhere to ALL_RELAYS applies here too)'),
     allLists: bool(false, 'also fetch (and follow live) the other replaceable lists of the 10000-19999 range that NIPs define (NIP-51 pins, bookmarks, communities, chats, interests, emojis, relay sets, wiki…), besides spider.kinds'),
     selfUrls: relayUrlList('our own public relay URLs, never crawled'),
     allowPrivate: bool(false, 'allow loopback, private and link-local relay addresses (tests)'),

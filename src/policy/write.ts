@@ -6,6 +6,7 @@ import type { AccessLists } from './lists.js';
 import type { RejectEvent } from '../ingest/hooks.js';
 import type { RankStore } from '../store/ranks.js';
 import { trustPolicy } from './trust.js';
+import { exceptVanish } from './vanish.js';
 
 /** Writes from a blocked IP (config policy.ipDeny or NIP-86 blockip). */
 export const ipNotBlocked = (lists: AccessLists): RejectEvent => (_e, ctx) =>
@@ -83,15 +84,16 @@ export const protectedEvents: RejectEvent = ({ event }, ctx) => {
     : 'auth-required: this event is protected (NIP-70): authenticate as its author to publish it';
 };
 
+/** The rules in order; those about who the author is do not hold back a request to vanish (policy/vanish.ts). */
 export function writePolicies(config: Config, lists: AccessLists, ranks?: RankStore): RejectEvent[] {
   return [
     ipNotBlocked(lists),
     eventNotBanned(lists),
-    pubkeyLists(lists),
-    kindLists(lists),
-    authToWrite(config.auth),
+    exceptVanish(pubkeyLists(lists)),
+    exceptVanish(kindLists(lists)),
+    exceptVanish(authToWrite(config.auth)),
     protectedEvents,
-    ranks ? trustPolicy(config.trust, ranks) : null,
-    proofOfWork(config.policy.minPow, parsePowKinds(config.policy.powKinds)),
+    ranks ? exceptVanish(trustPolicy(config.trust, ranks)) : null,
+    exceptVanish(proofOfWork(config.policy.minPow, parsePowKinds(config.policy.powKinds))),
   ].filter((p): p is RejectEvent => p !== null);
 }

@@ -4,7 +4,7 @@ import { SOFTWARE, VERSION } from './version.js';
 import { maxAnswerEvents } from '../nostr/lookups.js';
 import { listEventTags, maxEventMessageLength } from '../config/relay.js';
 
-export const SUPPORTED_NIPS = [1, 9, 11, 40, 45];
+export const SUPPORTED_NIPS = [1, 9, 11, 40, 45, 62];
 
 export function relayInfo(config: Config, extraNips: number[] = []): Record<string, unknown> {
   const { info, limits } = config;

@@ -21,7 +21,8 @@ import { ensureSearchIndex } from './search/rebuild.js';
 import { framesToJson, type EventFrames, type Framing } from '../nostr/frames.js';
 import type { CountResult, EventStore, HllRefresh, QueryOptions, StoreStats, WriteResult } from './types.js';
 import { DiskGuard, type DiskState } from '../lib/disk-guard.js';
-import { BatchWriter } from './writer.js';
+import { BatchWriter, MAX_BATCH_ENTRIES } from './writer.js';
+import { finishVanishes } from './vanish-resume.js';
 import { ThreadWriter, type StoreWriter } from './writer-thread.js';
 import { RankStore } from './ranks.js';
 import { recoverSpool, type SpoolSizes } from './spool.js';
@@ -124,6 +125,9 @@ export async function openStore(opts: OpenStoreOptions): Promise<EventStore> {
       removeEdgeFiles(join(opts.dir, SPILL_DIR));
       await recoverSpool(env, dbs, opts.logger, join(opts.dir, SPILL_DIR), opts.recoverSizes);
       ensureSearchIndex(env, dbs, opts.logger);
+      // requests to vanish a killed process left half applied, before anything reads what they cover
+      // (NIP-62, vanish-resume.ts); a repair drops what they cover itself (commands/check/vanish.ts)
+      if (!opts.repairing) finishVanishes(env, dbs, opts.maxBatchEntries ?? MAX_BATCH_ENTRIES, opts.logger);
     }
     const disk = opts.readOnly ? null : new DiskGuard(opts.dir, opts.minFreeBytes ?? 0);
     const maxBatch = opts.maxBatch ?? DEFAULTS.maxBatch;

@@ -33,6 +33,9 @@ class EmptyDb {
   getKeysCount(): number {
     return 0;
   }
+  getStats(): { entryCount: number } {
+    return { entryCount: 0 };
+  }
   getRange(): never[] {
     return [];
   }

@@ -7,9 +7,11 @@ import { addressOf, dTag, isAddressable, DELETION_KIND } from '../nostr/kinds.js
 import { createdAtOf, idHexOf, expirationOfValue } from './codec.js';
 import { addrKey, ANY_PUBKEY, idKey, tombIdKey } from './keys.js';
 import { addressDeletionCovers, incomingWins, isExpired } from './rules.js';
+import { vanishRefusal } from './vanish.js';
+import { VANISH_KIND } from '../nostr/vanish.js';
 import type { Dbs } from './schema.js';
 
-/** duplicate: the id is stored; deleted: a tombstone blocks it; replaced: a newer version of its address is stored. */
+/** duplicate: the id is stored; deleted: a tombstone blocks it (NIP-09, a ban, NIP-62); replaced: a newer version of its address is stored. */
 export type Precheck = 'duplicate' | 'deleted' | 'replaced' | null;
 
 export type PrecheckEvent = Pick<NostrEvent, 'id' | 'pubkey' | 'kind' | 'created_at' | 'tags'>;
@@ -17,8 +19,10 @@ export type PrecheckEvent = Pick<NostrEvent, 'id' | 'pubkey' | 'kind' | 'created
 export function precheck(dbs: Dbs, ev: PrecheckEvent, now: number): Precheck {
   if (dbs.id.doesExist(idKey(ev.id))) return 'duplicate';
   if (ev.kind !== DELETION_KIND) {
-    if (dbs.tombId.doesExist(tombIdKey(ev.id, ev.pubkey)) || dbs.tombId.doesExist(tombIdKey(ev.id, ANY_PUBKEY))) return 'deleted';
+    if ((ev.kind !== VANISH_KIND && dbs.tombId.doesExist(tombIdKey(ev.id, ev.pubkey))) || dbs.tombId.doesExist(tombIdKey(ev.id, ANY_PUBKEY))) return 'deleted';
   }
+  // NIP-62: a copy of what a request to vanish covers (the spider meets them on every relay that still holds them)
+  if (vanishRefusal(dbs, ev) !== null) return 'deleted';
   if (addressOf(ev) === null) return null;
   const ak = addrKey(ev.kind, ev.pubkey, isAddressable(ev.kind) ? dTag(ev) : '');
   const tomb = dbs.tombAddr.getBinary(ak);

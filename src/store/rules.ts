@@ -1,5 +1,5 @@
-// The storage rules as pure decisions (NIP-01 replaceable and addressable events, NIP-09, NIP-40) and the
-// NIP-01 prefixed OK messages. txn.ts applies them inside the write transaction.
+// The storage rules as pure decisions (NIP-01 replaceable and addressable events, NIP-09, NIP-40;
+// NIP-62's are in nostr/vanish.ts) and the NIP-01 prefixed OK messages. txn.ts applies them inside the write transaction.
 import type { WriteResult } from './types.js';
 
 export const MSG = {
@@ -8,6 +8,11 @@ export const MSG = {
   deletedId: 'blocked: this event was deleted by its author',
   banned: 'blocked: this event is banned on this relay',
   deletedAddr: 'blocked: this address was deleted at or after this event was created',
+  // NIP-62 (vanish.ts). A refusal that says "deleted" is read as a deletion by remote sinks (ingest/sink.ts statusFromOk)
+  vanished: 'blocked: its author requested to vanish (NIP-62): their events up to that request are deleted here and not taken again',
+  vanishedWrap: 'blocked: this gift wrap is addressed to a pubkey that requested to vanish (NIP-62): gift wraps to them up to that request are deleted here and not taken again',
+  // no "delet" in it: a remote sink would read it as the event being deleted (ingest/sink.ts statusFromOk)
+  vanishUndeletable: 'blocked: a request to vanish cannot be withdrawn (NIP-62: a kind 5 against it has no effect)',
   expired: 'invalid: event has expired',
   createdAtRange: 'invalid: created_at is out of the range this relay stores',
   ephemeral: 'invalid: ephemeral events are not stored',

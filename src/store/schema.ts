@@ -6,6 +6,7 @@ import type { SearchDbs } from './search/schema.js';
 import { openRankDb } from './ranks.js';
 import { openGraphDbs, type GraphDbs } from './graph.js';
 import type { EventStore } from './types.js';
+import { openNamedDb } from './named-db.js';
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -35,6 +36,11 @@ export interface Dbs {
   tombId: BinDb;
   /** deleted address (as addr) -> created_at (4) of the newest deletion */
   tombAddr: BinDb;
+  /**
+   * NIP-62: pubkey (32) of an author who requested to vanish -> created_at (4) of the newest
+   * request, then 1 byte: 1 while the author's older events are still being deleted (vanish.ts)
+   */
+  tombVanish: BinDb;
   /** expiration (4) + serial -> '' */
   expiry: BinDb;
   /**
@@ -53,7 +59,7 @@ export interface Dbs {
 }
 
 /** The indexes stats() reports, by name. */
-export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'expiry'] as const;
+export const INDEX_NAMES = ['id', 'created', 'kind', 'pubkey', 'pubkind', 'tagkind', 'tagcount', 'addr', 'tombId', 'tombAddr', 'tombVanish', 'expiry'] as const;
 /**
  * meta key set while `orbweaver verify --repair` rebuilds the indexes (commands/check/repair.ts repairStore): a
  * store that still has it was left half rebuilt, and only a repair may open it for writing.
@@ -85,6 +91,9 @@ export function openDbs(env: RootDatabase): Dbs {
     addr: bin('addr'),
     tombId: bin('tomb_id'),
     tombAddr: bin('tomb_addr'),
+    // added after schema 5 without a migration (it starts empty): a reader of a store no writer of
+    // this version has opened yet finds none, and reads it as empty (named-db.ts)
+    tombVanish: openNamedDb<Buffer, Buffer>(env, { name: 'ev.tomb_vanish', keyEncoding: 'binary', encoding: 'binary' }),
     expiry: bin('expiry'),
     removed: env.openDB<Buffer, Buffer>({ name: 'ev.removed', keyEncoding: 'binary', encoding: 'binary' }) ?? undefined,
     meta: env.openDB<unknown, string>({ name: 'ev.meta' }) ?? missingDb('ev.meta'),

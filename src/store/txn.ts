@@ -9,7 +9,7 @@
 // transactions to abort, and stayed.
 import type { NostrEvent } from '../nostr/event.js';
 import { addressOf, dTag, expirationOf, isAddressable, isEphemeral, isReplaceable, parseAddress, DELETION_KIND } from '../nostr/kinds.js';
-import { decodeHeader, encodeValue, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
+import { decodeHeader, encodeValue, idHexOf, jsonOf, MAX_CREATED_AT, type Header } from './codec.js';
 import { CounterBatch, CounterUndo, refreshHll } from './counters.js';
 import { GraphTxn, graphList, graphOnly, isGraphKind, tagsJson } from './graph.js';
 import type { ImportSpool } from './spool.js';
@@ -20,6 +20,22 @@ import { addressDeletionCovers, deleted, duplicate, incomingWins, invalid, isExp
 import type { BinDb, Dbs } from './schema.js';
 import type { WriteResult } from './types.js';
 import { isHex64 } from '../nostr/hex.js';
+import { VANISH_KIND } from '../nostr/vanish.js';
+import { anyVanish, coveredSerials, deletesVanishRequest, readVanish, vanishKey, vanishRefusal, vanishValue } from './vanish.js';
+
+/**
+ * What applyEvent answers. `vanishing` is the writer's alone (writer.ts takes it off before anyone
+ * sees the result): the event was a request to vanish whose author's older events are still stored.
+ */
+export type Applied = WriteResult & { vanishing?: string };
+
+/** One step of applying a request to vanish (WriteTxn.vanishStep). */
+export interface VanishStep {
+  /** ids deleted in this step */
+  removed: string[];
+  /** covered events are left for another step (the transaction's entry bound was reached) */
+  more: boolean;
+}
 
 /** The address key of a replaceable/addressable event, or null for other kinds. */
 function addrKeyOf(ev: Pick<NostrEvent, 'kind' | 'pubkey' | 'tags'>): Buffer | null {
@@ -39,6 +55,8 @@ export class WriteTxn {
   private entries = 0;
   /** whether any id tombstone exists; looked up once per transaction (most stores have none, which saves two lookups per event) */
   private anyTombIds: boolean | undefined;
+  /** whether any author requested to vanish (NIP-62); looked up once per transaction, like anyTombIds */
+  private anyVanish: boolean | undefined;
 
   /** how to take back each write of this transaction, oldest first */
   private readonly journal: Array<() => void> = [];
@@ -118,6 +136,11 @@ export class WriteTxn {
     return this.anyTombIds;
   }
 
+  private hasVanish(): boolean {
+    this.anyVanish ??= anyVanish(this.dbs);
+    return this.anyVanish;
+  }
+
   private putTombId(key: Buffer): void {
     if (this.dbs.tombId.doesExist(key)) return;
     this.dbs.tombId.putSync(key, EMPTY);
@@ -195,7 +218,7 @@ export class WriteTxn {
    * members (graph-json.ts); its `tags` may then be left empty (parseWithoutTags), as nothing
    * here reads the tags of such a list but through its members.
    */
-  applyEvent(ev: NostrEvent, json: string, members?: string[]): WriteResult {
+  applyEvent(ev: NostrEvent, json: string, members?: string[]): Applied {
     const { dbs } = this;
     if (isEphemeral(ev.kind)) return invalid(MSG.ephemeral);
     if (ev.created_at > MAX_CREATED_AT) return invalid(MSG.createdAtRange);
@@ -204,11 +227,18 @@ export class WriteTxn {
 
     const idK = idKey(ev.id);
     if (dbs.id.doesExist(idK)) return duplicate();
-    // A deletion is never blocked: deleting a kind 5 has no effect (NIP-09).
+    // A deletion is never blocked: deleting a kind 5 has no effect (NIP-09), nor has deleting a
+    // request to vanish (NIP-62), so a kind 5 that came first does not keep the request out.
     if (ev.kind !== DELETION_KIND && this.hasTombIds()) {
-      if (dbs.tombId.doesExist(tombIdKey(ev.id, ev.pubkey))) return deleted(MSG.deletedId);
+      if (ev.kind !== VANISH_KIND && dbs.tombId.doesExist(tombIdKey(ev.id, ev.pubkey))) return deleted(MSG.deletedId);
       if (dbs.tombId.doesExist(tombIdKey(ev.id, ANY_PUBKEY))) return deleted(MSG.banned);
     }
+    // NIP-62: nothing a request to vanish covers comes back, whatever brings it (vanish.ts)
+    if (this.hasVanish()) {
+      const gone = vanishRefusal(dbs, ev);
+      if (gone) return deleted(gone);
+    }
+    if (ev.kind === DELETION_KIND && deletesVanishRequest(dbs, ev)) return invalid(MSG.vanishUndeletable);
 
     const removed: string[] = [];
     const isList = isGraphKind(ev.kind);
@@ -262,7 +292,52 @@ export class WriteTxn {
     if (isList) this.entries += this.graph.replace(ev.kind, ev.pubkey, before, same ? before : list.members!, { createdAt: ev.created_at, serial });
 
     if (ev.kind === DELETION_KIND) this.applyDeletion(ev, removed);
+    // Only the tombstone here: the events it covers go in transactions of their own (vanishStep),
+    // bounded like any other, which the writer runs right after this one; an import's held-back
+    // index entries do not list them yet, so an import deletes them once it has merged (writer.ts).
+    if (ev.kind === VANISH_KIND && this.putVanish(ev.pubkey, ev.created_at) && !this.spool) return { ...stored(removed, serial), vanishing: ev.pubkey };
     return stored(removed, serial);
+  }
+
+  /**
+   * NIP-62: the author's tombstone up to `upTo`, marked as still to apply. False when a request at
+   * that second or later is there already (nothing more is covered).
+   */
+  private putVanish(pubkey: string, upTo: number): boolean {
+    const { dbs } = this;
+    const key = vanishKey(pubkey);
+    const prev = dbs.tombVanish.getBinary(key) ?? undefined;
+    const cur = readVanish(prev);
+    if (cur && cur.upTo >= upTo) return false;
+    dbs.tombVanish.putSync(key, vanishValue({ upTo, pending: true }));
+    this.restoreLater(dbs.tombVanish, key, prev);
+    this.anyVanish = true;
+    this.entries++;
+    return true;
+  }
+
+  /**
+   * NIP-62: deletes what the author's request to vanish covers (their events up to it, the gift wraps
+   * to them) through deleteStored, the path NIP-09 deletions take (indexes, counters, the follow
+   * graph, search postings and the removal log stay exact), until this transaction has written
+   * `maxEntries` entries. Once none is left the tombstone is marked applied.
+   */
+  vanishStep(pubkey: string, maxEntries: number): VanishStep {
+    const { dbs } = this;
+    const key = vanishKey(pubkey);
+    const prev = dbs.tombVanish.getBinary(key) ?? undefined;
+    const t = readVanish(prev);
+    if (!t?.pending) return { removed: [], more: false };
+    const removed: string[] = [];
+    for (const { serial, value } of coveredSerials(dbs, pubkey, t.upTo)) {
+      if (removed.length > 0 && this.written >= maxEntries) return { removed, more: true };
+      this.deleteStored(serial, value);
+      removed.push(idHexOf(value));
+    }
+    dbs.tombVanish.putSync(key, vanishValue({ upTo: t.upTo, pending: false }));
+    this.restoreLater(dbs.tombVanish, key, prev);
+    this.entries++;
+    return { removed, more: false };
   }
 
   /** NIP-09: `e` and `a` tags of a stored kind 5. Appends the ids it removed. */

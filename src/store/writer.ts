@@ -10,7 +10,8 @@ import type { RootDatabase } from 'lmdb';
 import type { NostrEvent } from '../nostr/event.js';
 import { nowSeconds } from './rules.js';
 import type { Dbs } from './schema.js';
-import { WriteTxn } from './txn.js';
+import { WriteTxn, type Applied, type VanishStep } from './txn.js';
+import { finishVanishes } from './vanish-resume.js';
 import { parseWithoutTags, splitMembers } from './graph-json.js';
 import { commitReason } from './commit-failures.js';
 import { ImportSpool, type SpoolSizes } from './spool.js';
@@ -22,10 +23,12 @@ type Op =
   /** ev null: parsed from json when applied (a writer thread's events: see write()); members: EventStore.write */
   | { type: 'event'; ev: NostrEvent | null; json: string; members?: string }
   | { type: 'remove'; id: string }
+  /** NIP-62: the next step of deleting what an author's request to vanish covers (txn.ts vanishStep) */
+  | { type: 'vanish'; pubkey: string }
   | { type: 'sweep'; now: number; max: number }
   | { type: 'hll'; key: Buffer; version: number; registers: Uint8Array };
 
-type OpResult = WriteResult | boolean | { deleted: number; scanned: number };
+type OpResult = Applied | VanishStep | boolean | { deleted: number; scanned: number };
 
 interface Pending {
   op: Op;
@@ -77,6 +80,9 @@ export const MAX_BATCH_ENTRIES = 64_000;
 const MERGE_PART = 262_144;
 
 const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** A stored request to vanish whose covered events are still to delete (txn.ts Applied). */
+const isVanishing = (r: OpResult): r is Applied & { vanishing: string } => typeof r === 'object' && 'vanishing' in r && typeof r.vanishing === 'string';
 
 export class BatchWriter {
   private queue: Pending[] = [];
@@ -139,6 +145,9 @@ export class BatchWriter {
     this.closed = true;
     await this.pumpDone;
     if (this.spool && !this.spool.empty) await this.mergeSpool();
+    // an import's requests to vanish, now that the indexes list every event (a merge that failed
+    // leaves them, with what it held, to the store's next open for writing)
+    if (this.spool?.empty) finishVanishes(this.env, this.dbs, this.opts.maxBatchEntries ?? MAX_BATCH_ENTRIES, this.opts.logger);
   }
 
   /**
@@ -221,6 +230,7 @@ export class BatchWriter {
         for (let i = 0; i < batch.length; i++) {
           const r = results[i];
           if (r instanceof Error) batch[i]!.reject(r);
+          else if (isVanishing(r!)) this.vanishThen(batch[i]!, r);
           else batch[i]!.resolve(r!);
         }
         // the rest at close(); a process that dies first leaves them to the next open (graph-spool.ts)
@@ -229,6 +239,30 @@ export class BatchWriter {
     } finally {
       this.running = false;
     }
+  }
+
+  /**
+   * A request to vanish is stored and its tombstone written: the events it covers are deleted in
+   * transactions of their own, each bounded like any other, at the head of the queue, and the
+   * request is answered (its OK sent) once the last has committed, so whoever reads after the OK
+   * finds none of them. Writes queued meanwhile wait, as they wait for any large transaction.
+   */
+  private vanishThen(p: Pending, r: Applied & { vanishing: string }): void {
+    const { vanishing: pubkey, ...result } = r;
+    const removed = [...(result.removed ?? [])];
+    const step = (): void => {
+      this.queue.unshift({
+        op: { type: 'vanish', pubkey },
+        resolve: (s) => {
+          for (const id of (s as VanishStep).removed) removed.push(id);
+          if ((s as VanishStep).more) step();
+          else p.resolve(removed.length > 0 ? { ...result, removed } : result);
+        },
+        // the tombstone stays marked: the store's next open for writing finishes it (vanish-resume.ts)
+        reject: p.reject,
+      });
+    };
+    step();
   }
 
   /**
@@ -321,6 +355,8 @@ export class BatchWriter {
         return txn.applyEvent(JSON.parse(op.json) as NostrEvent, op.json);
       case 'remove':
         return txn.remove(op.id);
+      case 'vanish':
+        return txn.vanishStep(op.pubkey, this.opts.maxBatchEntries ?? MAX_BATCH_ENTRIES);
       case 'sweep':
         return txn.sweep(op.now, op.max);
       case 'hll':

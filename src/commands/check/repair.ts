@@ -10,6 +10,7 @@ import { incomingWins } from '../../store/rules.js';
 import { entryCount, REPAIR_META_KEY, type BinDb, type Dbs } from '../../store/schema.js';
 import { SEARCH_FORMAT_VERSION, SEARCH_META_KEY } from '../../store/search/rebuild.js';
 import { addrKeyOf, freshGraph, Meter, parseStored, scan, tick, type Parsed, type Progress } from './stored.js';
+import { VanishRepair } from './vanish.js';
 
 export interface RepairOptions {
   /** events per write transaction; default 5,000 */
@@ -22,8 +23,10 @@ export interface RepairOptions {
 
 export interface RepairReport {
   events: number;
-  /** stored copies the rules drop (same id twice, an older version of an address), deleted */
+  /** stored copies the rules drop (same id twice, an older version of an address) and events a request to vanish covers (NIP-62), deleted */
   removed: Array<{ serial: number; id: string; why: string }>;
+  /** NIP-62 tombstones written for stored requests to vanish that had none */
+  vanishTombstones: number;
   /**
    * pkid and idpk were not inverse maps: idpk was rebuilt from pkid (no id changes), `removed`
    * pubkeys whose id another pubkey holds lost theirs (a new one is allocated when next needed)
@@ -42,6 +45,7 @@ interface Repair {
   maxEntries: number;
   meter: Meter;
   total: number;
+  vanish: VanishRepair;
 }
 
 /** Whether pkid and idpk are inverse maps (same count, each idpk entry maps back). */
@@ -73,13 +77,13 @@ export async function repairStore(env: RootDatabase, storeDbs: Dbs, opts: Repair
   const keepIds = await pubkeyIdsInverse(storeDbs);
   // a graph object of its own: graph.ts remembers pubkey ids per graph object, and this may remove some
   const dbs: Dbs = { ...storeDbs, graph: freshGraph(storeDbs) };
-  const run: Repair = { env, dbs, batch: opts.batch ?? 5000, maxEntries: opts.maxEntries ?? 250_000, meter: new Meter(opts), total: entryCount(dbs.events) };
+  const run: Repair = { env, dbs, batch: opts.batch ?? 5000, maxEntries: opts.maxEntries ?? 250_000, meter: new Meter(opts), total: entryCount(dbs.events), vanish: new VanishRepair(dbs) };
   clearDerived(run, keepIds);
   const idsRemoved = keepIds ? 0 : await rebuildIdpk(run);
   const removed = await indexIdsAndAddresses(run);
-  await indexTheRest(run);
+  await indexTheRest(run, removed);
   finishMeta(run);
-  return { events: entryCount(dbs.events), removed, pubkeyIds: { rebuilt: !keepIds, removed: idsRemoved }, indexes: indexSizes(dbs), seconds: (Date.now() - t0) / 1000 };
+  return { events: entryCount(dbs.events), removed, vanishTombstones: run.vanish.restored, pubkeyIds: { rebuilt: !keepIds, removed: idsRemoved }, indexes: indexSizes(dbs), seconds: (Date.now() - t0) / 1000 };
 }
 
 /** Clears every derived database (idpk too unless it is kept) and marks the repair as running, in one transaction. */
@@ -169,6 +173,8 @@ async function indexIdsAndAddresses(run: Repair): Promise<RepairReport['removed'
       return 1;
     }
     dbs.id.putSync(idK, key);
+    // NIP-62: every tombstone in place before step 2 leaves out what they cover
+    run.vanish.tomb(p);
     const ak = addrKeyOf(p.ev);
     if (!ak) return 1;
     const at = dbs.addr.getBinary(ak);
@@ -245,9 +251,11 @@ class GatheredWrites {
 /**
  * 2. every other index, the graph and the counters, by the writer's own functions; the counter
  * notes, the pubkey id counter and the list counts are written at the end of each chunk, the
- * index entries in key order (GatheredWrites).
+ * index entries in key order (GatheredWrites). An event a request to vanish covers (NIP-62) is
+ * deleted instead, with the id and address entries step 1 gave it.
  */
-async function indexTheRest(run: Repair): Promise<void> {
+async function indexTheRest(run: Repair, removed: RepairReport['removed']): Promise<void> {
+  const { dbs, vanish } = run;
   const writes = new GatheredWrites(run.dbs);
   const { bulk } = writes;
   let counters = new CounterBatch();
@@ -255,7 +263,17 @@ async function indexTheRest(run: Repair): Promise<void> {
   await forEachChunk(
     run,
     'indexes',
-    (p) => {
+    (p, key) => {
+      const why = vanish.covers(p);
+      if (why) {
+        dbs.events.removeSync(key);
+        const idK = idKey(p.h.id);
+        if (dbs.id.getBinary(idK)?.equals(key)) dbs.id.removeSync(idK);
+        const ak = addrKeyOf(p.ev);
+        if (ak && dbs.addr.getBinary(ak)?.equals(key)) dbs.addr.removeSync(ak);
+        removed.push({ serial: p.serial, id: p.h.id, why: why.replace(/^blocked: /, '') });
+        return 1;
+      }
       let n = putEntries(bulk, p.ev, p.serial, p.h.expiration, counters);
       if (isGraphKind(p.h.kind)) n += graph.replace(p.h.kind, p.h.pubkey, [], graphMembers(p.h.kind, p.ev.tags), { createdAt: p.h.created_at, serial: p.serial });
       return n;
@@ -274,7 +292,8 @@ async function indexTheRest(run: Repair): Promise<void> {
 }
 
 /** 3. meta: the next serial above every stored one, the search index's marker, the repair done. */
-function finishMeta({ env, dbs }: Repair): void {
+function finishMeta(run: Repair): void {
+  const { env, dbs } = run;
   let maxSerial = 0;
   for (const k of dbs.events.getKeys({ reverse: true, limit: 1 })) maxSerial = readSerial(k);
   let maxId = 0;
@@ -285,6 +304,8 @@ function finishMeta({ env, dbs }: Repair): void {
     const next = dbs.meta.get(NEXT_SERIAL_KEY);
     if (maxSerial > 0 && !(typeof next === 'number' && next > maxSerial)) dbs.meta.putSync(NEXT_SERIAL_KEY, maxSerial + 1);
     if (dbs.search) dbs.meta.putSync(SEARCH_META_KEY, { version: SEARCH_FORMAT_VERSION, kinds: [...dbs.search.kinds].sort((a, b) => a - b) });
+    // step 2 deleted what every request to vanish covers
+    run.vanish.applied();
     dbs.meta.removeSync(REPAIR_META_KEY);
   });
 }

@@ -7,7 +7,8 @@
 // (their counts, not their HLL registers, which may be stale by design; an expired event not swept
 // yet is counted, as the writer counts it) and a few meta values (next serial, next pubkey id, the
 // graph's list counts). Not derived, so neither checked nor touched: the events themselves,
-// deletion tombstones (a tombstone outlives what it deleted), trust ranks.
+// deletion tombstones (a tombstone outlives what it deleted), trust ranks. The NIP-62 tombstones
+// are checked against the events they concern, not rebuilt (vanish.ts).
 //
 // What an event's entries are is defined once, by the writer's own functions: indexer.ts
 // visitEntries (checked with a visit that hashes or looks up each key, rebuilt with putEntries) and
@@ -41,6 +42,7 @@ import { SPOOL_FROM_KEY } from '../../store/spool.js';
 import { entryCount, REPAIR_META_KEY } from '../../store/schema.js';
 import { Fingerprint } from './fingerprint.js';
 import { addrKeyOf, describe, freshGraph, hex, Meter, parseStored, scan, short, tick, type Parsed, type Progress } from './stored.js';
+import { pendingVanishMeta, VanishCheck, type VanishReport } from './vanish.js';
 
 export type { Progress } from './stored.js';
 
@@ -99,6 +101,8 @@ export interface VerifyReport {
   /** events whose stored JSON does not parse (checked by their header alone) */
   unreadable: { count: number; serials: number[] };
   meta: MetaCheck[];
+  /** NIP-62: stored events a request to vanish covers, stored requests without their tombstone (vanish.ts) */
+  vanish: VanishReport;
   /** what was not checked, and why */
   notes: string[];
 }
@@ -237,6 +241,7 @@ function interruptedWrites(allDbs: Dbs): MetaCheck[] {
   if (allDbs.meta.get(SPOOL_FROM_KEY) !== undefined) {
     meta.push({ key: SPOOL_FROM_KEY, found: allDbs.meta.get(SPOOL_FROM_KEY), expected: undefined, detail: 'an import stopped before its last merge (store/spool.ts): the graph and the time and tag indexes lack the entries of events stored since that serial; opening the store for writing (starting the relay, an import, verify --repair) writes them' });
   }
+  meta.push(...pendingVanishMeta(allDbs));
   return meta;
 }
 
@@ -315,6 +320,7 @@ class Verification {
   private readonly graphDb: BinDb;
 
   private readonly duplicates: { count: number; samples: Duplicate[] } = { count: 0, samples: [] };
+  private readonly vanish: VanishCheck;
   private readonly unreadable = { count: 0, serials: [] as number[] };
   /** id and address keys found pointing elsewhere: not extra when the scan meets them */
   private readonly wrongIds = new KeySet();
@@ -358,6 +364,7 @@ class Verification {
     this.meter = new Meter(opts);
     const dbs = (this.dbs = dbsToCheck(allDbs, this.notes));
     this.meta = interruptedWrites(allDbs);
+    this.vanish = new VanishCheck(allDbs, this.cap);
     this.docs = dbs.search?.docs;
     this.headerDbs = { ...dbs, search: undefined };
     const c = (this.c = newChecks(this.cap));
@@ -474,6 +481,7 @@ class Verification {
       if (unreadable.serials.length < cap) unreadable.serials.push(p.serial);
     }
     if (!this.checkIdEntry(p)) return;
+    this.vanish.see(p);
     const kept = this.checkAddrEntry(p);
     // time-ordered indexes, expiry, search
     visitEntries(dbs, p.ev, p.serial, p.h.expiration, this.expect);
@@ -993,7 +1001,7 @@ class Verification {
   report(): VerifyReport {
     const { c, dbs, duplicates, meta } = this;
     const indexes = Object.values(c).filter((x) => dbs.search !== undefined || (x !== c.searchKeys && x !== c.searchDocs));
-    const clean = indexes.every((x) => !x.differs) && duplicates.count === 0 && meta.length === 0;
+    const clean = indexes.every((x) => !x.differs) && duplicates.count === 0 && meta.length === 0 && !this.vanish.differs;
     return {
       events: this.total,
       seconds: (Date.now() - this.t0) / 1000,
@@ -1002,6 +1010,7 @@ class Verification {
       duplicates,
       unreadable: this.unreadable,
       meta,
+      vanish: this.vanish.report(),
       notes: this.notes,
     };
   }
