@@ -4,6 +4,8 @@
 // process's own writes wait (at most HOLD_CAP_MS; an open takes milliseconds). It sleeps in
 // Atomics.wait between looks, which a V8 CPU profile counts as busy: the thread shows 100% there,
 // while /proc/<pid>/task gives it almost no CPU (0.2 s in 12 s of an idle relay, as every thread).
+// It runs only while openers ask: after IDLE_EXIT_MS without a request it ends, and the writing
+// process starts it again when the next request appears (reader-gate.ts).
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -14,6 +16,8 @@ import { pidRunning } from '../lib/pid.js';
 
 /** How often the thread looks for requests while nobody asks. */
 const IDLE_POLL_MS = 20;
+/** With no request for this long the thread ends (reader-gate.ts starts it again when one comes). */
+const IDLE_EXIT_MS = 30_000;
 /** The longest hold: an opener slower than this is not covered (it sees its `.held` gone and fails). */
 const HOLD_CAP_MS = 30_000;
 
@@ -62,8 +66,11 @@ function hold(): void {
   });
 }
 
-while (!stopped()) {
-  if (requests().length > 0) hold();
+for (let idleSince = Date.now(); !stopped() && Date.now() - idleSince < IDLE_EXIT_MS; ) {
+  if (requests().length > 0) {
+    hold();
+    idleSince = Date.now();
+  }
   Atomics.wait(stopFlag, 0, 0, IDLE_POLL_MS);
 }
 await env.close();

@@ -110,29 +110,54 @@ export interface ReaderGate {
   stop(): Promise<void>;
 }
 
+/** How often the writing process looks for a request while its gate thread is not running. */
+const WATCH_MS = 100;
+
+/** Whether a live opener's request file is in `dir` (a dead opener's is left to the thread to remove). */
+function asked(dir: string): boolean {
+  try {
+    return readdirSync(dir).some((name) => requestPid(name) !== null);
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Starts the gate thread of a process that took the store's writer lock, right after its environment
- * opened (before its migrations and recoveries commit).
+ * Starts the gate of a process that took the store's writer lock, right after its environment opened
+ * (before its migrations and recoveries commit). The thread runs only while openers ask: the process
+ * looks for a request every WATCH_MS (one directory read) and starts it then; it ends by itself once
+ * nobody has asked for a while. An idle relay so keeps no thread (~10 MB) and no 50 reads a second
+ * for the few times a command opens the store beside it; an opener waits WATCH_MS more, and the
+ * thread's start, for its first open.
  */
 export async function startReaderGate(env: EnvOptions): Promise<ReaderGate> {
   // `.held` files of a writer before this one that died holding: nothing holds for them now
   for (const name of readdirSync(env.dir)) if (name.startsWith(GATE_PREFIX) && name.endsWith(HELD_SUFFIX)) unlinkQuiet(join(env.dir, name));
   const stopFlag = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(new URL('./reader-gate-thread.js', import.meta.url), { workerData: { env: { ...env, readOnly: false }, stopFlag } });
-  await new Promise<void>((resolve, reject) => {
-    worker.once('message', () => resolve());
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`the store's reader gate thread stopped while opening ${env.dir} (exit code ${code})`)));
-  });
-  worker.removeAllListeners('error');
-  worker.removeAllListeners('exit');
-  worker.on('error', () => {}); // a failed gate shows to openers as a writer that does not hold
-  worker.unref();
+  let running: Worker | null = null;
+  let stopping = false;
+  const start = () => {
+    if (running || stopping) return;
+    const worker = new Worker(new URL('./reader-gate-thread.js', import.meta.url), { workerData: { env: { ...env, readOnly: false }, stopFlag } });
+    running = worker;
+    worker.on('error', () => {}); // a failed gate shows to openers as a writer that does not hold
+    worker.once('exit', () => {
+      running = null;
+      if (!stopping && asked(env.dir)) start(); // asked while it was ending
+    });
+    worker.unref();
+  };
+  const watch = setInterval(() => { if (!running && asked(env.dir)) start(); }, WATCH_MS);
+  watch.unref();
+  if (asked(env.dir)) start();
   return {
     stop: async () => {
+      stopping = true;
+      clearInterval(watch);
       Atomics.store(stopFlag, 0, 1);
       Atomics.notify(stopFlag, 0);
-      if (worker.threadId < 0) return; // already exited
+      const worker: Worker | null = running;
+      if (!worker || worker.threadId < 0) return; // not running, or already exited
       worker.ref(); // an unref'd thread would not keep the event loop alive while we wait for it
       await new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
