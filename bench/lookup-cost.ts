@@ -17,7 +17,8 @@
 //           made-up signatures (the relay's RSS before, at its peak and after)
 //   drip    240 authors on 8 relays that send one valid event every 3 s and never EOSE; meanwhile a
 //           second address looks up honest authors (answered before EOSE or not)
-// During flood and drip a victim on 127.0.0.2 publishes a note and reads it back by id, every 50 ms.
+// During every scenario a victim on 127.0.0.2 publishes a note and reads it back by id, every 50 ms,
+// and the relay's RSS is sampled every 50 ms (with --pid, or the relay it started).
 // Figures: outbound connection attempts (upgrade requests), REQs and bytes per inbound REQ and per
 // address per minute; the most attempts at one host; RSS; the victim's times.
 import WebSocket from 'ws';
@@ -209,25 +210,17 @@ function victim(url: string): { stop(): Promise<{ n: number; p50: number; max: n
   return { async stop() { running = false; await run; return { n: times.length, p50: r1(pct(times, 0.5)), max: r1(Math.max(0, ...times)), failed }; } };
 }
 
-async function flood(url: string, pid: number | undefined, o: Opts): Promise<Record<string, unknown>> {
+async function flood(url: string, o: Opts): Promise<Record<string, unknown>> {
   const [remote] = await remotes(1, o.remoteHost, { forge: { events: 4000, bytes: 125_000 } });
   const p = await Peer.open(url);
-  const v = victim(url);
   try {
     const authors = Array.from({ length: o.authors }, newKey);
     await publishLists(p, authors, () => [remote!.url]);
-    await sleep(1000);
-    const before = pid ? rssMb(pid) : NaN;
-    let peak = before;
-    const sampler = setInterval(() => { if (pid) peak = Math.max(peak, rssMb(pid)); }, 100);
     const kinds = [0, 3, ...Array.from({ length: 98 }, (_, i) => 10000 + i)];
     const reqBytes = await askOnce(p, authors, kinds, 'flood');
     await settle([remote!], 3000, 60_000);
-    clearInterval(sampler);
-    const after = pid ? rssMb(pid) : NaN;
-    return { scenario: 'flood', inboundReqBytes: reqBytes, forgedSent: remote!.forged, ...counts([remote!]), rssBeforeMb: Math.round(before), rssPeakMb: Math.round(peak), rssAfterMb: Math.round(after), rssGrowthMb: Math.round(peak - before), victim: await v.stop() };
+    return { scenario: 'flood', inboundReqBytes: reqBytes, forgedSent: remote!.forged, ...counts([remote!]) };
   } finally {
-    await v.stop();
     p.close();
     await remote!.close();
   }
@@ -238,7 +231,6 @@ async function drip(url: string, o: Opts): Promise<Record<string, unknown>> {
   const [honest] = await remotes(1, o.remoteHost);
   const p = await Peer.open(url);
   const q = await Peer.open(url, '127.0.0.2');
-  const v = victim(url);
   try {
     // 30 authors per drip relay, each with a validly signed profile there: one REQ to each relay
     // asks for 30 authors x 2 kinds, and every event it drips is one the relay asked for
@@ -268,10 +260,8 @@ async function drip(url: string, o: Opts): Promise<Record<string, unknown>> {
     return {
       scenario: 'drip', dripRelays: 8, dripMaxOpenPerRelay: Math.max(...drips.map((r) => r.maxOpen)), dripConnections: drips.reduce((a, r) => a + r.connections, 0),
       honestLookups: lookups.length, answeredBeforeEose: lookups.filter((l) => l.beforeEose).length, honestP50Ms: r1(pct(lookups.map((l) => l.ms), 0.5)), honestMaxMs: r1(Math.max(...lookups.map((l) => l.ms))),
-      victim: await v.stop(),
     };
   } finally {
-    await v.stop();
     p.close();
     q.close();
     await Promise.all([...drips, honest!].map((r) => r.close()));
@@ -303,7 +293,14 @@ async function main(): Promise<void> {
       pid = home.proc.pid;
     }
     try {
-      const r = name === 'paths' ? await paths(url, o) : name === 'hosts' ? await hosts(url, o) : name === 'minute' ? await minute(url, o) : name === 'flood' ? await flood(url, pid, o) : await drip(url, o);
+      // during every scenario: another address publishes and reads, and the relay's RSS is sampled
+      const v = victim(url);
+      const rss0 = pid ? rssMb(pid) : NaN;
+      let peak = rss0;
+      const sampler = setInterval(() => { if (pid) peak = Math.max(peak, rssMb(pid)); }, 50);
+      const r = name === 'paths' ? await paths(url, o) : name === 'hosts' ? await hosts(url, o) : name === 'minute' ? await minute(url, o) : name === 'flood' ? await flood(url, o) : await drip(url, o);
+      clearInterval(sampler);
+      Object.assign(r, { victim: await v.stop(), rssBeforeMb: Math.round(rss0), rssPeakMb: Math.round(peak), rssAfterMb: Math.round(pid ? rssMb(pid) : NaN), rssGrowthMb: Math.round(peak - rss0) });
       if (home) {
         const s = (await (await fetch(home.httpUrl + '/status.json')).json()) as { sections: Array<{ title: string; rows: Array<[string, string]> }> };
         r.lookupRows = Object.fromEntries(s.sections.find((x) => x.title === 'Lookup on a miss')?.rows ?? []);
@@ -315,8 +312,10 @@ async function main(): Promise<void> {
       await home?.cleanup();
     }
   }
-  table('lookup amplification (outbound, at the remotes)', rows.filter((r) => ['paths', 'hosts', 'minute'].includes(String(r.scenario))).map((r) => ({
-    scenario: String(r.scenario), attempts: Number(r.attempts), maxPerHost: Number(r.maxPerHost), reqs: Number(r.reqs), bytesToRemotes: Number(r.bytesToRemotes), bytesFromRemotes: Number(r.bytesFromRemotes),
+  const vic = (r: Record<string, unknown>) => r.victim as { p50: number; max: number };
+  table('lookup amplification (outbound, at the remotes) and the relay meanwhile', rows.map((r) => ({
+    scenario: String(r.scenario), attempts: Number(r.attempts ?? NaN), maxPerHost: Number(r.maxPerHost ?? NaN), reqs: Number(r.reqs ?? NaN),
+    bytesFromRemotes: Number(r.bytesFromRemotes ?? NaN), rssGrowthMb: Number(r.rssGrowthMb), victimP50: vic(r).p50, victimMax: vic(r).max,
   })));
 }
 

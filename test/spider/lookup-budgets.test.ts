@@ -7,11 +7,12 @@ import assert from 'node:assert/strict';
 import { LookupBudgets } from '../../src/spider/lookup/budgets.js';
 import { DownHosts } from '../../src/spider/lookup/down-hosts.js';
 import { FairSlots } from '../../src/lib/fair-slots.js';
+import { SlidingWindows } from '../../src/lib/sliding-window.js';
 
 const defaults = { connectsPerHost: 4, connectsPerAddress: 20, reqsPerAddress: 60, bytesPerAddress: 1 << 20, hostConnectsPerMinute: 30, hostReqsPerMinute: 30 };
 const connect = { connect: true, req: true, bytes: 1000 };
 
-test('lookup budgets: connection attempts per address and host, per address, per host in all; all or nothing; refilled per minute', () => {
+test('lookup budgets: connection attempts per address and host, per address, per host in all, never more in any minute; all or nothing', () => {
   const b = new LookupBudgets(defaults);
   const t = 1_000_000;
   for (let i = 0; i < 4; i++) assert.equal(b.charge('1.2.3.4', 'evil:443', connect, t), null);
@@ -22,8 +23,10 @@ test('lookup budgets: connection attempts per address and host, per address, per
   assert.equal(b.charge('1.2.3.4', 'h99:443', connect, t), 'connects_address');
   // joining an open connection costs no attempt
   assert.equal(b.charge('1.2.3.4', 'h99:443', { connect: false, req: false, bytes: 10 }, t), null);
-  // a minute later the budgets are full again
-  assert.equal(b.charge('1.2.3.4', 'evil:443', connect, t + 60_000), null);
+  // never more than the figure in any minute: half a minute on, nothing has come back yet
+  assert.equal(b.charge('1.2.3.4', 'evil:443', connect, t + 30_000), 'connects_host');
+  // a minute after the attempts, they are
+  assert.equal(b.charge('1.2.3.4', 'evil:443', connect, t + 60_001), null);
 
   // per host, all addresses: 30 attempts a minute
   const h = new LookupBudgets({ ...defaults, connectsPerHost: 0, connectsPerAddress: 0 });
@@ -79,4 +82,18 @@ test('fair slots: an owner holds at most its share and a target at most its own;
   a2!(); (got.a3 as () => void)(); b1!();
   assert.equal(s.inUse, 0);
   assert.equal(s.waiting, 0);
+});
+
+test('sliding windows: at most max in any window, where a token bucket would allow a burst and its refill', () => {
+  const w = new SlidingWindows<string>(4, 60_000);
+  let taken = 0;
+  // one attempt a second for two minutes: at most 4 in every minute
+  const times: number[] = [];
+  for (let s = 0; s < 120; s++) if (w.take('k', s * 1000)) { taken++; times.push(s * 1000); }
+  for (const t of times) assert.ok(times.filter((x) => x >= t && x < t + 60_000).length <= 4);
+  assert.equal(taken, 8, 'four in each minute');
+  w.give('k');
+  assert.equal(w.take('k', 119_000), true, 'an undone charge frees its place');
+  w.sweep(500_000);
+  assert.equal(w.size, 0, 'expired keys forgotten');
 });
