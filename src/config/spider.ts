@@ -57,6 +57,7 @@ const lookupSchema = z
     relaysPerAuthor: int(3, 'write relays asked per author', 1, 20),
     timeout: duration('5s', 'connect and idle timeout of a lookup on one remote relay, and the longest wait for a connection slot'),
     deadline: duration('10s', 'most time one lookup REQ to a remote relay may take, whatever it sends; a remote cut by it is remembered as failed'),
+    linger: duration('10s', 'an idle lookup connection stays open this long (socket paused, holding no connection slot) for more asks to its relay: a client looking up one author after another on one popular relay reuses it instead of costing new connection attempts; 0 = closed at once'),
     failureMemory: duration('5m', 'a remote host (host and port, whatever the path) that failed, answered nothing, dripped past the deadline or was cut off for lying or flooding is not connected to again by any lookup for this long'),
   })
   .strict()

@@ -10,6 +10,9 @@
 // again for a while, by anyone. Connections are shared fairly (lib/fair-slots.ts): at most
 // `maxConnections` in all, `connectionsPerAddress` opened for one client address and
 // `connectionsPerHost` to one host, so a few slow remotes named by one client cannot hold them all.
+// An idle connection lingers a while (socket paused, no slot held) so that the next asks for its
+// relay — a client browsing profiles whose relay lists name one popular relay — reuse it instead of
+// costing a new attempt.
 //
 // Every REQ is one bounded page (spider/fetch/page.ts over remote/read.ts): its limit is the
 // (author, kind) pairs it asks, its bytes what its asks were charged (at least one event of the
@@ -55,6 +58,8 @@ export interface AskerOptions {
   maxEventBytes: number;
   /** ms a host that failed is left alone */
   failureMemory: number;
+  /** ms an idle connection stays open for more asks (no slot held, socket paused) */
+  linger: number;
   allowPrivate: boolean;
   budgets: CostBudgets;
 }
@@ -115,6 +120,8 @@ export class RemoteAsker {
   private readonly inFlight = new Map<string, Promise<IngestStatus>>();
   private readonly stopCtl = new AbortController();
   private readonly workers = new Set<Promise<void>>();
+  /** idle connections waiting for asks, by URL, oldest first: each one's wake-up */
+  private readonly lingering = new Map<string, (go: boolean) => void>();
   readonly figures: AskerFigures = {
     reqs: 0, attempts: 0, connections: 0, open: 0, failures: 0,
     refused: { connects_host: 0, connects_address: 0, reqs_address: 0, bytes_address: 0, host_connects: 0, host_reqs: 0, host_down: 0, slots: 0 },
@@ -143,30 +150,41 @@ export class RemoteAsker {
     if (refused) { this.figures.refused[refused]++; return Promise.resolve(notAsked(false)); }
     return new Promise((resolve) => {
       const ask: Ask = { pubkey, kinds, bytes, resolve };
-      if (q) { q.push(ask); return; }
+      if (q) {
+        q.push(ask);
+        this.lingering.get(url)?.(true); // an idle connection to it takes the ask
+        return;
+      }
       this.queues.set(url, [ask]);
       const w = this.work(url, host, address).finally(() => this.workers.delete(w));
       this.workers.add(w);
     });
   }
 
-  /** One relay's queue, on one connection opened for `owner`, until it is empty. */
+  /**
+   * One relay's queue, on one connection opened for `owner`, until it is empty and stays so for
+   * `linger`: asks that come meanwhile (the same client's next profile, another client's) take the
+   * open connection instead of a new attempt. A lingering connection gives its slot back and is not
+   * read from (its socket paused); it takes a slot again when asks come.
+   */
   private async work(url: string, host: string, owner: string): Promise<void> {
     const { o, d } = this;
     const signal = this.stopCtl.signal;
     let current: Ask[] = [];
     let client: RelayClient | undefined;
-    let tried = false;
-    const release = await this.slots.take(owner, host, signal, o.timeout);
+    /** asks still queued at the end were tried: the connection failed or the remote was cut off */
+    let leftTried = false;
+    let release = await this.slots.take(owner, host, signal, o.timeout);
     try {
       if (!release) {
         if (!signal.aborted) this.figures.refused.slots += this.queues.get(url)?.length ?? 0;
         return;
       }
-      tried = true;
       this.figures.attempts++;
+      leftTried = true;
       const target = await (d.resolve ?? resolveTarget)(url, o.allowPrivate);
       client = await RelayClient.connect(target, { connectTimeout: o.timeout, maxFrame: o.maxEventBytes + 1024, maxPayload: Math.max(1 << 20, o.maxEventBytes * 4) }, signal);
+      leftTried = false;
       this.figures.connections++;
       this.figures.open++;
       const found = new Map<string, Set<number>>();
@@ -175,15 +193,29 @@ export class RemoteAsker {
         // the home holds this version now (stored by this answer, or held already): the author's kind is found
         onCurrent: (ev) => { let s = found.get(ev.pubkey); if (!s) found.set(ev.pubkey, (s = new Set())); s.add(ev.kind); },
       });
-      for (let first = true; ; first = false) {
+      let lastReq = 0;
+      for (;;) {
         const q = this.queues.get(url);
-        if (!q || q.length === 0 || signal.aborted) break;
-        if (!first) await sleep(o.pause, signal);
+        if (!q || signal.aborted || !client.isOpen) break;
+        if (q.length === 0) {
+          // nothing to ask: linger without a slot, then take one again for what came
+          release();
+          release = null;
+          if (!(await this.linger(url, client))) break;
+          release = await this.slots.take(owner, host, signal, o.timeout);
+          if (!release) {
+            if (!signal.aborted) this.figures.refused.slots += this.queues.get(url)?.length ?? 0;
+            break;
+          }
+          continue;
+        }
+        await sleep(Math.max(0, lastReq + o.pause - Date.now()), signal);
         current = q.splice(0, o.batch);
         const authors = [...new Set(current.map((a) => a.pubkey))];
         const kinds = [...new Set(current.flatMap((a) => a.kinds))];
         const charged = current.reduce((n, a) => n + a.bytes, 0);
         this.figures.reqs++;
+        lastReq = Date.now();
         // replaceable kinds: one event per (author, kind) asked, no more; the bytes that were charged
         const page = await runPage(client, {
           filter: { kinds, authors, limit: authors.length * kinds.length },
@@ -194,9 +226,11 @@ export class RemoteAsker {
         this.figures.counts.invalid += Object.values(page.invalid).reduce((a, b) => a + b, 0);
         await admitter.drain();
         const answered = page.eose || page.valid > 0 || page.cut !== undefined;
+        // a connection that was gone already (closed while it lingered) asked nothing: not remembered
+        const tried = answered || !page.closed?.startsWith('connection:');
         for (const a of current) {
           const mine = found.get(a.pubkey);
-          a.resolve({ found: new Set(a.kinds.filter((k) => mine?.has(k))), asked: answered, tried: true });
+          a.resolve({ found: new Set(a.kinds.filter((k) => mine?.has(k))), asked: answered, tried });
         }
         current = [];
         const cut: PageCut | null = page.hostile ? 'hostile' : page.flooded ? 'flood' : page.cut ?? (page.timedOut && page.valid === 0 ? 'silent' : null);
@@ -207,6 +241,7 @@ export class RemoteAsker {
           if (cut !== 'bytes') {
             this.down.mark(host);
             client.terminate(`cut off: ${cut}`);
+            leftTried = true;
             d.log.debug({ url, cut }, 'lookup: remote cut off');
             break;
           }
@@ -220,12 +255,39 @@ export class RemoteAsker {
     } finally {
       if (client) { this.figures.counts.bytes += client.bytesIn; this.figures.open--; client.close(); }
       release?.();
-      // what is left was not asked here: a relay that failed, closed, was cut off or had no slot
-      for (const a of current) a.resolve(notAsked(tried));
+      // what is left was not asked here: a relay that failed or was cut off (tried: remembered), or
+      // one that closed, had no slot or was stopped (not tried: a later REQ asks again)
+      for (const a of current) a.resolve(notAsked(true));
       const left = this.queues.get(url) ?? [];
       this.queues.delete(url);
-      for (const a of left) a.resolve(notAsked(tried));
+      for (const a of left) a.resolve(notAsked(leftTried));
     }
+  }
+
+  /**
+   * Keeps an idle connection open up to `linger` (socket paused, no slot held) for asks that may
+   * come; true when some came (the queue has work), false when it should close. At most
+   * `maxConnections` linger at once: the oldest closes first.
+   */
+  private linger(url: string, client: RelayClient): Promise<boolean> {
+    const signal = this.stopCtl.signal;
+    if (this.o.linger <= 0 || signal.aborted) return Promise.resolve(false);
+    const unhold = client.hold();
+    return new Promise((resolve) => {
+      const done = (go: boolean) => {
+        if (this.lingering.get(url) !== done) return;
+        this.lingering.delete(url);
+        clearTimeout(timer);
+        signal.removeEventListener('abort', stop);
+        unhold();
+        resolve(go && client.isOpen && !signal.aborted);
+      };
+      const stop = () => done(false);
+      const timer = setTimeout(stop, this.o.linger);
+      signal.addEventListener('abort', stop, { once: true });
+      this.lingering.set(url, done);
+      if (this.lingering.size > this.o.maxConnections) this.lingering.values().next().value?.(false);
+    });
   }
 
   /** Asks waiting or running, all relays together. */

@@ -140,7 +140,7 @@ class NetworkLookup implements Lookup {
     }, {
       batch: lc.batch, maxConnections: lc.maxConnections, connectionsPerAddress: lc.connectionsPerAddress, connectionsPerHost: lc.connectionsPerHost,
       pause: cfg.pause, timeout: lc.timeout, deadline: lc.deadline, bytesPerList: lc.bytesPerList, maxPageBytes: pageBytes(cfg),
-      maxEventBytes: cfg.maxEventBytes, failureMemory: lc.failureMemory, allowPrivate: cfg.allowPrivate,
+      maxEventBytes: cfg.maxEventBytes, failureMemory: lc.failureMemory, linger: lc.linger, allowPrivate: cfg.allowPrivate,
       budgets: {
         connectsPerHost: lc.connectsPerHost, connectsPerAddress: lc.connectsPerAddress, reqsPerAddress: lc.reqsPerAddress, bytesPerAddress: lc.bytesPerAddress,
         hostConnectsPerMinute: lc.hostConnectsPerMinute, hostReqsPerMinute: lc.remoteReqsPerMinute,
