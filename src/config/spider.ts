@@ -85,7 +85,7 @@ export const spiderSchema = z
     connectTimeout: duration('10s', 'WebSocket connect timeout'),
     idleTimeout: duration('15s', 'a page with no event accepted for this long ends (relays that never send EOSE); events refused (forged, malformed, outside the filter) do not keep it open'),
     pageDeadline: duration('60s', 'most time one page (a REQ to a remote relay, read to its EOSE) may take, whatever the relay sends; a page cut by it is not the end: paging asks again from where it stopped. Also the deadline of each of sync\'s REQs by id'),
-    maxPageBytes: int(8 << 20, 'most bytes of frames one page may bring from a remote relay (refused ones included) before it is cut; paging asks again from where it stopped. Unchecked events are held only a window at a time (200 events or 1 MiB), so this bounds what a page keeps. At least maxEventBytes', 256),
+    maxPageBytes: int(8 << 20, 'most bytes of frames one page may bring from a remote relay (refused ones included) before it is cut; paging asks again from where it stopped. Unchecked events are held only a window at a time (500 events or 4 MiB), so this bounds what a page keeps. At least maxEventBytes', 256),
     relayBudget: duration('10m', 'most time spent on one relay in one run'),
     pageSize: int(500, 'limit asked per page (lowered to a relay\'s NIP-11 max_limit)', 1, 5000),
     maxEventsPerRelay: int(1_000_000, 'most events taken from one relay in one run', 1),

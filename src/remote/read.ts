@@ -21,10 +21,14 @@
 import type { RelayClient } from './client.js';
 import type { WireFilter } from '../nostr/filter.js';
 
-/** Events past which a window is admitted before more is read. */
-export const WINDOW_EVENTS = 200;
+/**
+ * Events past which a window is admitted before more is read: the spider's default page size, so a
+ * crawl's page is admitted in one go as before (windows of 200 events / 1 MiB cost the crawl 5–13%
+ * more CPU in crawl-scale); a page of forgeries is still cut after one window.
+ */
+export const WINDOW_EVENTS = 500;
 /** Bytes (frames) past which a window is admitted before more is read. */
-export const WINDOW_BYTES = 1 << 20;
+export const WINDOW_BYTES = 4 << 20;
 /** Refused events before a read can be called hostile (a few forged copies among honest ones are not). */
 export const HOSTILE_MIN = 8;
 
