@@ -35,6 +35,7 @@ const OPTIONS: OptSpec[] = [
   { name: 'url', type: 'string', help: 'relay to measure (default: start one with the lookup on)' },
   { name: 'pid', type: 'int', help: 'its process id, for RSS (with --url)' },
   { name: 'remote-host', type: 'string', default: '127.0.0.1', help: 'address the remotes listen on (the relay must reach it)' },
+  { name: 'victim-address', type: 'string', default: '127.0.0.2', help: 'local address the victim (and the second client) connect from: another address than the attacker\'s' },
   { name: 'authors', type: 'int', default: 100, help: 'authors per REQ' },
   { name: 'paths', type: 'int', default: 3, help: 'relay URLs in each author\'s list' },
   { name: 'hosts', type: 'int', default: 30, help: 'remote hosts (ports) in the hosts and minute scenarios' },
@@ -87,13 +88,7 @@ const sign = (k: Key, kind: number, created_at: number, tags: string[][] = [], c
 
 async function remotes(n: number, host: string, o: TestRelayOptions = {}): Promise<TestRelay[]> {
   const out: TestRelay[] = [];
-  for (let i = 0; i < n; i++) {
-    const r = new TestRelay(o);
-    await r.start();
-    out.push(r);
-  }
-  // the URLs the relay lists name: the address the relay can reach
-  if (host !== '127.0.0.1') for (const r of out) Object.defineProperty(r, 'url', { get: () => `ws://${host}:${r.port}` });
+  for (let i = 0; i < n; i++) out.push(await new TestRelay({ ...o, host }).start());
   return out;
 }
 
@@ -188,13 +183,13 @@ async function minute(url: string, o: Opts): Promise<Record<string, unknown>> {
 }
 
 /** A victim on 127.0.0.2: publish a note, read it back by id, every 50 ms, until stopped. */
-function victim(url: string): { stop(): Promise<{ n: number; p50: number; max: number; failed: number }> } {
+function victim(url: string, from: string): { stop(): Promise<{ n: number; p50: number; max: number; failed: number }> } {
   const times: number[] = [];
   let failed = 0;
   let running = true;
   const run = (async () => {
     const k = newKey();
-    const p = await Peer.open(url, '127.0.0.2');
+    const p = await Peer.open(url, from);
     for (let i = 0; running; i++) {
       const t = performance.now();
       const ev = sign(k, 1, Math.floor(Date.now() / 1000), [], `victim ${i}`);
@@ -230,7 +225,7 @@ async function drip(url: string, o: Opts): Promise<Record<string, unknown>> {
   const drips = await remotes(8, o.remoteHost, { drip: 3000 });
   const [honest] = await remotes(1, o.remoteHost);
   const p = await Peer.open(url);
-  const q = await Peer.open(url, '127.0.0.2');
+  const q = await Peer.open(url, o.victimAddress);
   try {
     // 30 authors per drip relay, each with a validly signed profile there: one REQ to each relay
     // asks for 30 authors x 2 kinds, and every event it drips is one the relay asked for
@@ -268,7 +263,7 @@ async function drip(url: string, o: Opts): Promise<Record<string, unknown>> {
   }
 }
 
-interface Opts { remoteHost: string; authors: number; paths: number; hosts: number; minute: number }
+interface Opts { remoteHost: string; victimAddress: string; authors: number; paths: number; hosts: number; minute: number }
 
 async function main(): Promise<void> {
   let opts;
@@ -277,7 +272,7 @@ async function main(): Promise<void> {
     throw e;
   }
   signer = await getSigner();
-  const o: Opts = { remoteHost: String(opts['remote-host']), authors: num(opts, 'authors'), paths: num(opts, 'paths'), hosts: num(opts, 'hosts'), minute: num(opts, 'minute') };
+  const o: Opts = { remoteHost: String(opts['remote-host']), victimAddress: String(opts['victim-address']), authors: num(opts, 'authors'), paths: num(opts, 'paths'), hosts: num(opts, 'hosts'), minute: num(opts, 'minute') };
   const only = new Set(String(opts.only).split(','));
   log(`lookup-cost bench on ${JSON.stringify(machine())}`);
   const rows: Array<Record<string, unknown>> = [];
@@ -294,7 +289,7 @@ async function main(): Promise<void> {
     }
     try {
       // during every scenario: another address publishes and reads, and the relay's RSS is sampled
-      const v = victim(url);
+      const v = victim(url, o.victimAddress);
       const rss0 = pid ? rssMb(pid) : NaN;
       let peak = rss0;
       const sampler = setInterval(() => { if (pid) peak = Math.max(peak, rssMb(pid)); }, 50);
