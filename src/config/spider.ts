@@ -43,7 +43,7 @@ const lookupSchema = z
     indexerRelays: relayUrlList('relays (ws:// or wss://) asked for authors whose relay list is not known, besides spider.bootstrapRelays (indexers such as wss://purplepag.es)'),
     perAddress: int(300, 'authors one client address may have looked up per minute (a burst of as many); the rest of a REQ is answered from the store alone', 0, 1_000_000),
     maxPending: int(5000, 'authors being looked up at once, all clients together; beyond, the rest is answered from the store alone', 1, 1_000_000),
-    maxConnections: int(8, 'connections to remote relays open at once for lookups', 1, 256),
+    maxConnections: int(8, 'connections to remote relays working at once for lookups (idle ones lingering for more asks hold no slot: at most as many again)', 1, 256),
     connectionsPerAddress: int(2, 'of those, connections opened for one client address\'s lookups at once (its other relays wait for one of its own, at most `timeout`): a few slow remotes named by one client cannot hold them all', 1, 256),
     connectionsPerHost: int(2, 'of those, connections to one remote host (host and port, whatever the path) at once', 1, 256),
     remoteReqsPerMinute: int(30, 'REQs sent to one remote server (host and port) per minute for lookups, all clients together (a burst of as many); asks beyond are not sent (and not remembered: a later REQ asks again)', 1, 10_000),
