@@ -12,8 +12,10 @@
 //    for --big-rounds rounds, while another client asks a stored profile every 20 ms; its REQ-to-EOSE
 //    times are compared with the same client alone, and every remote's REQs are counted against
 //    the budget (spider.lookup.remoteReqsPerMinute).
-// All clients are 127.0.0.1: one address. The home's per-address budget is raised for part 1
-// (--authors lookups from one address) and left at its default for part 2.
+// All clients are 127.0.0.1: one address. The home's per-address budgets are raised for part 1
+// (--authors lookups from one address stand for many clients: the authors per minute, and what
+// their lookups may cost — connection attempts, REQs, bytes, connections held at once) and left at
+// their defaults for part 2.
 import { formatHelp, num, parseArgs, UsageError, type OptSpec } from './lib/args.js';
 import { emit, log, machine, table } from './lib/report.js';
 import { startRelayProcess, type RelayProcess } from '../test/helpers/relay-process.js';
@@ -43,6 +45,8 @@ async function found(scenario: 'indexer' | 'known', kind: 0 | 10050, o: { author
     env: {
       ORBWEAVER_SPIDER_LOOKUP_ENABLED: 'on', ORBWEAVER_SPIDER_LOOKUP_INDEXER_RELAYS: indexer.url, ORBWEAVER_SPIDER_ALLOW_PRIVATE: '1',
       ORBWEAVER_SPIDER_LOOKUP_PER_ADDRESS: '100000',
+      ORBWEAVER_SPIDER_LOOKUP_CONNECTS_PER_HOST: '0', ORBWEAVER_SPIDER_LOOKUP_CONNECTS_PER_ADDRESS: '0', ORBWEAVER_SPIDER_LOOKUP_REQS_PER_ADDRESS: '0',
+      ORBWEAVER_SPIDER_LOOKUP_BYTES_PER_ADDRESS: '0', ORBWEAVER_SPIDER_LOOKUP_CONNECTIONS_PER_ADDRESS: '8',
     },
   });
   try {

@@ -27,6 +27,7 @@ import { configSchema } from '../src/config/schema.js';
 import { parseFilter } from '../src/nostr/filter.js';
 import { connectRemote } from '../src/sync/sync.js';
 import { emptyStats, reconcileFilter } from '../src/remote/reconcile.js';
+import { pageBytes } from '../src/config/spider.js';
 import { emptyFetchCounts, IdFetcher } from '../src/sync/fetch-ids.js';
 import type { EventSink } from '../src/ingest/sink.js';
 
@@ -72,7 +73,10 @@ async function incrementalSync(url: string, store: EventStore, filterJson: Recor
   const counts = emptyFetchCounts();
   const countingSink: EventSink = { kind: 'remote', put: async () => 'stored', close: async () => {} };
   const filter = parseFilter(filterJson);
-  const fetcher = new IdFetcher({ client, sink: countingSink, filters: [filter], batch: config.negentropy.syncBatch, concurrency: 2, timeout: 30_000, counts });
+  const fetcher = new IdFetcher({
+    client, sink: countingSink, filters: [filter], batch: config.negentropy.syncBatch, concurrency: 2, timeout: 30_000,
+    deadline: config.spider.pageDeadline, maxBytes: pageBytes(config.spider), counts,
+  });
   const stats = emptyStats();
   try {
     await reconcileFilter(client, filter, {

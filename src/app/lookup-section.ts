@@ -43,12 +43,21 @@ export function lookupSection(s: LookupStatus): Section {
       ['lookups', `${s.requests} requests; ${s.authors} authors looked up: ${s.found} found, ${s.missed} found nowhere; ${s.inFlight} in flight`],
       ['remembered', `${s.remembered} authors and kinds (not looked up again for a while)`],
       ['refused by budgets', `${s.refusedAddress} per address, ${s.refusedBusy} too many at once, ${s.refusedRemote} per remote relay`],
+      ['refused by cost', refusedByCost(s)],
       ['stale, followed live', String(s.coveredLive)],
-      ['remote relays', `${s.remoteReqs} REQs on ${s.connections} connections (${s.openConnections} open), ${s.failures} failed`],
+      ['remote relays', `${s.remoteReqs} REQs on ${s.connections} connections (${s.openConnections} open) of ${s.attempts} attempts, ${s.failures} failed; ${s.bytes} bytes received; ${s.hostsDown} hosts remembered as failed`],
+      ['remote pages cut', `${s.cut.hostile} lying, ${s.cut.flood} flooding, ${s.cut.deadline} past the deadline, ${s.cut.silent} silent, ${s.cut.bytes} at their bytes`],
       ['events stored / invalid', `${s.eventsStored} / ${s.eventsInvalid}`],
       ['wait before EOSE', s.waitMs > 0 ? `${s.waitMs} ms` : 'none (EOSE at once)'],
     ],
   };
+}
+
+/** Asks not sent because of what they would have cost, by budget (docs/spider.md "Lookup on a miss", Bounds). */
+function refusedByCost(s: LookupStatus): string {
+  const r = s.refusedCost;
+  return `connection attempts: ${r.connects_host} per address and host, ${r.connects_address} per address, ${r.host_connects} per host; ` +
+    `REQs: ${r.reqs_address} per address; bytes: ${r.bytes_address} per address; ${r.host_down} to hosts remembered as failed; ${r.slots} without a connection slot`;
 }
 
 export function lookupMetricsText(s: LookupStatus): string {
@@ -59,10 +68,16 @@ export function lookupMetricsText(s: LookupStatus): string {
     .metric('orbweaver_lookup_missed_total', 'counter', 'authors looked up and found nowhere', s.missed)
     .metric('orbweaver_lookup_remembered', 'gauge', 'authors and kinds remembered as looked up recently', s.remembered)
     .metric('orbweaver_lookup_in_flight', 'gauge', 'authors and kinds being looked up', s.inFlight)
-    .samples('orbweaver_lookup_refused_total', 'counter', 'authors (address, busy) or asks (remote) left out by a budget',
-      [['{budget="address"}', s.refusedAddress], ['{budget="busy"}', s.refusedBusy], ['{budget="remote"}', s.refusedRemote]])
+    .samples('orbweaver_lookup_refused_total', 'counter', 'authors (address, busy) or asks (the others: what they would cost other relays) left out by a budget',
+      [['{budget="address"}', s.refusedAddress], ['{budget="busy"}', s.refusedBusy], ['{budget="remote"}', s.refusedRemote],
+        ...(Object.entries(s.refusedCost) as Array<[string, number]>).filter(([k]) => k !== 'host_reqs').map(([k, v]): [string, number] => [`{budget="${k}"}`, v])])
     .metric('orbweaver_lookup_remote_reqs_total', 'counter', 'REQs sent to remote relays for lookups', s.remoteReqs)
+    .metric('orbweaver_lookup_connection_attempts_total', 'counter', 'connection attempts to remote relays for lookups (each charged to the client address first)', s.attempts)
     .metric('orbweaver_lookup_connections_total', 'counter', 'connections opened to remote relays for lookups', s.connections)
+    .metric('orbweaver_lookup_received_bytes_total', 'counter', 'bytes received from remote relays for lookups', s.bytes)
+    .samples('orbweaver_lookup_pages_cut_total', 'counter', 'lookup REQs whose page a remote ended early: forged or malformed events (hostile), more than the limit (flood), past the deadline, silent, at the bytes charged',
+      (Object.entries(s.cut) as Array<[string, number]>).map(([k, v]): [string, number] => [`{reason="${k}"}`, v]))
+    .metric('orbweaver_lookup_hosts_down', 'gauge', 'remote hosts remembered as failed (not connected to for spider.lookup.failureMemory)', s.hostsDown)
     .metric('orbweaver_lookup_events_stored_total', 'counter', 'events found by lookups and stored', s.eventsStored)
     .toString();
 }

@@ -45,11 +45,22 @@ const lookupSchema = z
     indexerRelays: relayUrlList('relays (ws:// or wss://) asked for authors whose relay list is not known, besides spider.bootstrapRelays (indexers such as wss://purplepag.es)'),
     perAddress: int(300, 'authors one client address may have looked up per minute (a burst of as many); the rest of a REQ is answered from the store alone', 0, 1_000_000),
     maxPending: int(5000, 'authors being looked up at once, all clients together; beyond, the rest is answered from the store alone', 1, 1_000_000),
-    maxConnections: int(8, 'connections to remote relays open at once for lookups', 1, 256),
-    remoteReqsPerMinute: int(30, 'REQs sent to one remote server (host and port) per minute for lookups (a burst of as many); asks beyond are not sent (and not remembered: a later REQ asks again)', 1, 10_000),
+    maxConnections: int(8, 'connections to remote relays working at once for lookups (idle ones lingering for more asks hold no slot: at most as many again)', 1, 256),
+    connectionsPerAddress: int(2, 'of those, connections opened for one client address\'s lookups at once (its other relays wait for one of its own, at most `timeout`): a few slow remotes named by one client cannot hold them all', 1, 256),
+    connectionsPerHost: int(2, 'of those, connections to one remote host (host and port, whatever the path) at once', 1, 256),
+    remoteReqsPerMinute: int(30, 'REQs sent to one remote server (host and port) per minute for lookups, all clients together (a burst of as many); asks beyond are not sent (and not remembered: a later REQ asks again)', 1, 10_000),
+    hostConnectsPerMinute: int(30, 'connection attempts to one remote host (host and port, whatever the path) per minute for lookups, all clients together; asks that would need one more are not sent', 0, 10_000),
+    connectsPerHost: int(4, 'connection attempts per minute to one remote host (host and port, whatever the path) that one client address\'s lookups may cause, charged before the attempt (0 = no limit)', 0, 10_000),
+    connectsPerAddress: int(20, 'connection attempts per minute to remote relays that one client address\'s lookups may cause in all, charged before the attempt (0 = no limit)', 0, 100_000),
+    reqsPerAddress: int(60, 'REQs per minute to remote relays that one client address\'s lookups may cause, charged when an ask starts a REQ (0 = no limit)', 0, 100_000),
+    bytesPerAddress: int(64 << 20, 'bytes per minute the remote answers to one client address\'s lookups may bring, charged bytesPerList per author and kind asked before the REQ (0 = no limit)', 0),
+    bytesPerList: int(16 << 10, 'bytes charged per author and kind asked of a remote: a REQ may bring what its asks were charged (at least one event of spider.maxEventBytes, at most spider.maxPageBytes), then it is cut', 256, 16 << 20),
     batch: int(100, 'authors per REQ to a remote relay', 1, 1000),
     relaysPerAuthor: int(3, 'write relays asked per author', 1, 20),
-    timeout: duration('5s', 'connect and idle timeout of a lookup on one remote relay'),
+    timeout: duration('5s', 'connect and idle timeout of a lookup on one remote relay, and the longest wait for a connection slot'),
+    deadline: duration('10s', 'most time one lookup REQ to a remote relay may take, whatever it sends; a remote cut by it is remembered as failed'),
+    linger: duration('10s', 'an idle lookup connection stays open this long (socket paused, holding no connection slot) for more asks to its relay: a client looking up one author after another on one popular relay reuses it instead of costing new connection attempts; 0 = closed at once'),
+    failureMemory: duration('5m', 'a remote host (host and port, whatever the path) that failed, answered nothing, dripped past the deadline or was cut off for lying or flooding is not connected to again by any lookup for this long'),
   })
   .strict()
   .prefault({})
@@ -74,7 +85,9 @@ export const spiderSchema = z
     concurrency: int(4, 'relays fetched at the same time (politeness is per server: see pause)', 1, 64),
     pause: duration('500ms', 'pause between two fetches from the same server (host and port); other servers are fetched meanwhile'),
     connectTimeout: duration('10s', 'WebSocket connect timeout'),
-    idleTimeout: duration('15s', 'a subscription silent this long ends its page (relays that never send EOSE)'),
+    idleTimeout: duration('15s', 'a page with no event accepted for this long ends (relays that never send EOSE); events refused (forged, malformed, outside the filter) do not keep it open'),
+    pageDeadline: duration('60s', 'most time one page (a REQ to a remote relay, read to its EOSE) may take, whatever the relay sends; a page cut by it is not the end: paging asks again from where it stopped. Also the deadline of each of sync\'s REQs by id'),
+    maxPageBytes: int(8 << 20, 'most bytes of frames one page may bring from a remote relay (refused ones included) before it is cut; paging asks again from where it stopped. Unchecked events are held only a window at a time (500 events or 4 MiB), so this bounds what a page keeps. At least maxEventBytes', 256),
     relayBudget: duration('10m', 'most time spent on one relay in one run'),
     pageSize: int(500, 'limit asked per page (lowered to a relay\'s NIP-11 max_limit)', 1, 5000),
     maxEventsPerRelay: int(1_000_000, 'most events taken from one relay in one run', 1),
@@ -118,3 +131,6 @@ export const spiderSchema = z
   .strict()
   .prefault({})
   .describe('directory spider');
+
+/** The bytes one page from a remote may bring: maxPageBytes, but never less than one event of the largest size and its frame. */
+export const pageBytes = (c: { maxPageBytes: number; maxEventBytes: number }): number => Math.max(c.maxPageBytes, c.maxEventBytes + 1024);

@@ -52,7 +52,8 @@ export class KeyedBuckets<K> {
     return b.take(now, n);
   }
 
-  give(key: K): void { this.buckets.get(key)?.give(); }
+  /** Puts back `n` tokens taken from `key` by a check that later failed elsewhere. */
+  give(key: K, n = 1): void { this.buckets.get(key)?.give(n); }
 
   delete(key: K): void { this.buckets.delete(key); }
 

@@ -51,6 +51,8 @@ export class RelayClient implements NegTransport {
   /** NIP-42 challenges received, with how many answers had been routed before each (0: on connect) */
   readonly challenges: Array<{ afterAnswers: number }> = [];
   private noticeListeners = new Set<(text: string) => void>();
+  /** holds on reading (hold()): the socket is paused while there is one */
+  private holds = 0;
   onClose?: (reason: string) => void;
 
   private constructor(readonly target: Target, private readonly opts: ClientOptions) {}
@@ -140,6 +142,8 @@ export class RelayClient implements NegTransport {
   }
 
   private onMessage(data: Buffer, isBinary: boolean): void {
+    // closed (by us, or cut off): what is still in the socket is not parsed, whatever it is
+    if (this.closedReason !== null) return;
     const bytes = data.length;
     this.bytesIn += bytes;
     this.framesIn++;
@@ -213,6 +217,22 @@ export class RelayClient implements NegTransport {
       default:
         this.dropped.malformed++;
     }
+  }
+
+  /**
+   * Stops reading from the socket until the returned function is called (and every other hold is
+   * released): what the remote sends meanwhile waits in its socket and the kernel's buffers, not in
+   * our memory (remote/read.ts holds while it checks a window of events). A few messages already
+   * read from the socket may still be routed after the call.
+   */
+  hold(): () => void {
+    if (this.holds++ === 0) this.ws.pause();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (--this.holds === 0 && this.closedReason === null) this.ws.resume();
+    };
   }
 
   /** Calls `fn` for every NOTICE until the returned function is called. */
@@ -296,6 +316,15 @@ export class RelayClient implements NegTransport {
 
   private send(text: string): void {
     try { this.ws.send(text); } catch (e) { this.shutdown(`send failed: ${(e as Error).message}`); }
+  }
+
+  /**
+   * Cuts a remote off: the connection is destroyed at once, without a close handshake and without
+   * reading what it has sent meanwhile (a relay that lies or floods has a backlog we do not want).
+   */
+  terminate(reason: string): void {
+    this.shutdown(reason);
+    try { this.ws.terminate(); } catch { /* already gone */ }
   }
 
   /** Closes politely, and for good after `graceMs` (a relay that does not answer the close is not waited for). */

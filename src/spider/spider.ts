@@ -7,7 +7,7 @@ import type { EventStore } from '../store/types.js';
 import type { Ingest } from '../ingest/types.js';
 import { loadVerifier, type EventVerifier } from '../nostr/verify.js';
 import { crawlRelay, sharedState, type CrawlOptions, type SharedState } from './fetch/crawl.js';
-import { crawlOptions, knownCheckFor } from './fetch/options.js';
+import { crawlOptions, knownCheckFor, pageBytes } from './fetch/options.js';
 import type { KnownCheck } from './fetch/admit.js';
 import type { HomeItems } from './fetch/negentropy.js';
 import { AuthorBook } from './fetch/authors.js';
@@ -218,7 +218,7 @@ class SpiderRun {
     const { summary } = this;
     const seeds = await resolveSeeds({
       store: deps.store, sink, verifier: this.verifier, log, bootstrapRelays: cfg.bootstrapRelays.map(normalizeRelayUrl).filter((u): u is string => u !== null),
-      allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes,
+      allowPrivate: cfg.allowPrivate, connectTimeout: cfg.connectTimeout, idleTimeout: cfg.idleTimeout, pageDeadline: cfg.pageDeadline, maxPageBytes: pageBytes(cfg), maxEventBytes: cfg.maxEventBytes,
       counts: this.events, known, inFlight: this.shared.inFlight, signal: this.signal, resolve: deps.resolve, failures: summary.bootstrapFailures,
     }, cfg.seeds, cfg.admins, cfg.maxRelayTagsPerList);
     summary.seeds = seeds.pubkeys.length;

@@ -2,7 +2,12 @@
 // ids each, a few in flight) and hands each to the sink (the ingest path). Only events we asked
 // for and that match the sync's filters are taken: the remote chose which ids to offer, not what we
 // store. Ids the remote does not deliver (deleted meanwhile, refused, timed out) are counted.
+// Each REQ is one bounded remote read (remote/read.ts): its bytes, a deadline, and only progress (an
+// event asked for) keeps it alive; the events wait for the ingest path's decision a window at a
+// time, the socket paused, so no more than a window is held unchecked. A REQ cut by its bytes or
+// deadline asks again for what it did not bring, as long as it brought something.
 import type { RelayClient } from '../remote/client.js';
+import { Dropped, readEvents } from '../remote/read.js';
 import type { EventSink } from '../ingest/sink.js';
 import type { IngestStatus } from '../ingest/types.js';
 import { structureError, type NostrEvent } from '../nostr/event.js';
@@ -32,8 +37,12 @@ export interface IdFetcherOptions {
   batch: number;
   /** REQs in flight at once */
   concurrency: number;
-  /** an REQ silent this long (no EVENT, no EOSE) is given up */
+  /** an REQ that brings nothing asked for this long is given up */
   timeout: number;
+  /** ms one REQ may take, whatever the remote sends */
+  deadline: number;
+  /** bytes one REQ may bring */
+  maxBytes: number;
   counts: FetchCounts;
 }
 
@@ -81,63 +90,61 @@ export class IdFetcher {
     }
   }
 
-  private request(ids: string[]): Promise<void> {
+  private async request(ids: string[]): Promise<void> {
     const c = this.o.counts;
     c.requested += ids.length;
     const wanted = new Set(ids);
-    return new Promise<void>((resolve) => {
-      let timer: NodeJS.Timeout;
-      let done = false;
-      const finish = (unsubscribe: boolean) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        if (unsubscribe) this.o.client.unsubscribe(subId);
-        c.missing += wanted.size;
-        resolve();
-      };
-      const arm = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => finish(true), this.o.timeout);
-      };
-      const subId = this.o.client.subscribe([{ ids }], {
-        event: (raw) => {
+    const askedFor = new Set(ids);
+    for (;;) {
+      const asked = wanted.size;
+      const r = await readEvents<NostrEvent, never>(this.o.client, {
+        filters: [{ ids: [...wanted] }],
+        // an honest relay sends each id once; room for one that repeats itself
+        maxEvents: wanted.size * 2, maxBytes: this.o.maxBytes, deadline: this.o.deadline, idleTimeout: this.o.timeout,
+        check: (raw) => {
           const id = (raw as { id?: unknown } | undefined)?.id;
-          if (typeof id !== 'string' || !wanted.has(id) || structureError(raw) !== null || !matchAny(this.o.filters, raw as NostrEvent)) {
-            c.dropped++;
-            return;
-          }
+          if (typeof id !== 'string' || !wanted.has(id)) return askedFor.has(id as string) ? Dropped.of.repeat : Dropped.of.mismatch;
+          if (structureError(raw) !== null) return Dropped.of.shape;
+          if (!matchAny(this.o.filters, raw as NostrEvent)) return Dropped.of.mismatch;
           wanted.delete(id);
-          c.received++;
-          // only progress keeps the REQ alive: a remote dripping events we did not ask for (or
-          // malformed ones) cannot hold it open past its deadline
-          arm();
-          this.hand(raw as NostrEvent);
-          if (wanted.size === 0) finish(true);
+          return raw as NostrEvent;
         },
-        eose: () => finish(true),
-        closed: (reason) => {
-          const prefix = /^([a-z-]+):/.exec(reason)?.[1] ?? 'other';
-          c.closed[prefix] = (c.closed[prefix] ?? 0) + 1;
-          finish(false);
+        complete: () => wanted.size === 0,
+        // the window waits for the ingest path's decisions: what it refused as invalid counts as forged
+        admit: async (evs) => {
+          const statuses = await Promise.all(evs.map((ev) => this.hand(ev)));
+          return { kept: [], invalid: statuses.filter((st) => st === 'invalid').length };
         },
       });
-      arm();
-    });
+      c.received += r.accepted;
+      c.dropped += r.dropped.shape + r.dropped.mismatch + r.dropped.oversized + r.dropped.repeat;
+      if (r.end === 'closed' && !r.reason?.startsWith('connection: ')) {
+        const prefix = /^([a-z-]+):/.exec(r.reason ?? '')?.[1] ?? 'other';
+        c.closed[prefix] = (c.closed[prefix] ?? 0) + 1;
+      }
+      // cut by its bytes or deadline after some progress: ask again for the rest
+      if ((r.end === 'bytes' || r.end === 'deadline') && wanted.size > 0 && wanted.size < asked && this.o.client.isOpen && !this.failure) continue;
+      break;
+    }
+    c.missing += wanted.size;
   }
 
-  private hand(ev: NostrEvent): void {
+  /** Hands one event to the sink; resolves with its status (null when the sink failed). */
+  private hand(ev: NostrEvent): Promise<IngestStatus | null> {
     const c = this.o.counts;
     const p = this.o.sink.put(ev).then(
-      (status) => { c.statuses[status] = (c.statuses[status] ?? 0) + 1; },
+      (status) => { c.statuses[status] = (c.statuses[status] ?? 0) + 1; return status; },
       (e: Error) => {
         c.statuses.rejected = (c.statuses.rejected ?? 0) + 1;
         this.failure ??= e;
+        return null;
       },
-    ).finally(() => {
-      this.puts.delete(p);
+    );
+    const tracked = p.then(() => {}).finally(() => {
+      this.puts.delete(tracked);
       if (this.puts.size === MAX_PENDING_PUTS - 1) this.pump();
     });
-    this.puts.add(p);
+    this.puts.add(tracked);
+    return p;
   }
 }

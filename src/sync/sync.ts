@@ -4,6 +4,7 @@
 // a live REQ open afterwards so new events keep arriving. Used by `orbweaver sync`.
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { pageBytes } from '../config/spider.js';
 import type { Filter } from '../nostr/filter.js';
 import { matchAny, toWire } from '../nostr/filter.js';
 import { structureError, type NostrEvent } from '../nostr/event.js';
@@ -101,7 +102,10 @@ export async function syncOnce(client: RelayClient, o: SyncOptions, s: SyncSumma
     deadline.signal.addEventListener('abort', () => reject(deadlineError(cfg.syncDeadline)), { once: true });
   });
   overDeadline.catch(() => {}); // only awaited in a race
-  const fetcher = down ? new IdFetcher({ client, sink: o.sink, filters: o.filters, batch: cfg.syncBatch, concurrency: FETCH_CONCURRENCY, timeout: cfg.syncTimeout, counts: s.down }) : null;
+  const fetcher = down ? new IdFetcher({
+    client, sink: o.sink, filters: o.filters, batch: cfg.syncBatch, concurrency: FETCH_CONCURRENCY, timeout: cfg.syncTimeout,
+    deadline: o.config.spider.pageDeadline, maxBytes: pageBytes(o.config.spider), counts: s.down,
+  }) : null;
   const publisher = up ? openPublisher(o, s.up) : null;
   const seen = new Seen();
   try {

@@ -80,8 +80,11 @@ async function coordinator(queueKey: string, env: Record<string, string> = {}, d
     ORBWEAVER_SPIDER: '1', ORBWEAVER_SPIDER_SEEDS: seed.pk, ORBWEAVER_SPIDER_BOOTSTRAP_RELAYS: boot.url, ORBWEAVER_SPIDER_HOPS: '2',
     ORBWEAVER_SPIDER_INTERVAL: '24h', ORBWEAVER_SPIDER_REDIS: redis.url, ORBWEAVER_SPIDER_WORK: '0',
     ORBWEAVER_SPIDER_WORKER_PUBKEYS: workerKey.pk,
-    // the crawl is the subject: live mode would open connections of its own after the run
-    ORBWEAVER_SPIDER_LIVE_ENABLED: '0',
+    // the crawl is the subject: live mode would open connections of its own after the run, and the
+    // lookup on a miss (on with the spider) its own during it — the workers' REQs asking the home
+    // what it holds name the authors they fetched, and once their relay lists are stored the
+    // lookup asks the relays those name, the network's own relays
+    ORBWEAVER_SPIDER_LIVE_ENABLED: '0', ORBWEAVER_SPIDER_LOOKUP_ENABLED: 'off',
     // AUTH required to write, and rate limits a worker's burst would exceed: workers are exempt.
     ORBWEAVER_AUTH_REQUIRED: 'write', ORBWEAVER_RATE_LIMITS_PER_IP_EVENT: '20', ORBWEAVER_RATE_LIMITS_PER_CONNECTION_EVENT: '20', ORBWEAVER_RATE_LIMITS_BURST_SECONDS: '1',
     ...env,

@@ -146,7 +146,9 @@ test('hostile relay: bad signatures, off-filter events, oversized frames and flo
       assert.ok(r.counts.invalid > 0);
       assert.equal(h.broadcast.length, 0, 'nothing stored or broadcast');
       assert.deepEqual(await h.store.query([{}], { defaultLimit: 10, maxLimit: 10 }), []);
-      assert.equal(r.quirks.flooded, true);
+      // most of what it sent was forged or outside the filter: the page ends there, before its flood
+      assert.match(r.error ?? '', /cut off: most events it sent were forged, malformed or outside the filter/);
+      assert.ok(r.counts.invalid < 200, `read no further than a window or two (${r.counts.invalid} refused)`);
     });
   } finally { await relay.close(); }
 });

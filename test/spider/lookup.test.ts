@@ -224,3 +224,28 @@ test('lookup on a miss, stale: with the spider on (auto), a stored list older th
   }
   await Promise.all([indexer.close(), outbox.close()]);
 });
+
+test('lookups one after another on one relay share its lingering connection: ten authors, each found before EOSE, one connection attempt', async () => {
+  const indexer = await new TestRelay().start();
+  const outbox = await new TestRelay().start();
+  const relay = await lookupRelay(indexer.url);
+  const c = await Client.open(relay.url);
+  try {
+    // ten people whose relay lists name one relay (a popular outbox), looked up one REQ at a time:
+    // more than spider.lookup.connectsPerHost (4 a minute) would allow as separate connections
+    for (let i = 0; i < 10; i++) {
+      const k = keypair();
+      assert.equal((await c.publish(relayList(k.sk, T0, [outbox.url]))).ok, true);
+      const profile = sign(k.sk, 0, T0, [], `{"name":"p${i}"}`);
+      outbox.add(profile);
+      const r = await reqUntilEose(c, `p${i}`, { kinds: [0], authors: [k.pk] });
+      assert.deepEqual(r.before.map((e) => e.id), [profile.id], `profile ${i} before EOSE`);
+    }
+    assert.equal(outbox.upgrades, 1, 'one connection, kept open between the lookups');
+    assert.equal(outbox.reqs.length, 10);
+  } finally {
+    c.close();
+    await relay.cleanup();
+    await Promise.all([indexer.close(), outbox.close()]);
+  }
+});

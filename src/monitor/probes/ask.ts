@@ -1,12 +1,18 @@
-// One bounded REQ on a probe connection: the events it gets (at most maxEvents, the rest counted and
-// dropped), how it ended (EOSE, CLOSED, no answer within the timeout, aborted), and when. Every probe
-// that reads goes through it, so each has the same timeout and the same caps.
+// One bounded REQ on a probe connection: the events it gets (at most maxEvents; one more ends the
+// read as a flood, counted in `extra`), how it ended (EOSE, CLOSED, no answer within the timeout,
+// aborted), and when. Every probe that reads goes through it, and it reads through the one bounded
+// remote read (remote/read.ts) with the check's timeout as its deadline and READ_BYTES as its bytes,
+// so each has the same timeout and the same caps as every other read of a remote.
 import type { RelayClient } from '../../remote/client.js';
+import { readEvents } from '../../remote/read.js';
 import type { WireFilter } from '../../nostr/filter.js';
+
+/** Bytes one probe REQ may bring (the probes' connection as a whole: run.ts MAX_BYTES). */
+export const READ_BYTES = 4 * 1024 * 1024;
 
 export interface Asked {
   events: unknown[];
-  /** events past maxEvents (dropped) */
+  /** events past maxEvents: 1 when the relay sent more (the read stopped there) */
   extra: number;
   end: 'eose' | 'closed' | 'silent' | 'aborted';
   reason?: string;
@@ -28,33 +34,24 @@ export interface AskOptions {
   tidy?: boolean;
 }
 
-export function ask(client: RelayClient, filters: WireFilter[], o: AskOptions): Promise<Asked & { id: string }> {
+export async function ask(client: RelayClient, filters: WireFilter[], o: AskOptions): Promise<Asked & { id: string }> {
   const started = performance.now();
-  return new Promise((resolve) => {
-    const out: Asked = { events: [], extra: 0, end: 'silent', ms: 0 };
-    let id = '';
-    let done = false;
-    const finish = (end: Asked['end'], reason?: string) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      o.signal.removeEventListener('abort', onAbort);
-      out.end = end;
-      if (reason !== undefined) out.reason = reason.slice(0, 200);
-      out.ms = performance.now() - started;
-      if (end !== 'closed' && !(end === 'eose' && o.keepOpen)) client.unsubscribe(id, o.tidy === true || end !== 'eose');
-      resolve({ ...out, id });
-    };
-    const onAbort = () => finish('aborted');
-    const timer = setTimeout(() => finish('silent'), o.timeout);
-    o.signal.addEventListener('abort', onAbort, { once: true });
-    id = client.subscribe(filters, {
-      event(ev) { if (out.events.length < o.maxEvents) out.events.push(ev); else out.extra++; },
-      eose() { finish('eose'); },
-      closed(reason) { finish(reason.startsWith('connection: ') ? 'aborted' : 'closed', reason); },
-    });
-    if (o.signal.aborted) onAbort();
+  // the probes judge what a relay sends, so nothing is dropped as malformed here: the caps decide
+  const r = await readEvents<unknown>(client, {
+    filters, maxEvents: o.maxEvents, maxBytes: READ_BYTES, deadline: o.timeout, idleTimeout: o.timeout, signal: o.signal,
+    check: (raw) => raw,
+    atEose: o.keepOpen ? 'keep' : o.tidy ? 'close' : 'forget',
   });
+  const out: Asked & { id: string } = { id: r.subId, events: r.kept, extra: r.end === 'flood' ? 1 : 0, end: 'silent', ms: performance.now() - started };
+  switch (r.end) {
+    // more events than asked: an answer (the probes judge the excess), cut short
+    case 'eose': case 'complete': case 'flood': out.end = 'eose'; break;
+    case 'closed': out.end = r.reason?.startsWith('connection: ') ? 'aborted' : 'closed'; break;
+    case 'aborted': out.end = 'aborted'; break;
+    default: out.end = 'silent'; // no answer within the timeout or the bytes
+  }
+  if (out.end === 'closed' && r.reason !== undefined) out.reason = r.reason.slice(0, 200);
+  return out;
 }
 
 /** Whole milliseconds, at least 1 (as the check's round-trip times). */

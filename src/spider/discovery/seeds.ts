@@ -26,6 +26,9 @@ export interface SeedDeps {
   allowPrivate: boolean;
   connectTimeout: number;
   idleTimeout: number;
+  /** a page's deadline and bytes (remote/read.ts) */
+  pageDeadline: number;
+  maxPageBytes: number;
   maxEventBytes: number;
   counts: FetchCounts;
   known: KnownCheck;
@@ -65,14 +68,20 @@ async function fromBootstrap(d: SeedDeps, kind: number, authors: string[], found
       const admitter = new Admitter({ verifier: d.verifier, sink: d.sink, known: d.known, inFlight: d.inFlight, counts: d.counts, maxPending: MAX_PENDING_EVENTS });
       for (let i = 0; i < missing.length; i += 200) {
         const batch = missing.slice(i, i + 200);
+        // one event per author of a replaceable kind; room for relays that keep old versions too
         const page = await runPage(client, {
           filter: { kinds: [kind], authors: batch, limit: batch.length * 2 },
-          exclusive: false, idleTimeout: d.idleTimeout, maxEventBytes: d.maxEventBytes, signal: d.signal,
+          exclusive: false, idleTimeout: d.idleTimeout, deadline: d.pageDeadline, maxBytes: d.maxPageBytes, maxEventBytes: d.maxEventBytes, signal: d.signal,
+          admit: async (evs) => {
+            const ok = await admitter.admit(evs);
+            for (const ev of ok) keepNewest(found, ev);
+            return ok;
+          },
+          keep: false,
         });
         const bad = Object.values(page.invalid).reduce((a, b) => a + b, 0);
         d.counts.invalid += bad;
-        for (const ev of await admitter.admit(page.events)) keepNewest(found, ev);
-        if (page.closed) break;
+        if (page.closed || page.hostile) break;
       }
       await admitter.drain();
       d.log.info({ url, kind, asked: missing.length, found: missing.filter((a) => found.has(a)).length }, 'spider: bootstrap relay asked');

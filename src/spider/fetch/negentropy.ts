@@ -13,7 +13,7 @@
 import { emptyStats, reconcileFilter, Seen, SyncError } from '../../remote/reconcile.js';
 import type { Filter } from '../../nostr/filter.js';
 import type { NegentropyItems } from '../../store/negentropy.js';
-import { admit, FetchError, newKindFetch, pageLimit, request, type FetchContext, type KindFetch } from './paging.js';
+import { FetchError, newKindFetch, pageLimit, request, type FetchContext, type KindFetch } from './paging.js';
 import type { Nip11Info } from '../../remote/nip11.js';
 import type { Quirks } from '../../directory/types.js';
 
@@ -129,15 +129,21 @@ export async function syncKind(ctx: FetchContext, kind: number, now: number, fai
   return k;
 }
 
-/** One REQ by ids through the page path; ids the relay does not send (deleted since) are left. */
+/**
+ * REQs by ids through the page path (each window admitted as it comes); ids the relay does not send
+ * (deleted since) are left. A page cut by its bytes or deadline asks again for the ids it did not
+ * bring, as long as each page brings some.
+ */
 async function fetchIds(ctx: FetchContext, k: KindFetch, ids: string[]): Promise<void> {
-  if (ctx.counts.fetched >= ctx.opts.maxEventsPerRelay) throw new FetchError(`event cap (${ctx.opts.maxEventsPerRelay}) reached`);
-  const page = await request(ctx, { kinds: [k.kind], ids, limit: ids.length }, k);
-  try {
-    await admit(ctx, k, page.events);
+  for (let want = ids; want.length > 0;) {
+    if (ctx.counts.fetched >= ctx.opts.maxEventsPerRelay) throw new FetchError(`event cap (${ctx.opts.maxEventsPerRelay}) reached`);
+    const page = await request(ctx, { kinds: [k.kind], ids: want, limit: want.length }, k);
+    page.release();
     // silence is not "deleted since": the kind is paged instead of being called complete
     if (page.timedOut && !page.eose) throw new FetchError(`no answer to a REQ by ids within ${ctx.opts.idleTimeout} ms`);
-  } finally {
-    page.release();
+    if (!page.cut) return;
+    if (page.events.length === 0) throw new FetchError(`a REQ by ids was cut (${page.cut}) before it brought anything`);
+    const got = new Set(page.events.map((e) => e.id));
+    want = want.filter((id) => !got.has(id));
   }
 }

@@ -2,6 +2,8 @@
 // coordinator's runs (spider.ts), a queue worker's items (queue/worker.ts) and live mode's
 // catch-up (live/live.ts).
 import type { Config } from '../../config/schema.js';
+import { pageBytes } from '../../config/spider.js';
+export { pageBytes };
 import type { EventStore } from '../../store/types.js';
 import type { EventSink } from '../../ingest/sink.js';
 import { MAX_PENDING_EVENTS, type CrawlOptions } from './crawl.js';
@@ -9,7 +11,7 @@ import { nothingKnown, storeKnown, type KnownCheck } from './admit.js';
 
 export function crawlOptions(c: Config['spider']): CrawlOptions {
   return {
-    pageSize: c.pageSize, idleTimeout: c.idleTimeout, maxEventBytes: c.maxEventBytes, maxEventsPerRelay: c.maxEventsPerRelay,
+    pageSize: c.pageSize, idleTimeout: c.idleTimeout, pageDeadline: c.pageDeadline, maxPageBytes: pageBytes(c), maxEventBytes: c.maxEventBytes, maxEventsPerRelay: c.maxEventsPerRelay,
     rateLimitBackoff: c.rateLimitBackoff, maxRetries: c.maxRetries, splitBatch: c.splitBatch, maxSplitQueries: c.maxSplitQueries, maxStuckSlices: c.maxStuckSlices,
     lookback: Math.floor(c.lookback / 1000), connectTimeout: c.connectTimeout, relayBudget: c.relayBudget,
     maxRelayTagsPerList: c.maxRelayTagsPerList, subscriptionsPerRelay: c.subscriptionsPerRelay, allowPrivate: c.allowPrivate,

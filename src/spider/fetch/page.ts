@@ -1,33 +1,58 @@
-// One page: a REQ sent on an open connection, read until EOSE, CLOSED, the idle timeout, or more
-// events than asked for. Every event is checked here before anyone sees it: shape, size and the
-// filter we asked for (with our own inclusive bounds). Its id and signature are checked later, and
-// only when the home does not hold it yet (admit.ts): most copies on the network are duplicates.
+// One page: a REQ sent on an open connection, read through the one bounded remote read
+// (remote/read.ts: events up to `limit`, bytes up to `maxBytes`, a deadline besides the idle timeout,
+// unchecked events held only a window at a time). Every event is checked here before anyone sees
+// it: shape, size and the filter we asked for (with our own inclusive bounds), repeats within the
+// page dropped. Each window of such events then goes to `admit` (admit.ts, socket paused): what the
+// home already holds is not checked again, the rest has its id and signature checked, and only the
+// valid ones stay in the page. Most copies on the network are duplicates, so the known-check comes
+// first.
 import type { RelayClient } from '../../remote/client.js';
+import { Dropped, readEvents, type ReadResult } from '../../remote/read.js';
 import { structureError, canonical, type NostrEvent } from '../../nostr/event.js';
 import { matchFilter, toWire, type Filter, type WireFilter } from '../../nostr/filter.js';
 
 export interface PageRequest {
-  /** the filter as we mean it: since/until inclusive */
+  /** the filter as we mean it: since/until inclusive; its limit bounds the events the page takes */
   filter: Filter;
   /** relay's since/until are exclusive: widen by one second on the wire */
   exclusive: boolean;
   idleTimeout: number;
   maxEventBytes: number;
+  /** bytes of frames the page may bring (refused ones included) before it is cut */
+  maxBytes: number;
+  /** ms from the REQ: the page is cut then, whatever arrives */
+  deadline: number;
   signal?: AbortSignal;
+  /**
+   * Admits a window of page-checked events (ids and signatures: admit.ts); returns the valid ones.
+   * The events it leaves out count as forged (towards a hostile page).
+   */
+  admit(evs: NostrEvent[]): Promise<NostrEvent[]>;
+  /** keep the valid events in the result (paging reads them); false: only counted (the lookup hands them on and forgets) */
+  keep?: boolean;
 }
 
 export interface PageResult {
   /** the request was widened for exclusive bounds */
   exclusive: boolean;
-  /** well-formed, matching events, in arrival order (duplicates within the page removed); id and signature not checked yet */
+  /** valid events (known to the home, or signature-checked), in arrival order, repeats removed; empty with keep: false */
   events: NostrEvent[];
+  /** events admitted as valid (events.length when kept) */
+  valid: number;
   eose: boolean;
   /** the relay's CLOSED reason (or 'connection: ...' when the connection went away) */
   closed?: string;
-  /** no message for idleTimeout, without EOSE */
+  /** no event accepted for idleTimeout, without EOSE */
   timedOut: boolean;
   /** more events than `limit` arrived; the excess was dropped and the subscription closed */
   flooded: boolean;
+  /** cut by its bytes or its deadline before EOSE: more may follow (paging goes on) */
+  cut?: 'bytes' | 'deadline';
+  /** most of what the relay sent was forged, malformed or outside the filter: it is cut off */
+  hostile: boolean;
+  /** bytes of the page's frames */
+  bytes: number;
+  /** dropped by the page checks (signature failures are counted by the admission) */
   invalid: { shape: number; mismatch: number; oversized: number; flood: number };
 }
 
@@ -41,60 +66,48 @@ export function wireFilter(f: Filter, exclusive: boolean): WireFilter {
   return w;
 }
 
-export function runPage(client: RelayClient, req: PageRequest): Promise<PageResult> {
-  const limit = req.filter.limit ?? Infinity;
-  const result: PageResult = { exclusive: req.exclusive, events: [], eose: false, timedOut: false, flooded: false, invalid: { shape: 0, mismatch: 0, oversized: 0, flood: 0 } };
+/** A NOTICE that refuses the REQ (relays that answer a REQ with NOTICE instead of CLOSED). */
+const NOTICE_REFUSAL = /rate|limit|auth|restricted|too many|slow down|error|invalid/i;
+
+export async function runPage(client: RelayClient, req: PageRequest): Promise<PageResult> {
   const ids = new Set<string>();
-  let received = 0;
-  return new Promise((resolve) => {
-    let done = false;
-    let idle: NodeJS.Timeout;
-    const finish = (unsubscribe: boolean) => {
-      if (done) return;
-      done = true;
-      clearTimeout(idle);
-      req.signal?.removeEventListener('abort', onAbort);
-      removeNotice();
-      if (unsubscribe) client.unsubscribe(subId);
-      resolve(result);
-    };
-    const arm = () => {
-      clearTimeout(idle);
-      idle = setTimeout(() => { result.timedOut = true; finish(true); }, req.idleTimeout);
-    };
-    const onAbort = () => { result.closed = 'connection: aborted'; finish(true); };
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    // Relays that refuse a REQ with a NOTICE instead of CLOSED: take the text as the refusal
-    // when nothing else has come for this page yet.
-    const removeNotice = client.addNoticeListener((text) => {
-      if (received === 0 && !result.eose && /rate|limit|auth|restricted|too many|slow down|error|invalid/i.test(text)) {
-        result.closed = text;
-        finish(true);
-      }
-    });
-    const subId = client.subscribe([wireFilter(req.filter, req.exclusive)], {
-      event: (raw, bytes) => {
-        if (done) return;
-        arm();
-        received++;
-        if (received > limit) {
-          // A relay never owes us more than limit events before EOSE: stop reading this one.
-          result.flooded = true;
-          result.invalid.flood++;
-          finish(true);
-          return;
-        }
-        if (raw === undefined || bytes > req.maxEventBytes + 200) { result.invalid.oversized++; return; }
-        if (structureError(raw) !== null) { result.invalid.shape++; return; }
-        const ev = canonical(raw as NostrEvent);
-        if (!matchFilter(req.filter, ev)) { result.invalid.mismatch++; return; }
-        if (ids.has(ev.id)) return;
-        ids.add(ev.id);
-        result.events.push(ev);
-      },
-      eose: () => { result.eose = true; finish(true); },
-      closed: (reason) => { result.closed = reason || 'closed'; finish(false); },
-    });
-    arm();
+  const keep = req.keep !== false;
+  let valid = 0;
+  const r: ReadResult<NostrEvent> = await readEvents<NostrEvent, NostrEvent>(client, {
+    filters: [wireFilter(req.filter, req.exclusive)],
+    maxEvents: req.filter.limit ?? Infinity,
+    maxBytes: req.maxBytes,
+    deadline: req.deadline,
+    idleTimeout: req.idleTimeout,
+    signal: req.signal,
+    noticeRefusal: NOTICE_REFUSAL,
+    check: (raw, bytes) => {
+      if (bytes > req.maxEventBytes + 200) return Dropped.of.oversized;
+      if (structureError(raw) !== null) return Dropped.of.shape;
+      const ev = canonical(raw as NostrEvent);
+      if (!matchFilter(req.filter, ev)) return Dropped.of.mismatch;
+      if (ids.has(ev.id)) return Dropped.of.repeat;
+      ids.add(ev.id);
+      return ev;
+    },
+    admit: async (evs) => {
+      const ok = await req.admit(evs);
+      valid += ok.length;
+      return { kept: keep ? ok : [], invalid: evs.length - ok.length };
+    },
   });
+  const cut = r.end === 'bytes' || r.end === 'deadline' ? r.end : undefined;
+  return {
+    exclusive: req.exclusive,
+    events: r.kept,
+    valid,
+    eose: r.end === 'eose',
+    closed: r.end === 'closed' || r.end === 'aborted' ? r.reason ?? 'closed' : undefined,
+    timedOut: r.end === 'idle',
+    flooded: r.end === 'flood',
+    ...(cut ? { cut } : {}),
+    hostile: r.end === 'hostile',
+    bytes: r.bytes,
+    invalid: { shape: r.dropped.shape, mismatch: r.dropped.mismatch, oversized: r.dropped.oversized, flood: r.end === 'flood' ? 1 : 0 },
+  };
 }

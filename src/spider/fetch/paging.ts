@@ -27,6 +27,10 @@ import { sleep } from '../../lib/sleep.js';
 export interface FetchOptions {
   pageSize: number;
   idleTimeout: number;
+  /** ms from a page's REQ to its end, whatever the relay sends (remote/read.ts) */
+  pageDeadline: number;
+  /** bytes of frames one page may bring before it is cut (more may follow: paging goes on) */
+  maxPageBytes: number;
   maxEventBytes: number;
   maxEventsPerRelay: number;
   /** first pause after a rate-limited answer; doubles on each retry */
@@ -107,28 +111,33 @@ export function pageLimit(ctx: FetchContext): number {
   return Math.max(1, l);
 }
 
+// A page cut by its bytes or its deadline is full: more may follow.
 const isFull = (ctx: FetchContext, n: number, limit: number, page: PageResult) =>
-  page.flooded || n >= limit || (ctx.quirks.cap !== undefined && n >= ctx.quirks.cap);
+  page.flooded || page.cut !== undefined || n >= limit || (ctx.quirks.cap !== undefined && n >= ctx.quirks.cap);
 
-/** A page and the memory slot it holds until its events are admitted. */
+/** A page and the memory slot it holds until the caller is done with its events. */
 type HeldPage = PageResult & { release(): void };
 
+/** Admits a window of a page's checked events; returns the valid ones (see page.ts). */
+export type WindowAdmit = (evs: NostrEvent[]) => Promise<NostrEvent[]>;
+
 /**
- * One page, holding a page slot (released by the caller once its events are admitted, or here when
+ * One page, holding a page slot (released by the caller once done with its events, or here when
  * the request fails), with the refusal handling: rate-limited -> back off and retry; bad limit -> halve.
+ * Its events are admitted window by window as they arrive (`admitWindow`, default: all new to the fetch).
  */
-export async function request(ctx: FetchContext, f: Filter, k: KindFetch): Promise<HeldPage> {
+export async function request(ctx: FetchContext, f: Filter, k: KindFetch, admitWindow: WindowAdmit = (evs) => admit(ctx, k, evs)): Promise<HeldPage> {
   const release = await ctx.pages.take(ctx.signal);
   if (!release) throw new FetchError('budget exhausted or stopped');
   try {
-    return Object.assign(await requestPage(ctx, f, k), { release });
+    return Object.assign(await requestPage(ctx, f, k, admitWindow), { release });
   } catch (e) {
     release();
     throw e;
   }
 }
 
-async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch): Promise<PageResult> {
+async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch, admitWindow: WindowAdmit): Promise<PageResult> {
   let backoff = ctx.opts.rateLimitBackoff;
   let rateTries = 0;
   for (let guard = 0; guard < 64; guard++) {
@@ -137,8 +146,11 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch): Promise<
       filter: f,
       exclusive: ctx.quirks.bounds === 'exclusive',
       idleTimeout: ctx.opts.idleTimeout,
+      deadline: ctx.opts.pageDeadline,
+      maxBytes: ctx.opts.maxPageBytes,
       maxEventBytes: ctx.opts.maxEventBytes,
       signal: ctx.signal,
+      admit: admitWindow,
     });
     const bad = page.invalid.shape + page.invalid.mismatch + page.invalid.oversized + page.invalid.flood;
     if (bad) {
@@ -146,6 +158,13 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch): Promise<
       ctx.quirks.invalid = (ctx.quirks.invalid ?? 0) + bad;
     }
     if (page.flooded) ctx.quirks.flooded = true;
+    // a relay that mostly lies is cut off for this run: its connection (every kind's pages) ends
+    // at once, without reading what it sent meanwhile
+    if (page.hostile) {
+      const why = 'cut off: most events it sent were forged, malformed or outside the filter';
+      ctx.client.terminate(why);
+      throw new FetchError(why);
+    }
     if (page.eose) { k.eose++; if (ctx.quirks.noEose) delete ctx.quirks.noEose; }
     if (page.timedOut) {
       k.silent++;
@@ -180,7 +199,7 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch): Promise<
   throw new FetchError('too many refusals');
 }
 
-/** Admits a page's events new to this fetch; returns the valid ones and notes their authors. */
+/** Admits events new to this fetch (a page's window); returns the valid ones and notes their authors. */
 export async function admit(ctx: FetchContext, k: KindFetch, evs: NostrEvent[]): Promise<NostrEvent[]> {
   if (evs.length === 0) return evs;
   const invalidBefore = ctx.counts.invalid;
@@ -224,10 +243,16 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
     const limit = pageLimit(ctx);
     const f: Filter = { kinds: [k.kind], until: U, limit };
     if (since !== undefined) f.since = since;
-    const page = await request(ctx, f, k);
+    // Each window of the page: repeats of the edge are valid already (no second admission), the
+    // rest is admitted; the page keeps the valid ones.
+    const page = await request(ctx, f, k, async (evs) => {
+      const unseen = evs.filter((e) => !edge.has(e.id));
+      const ok = await admit(ctx, k, unseen);
+      return unseen.length === evs.length ? ok : [...evs.filter((e) => edge.has(e.id)), ...ok];
+    });
     try {
       const events = page.events;
-      if (page.timedOut && events.length === 0 && !ctx.quirks.noEose) {
+      if ((page.timedOut || page.cut === 'deadline') && events.length === 0 && !ctx.quirks.noEose) {
         // Silence from a relay that sends EOSE is not "nothing older": ask again, then give up.
         if (++silentRetries > 2) throw new FetchError(`no answer within ${ctx.opts.idleTimeout} ms`);
         continue;
@@ -241,9 +266,8 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
         ctx.quirks.bounds = 'exclusive';
         continue;
       }
-      const unseen = events.filter((e) => !edge.has(e.id));
-      const fresh = await admit(ctx, k, unseen);
-      const valid = events.length - unseen.length + fresh.length;
+      const fresh = events.filter((e) => !edge.has(e.id));
+      const valid = events.length;
       if (prevShort !== null && fresh.length > 0) {
         // The previous page was shorter than asked although more events existed: the relay caps pages.
         if (!ctx.quirks.cap || prevShort > ctx.quirks.cap) ctx.quirks.cap = prevShort;
@@ -263,7 +287,7 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
       let m = Infinity;
       for (const e of fresh) if (e.created_at < m) m = e.created_at;
       p.lowest = Math.min(p.lowest, m);
-      prevShort = valid < limit && !page.flooded ? valid : null;
+      prevShort = valid < limit && !page.flooded && !page.cut ? valid : null;
       if (m < U) edge = new Set();
       for (const e of fresh) if (e.created_at === m) edge.add(e.id);
       U = m;
@@ -347,13 +371,14 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
         ctx.splitQueriesLeft.n--;
         const batch = queue.shift() as string[];
         const limit = pageLimit(ctx);
-        const page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: at, limit }, k);
-        try {
-          const fresh = await admit(ctx, k, page.events.filter((e) => !ids.has(e.id)));
-          for (const e of fresh) ids.add(e.id);
-        } finally {
-          page.release();
-        }
+        // each window: the events of the second seen before stay valid, the rest is admitted
+        const page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: at, limit }, k, async (evs) => {
+          const seenBefore = evs.filter((e) => ids.has(e.id));
+          const ok = await admit(ctx, k, evs.filter((e) => !ids.has(e.id)));
+          for (const e of ok) ids.add(e.id);
+          return seenBefore.length ? [...seenBefore, ...ok] : ok;
+        });
+        page.release();
         if (isFull(ctx, page.events.length, limit, page)) {
           if (batch.length > 1) {
             const h = Math.ceil(batch.length / 2);

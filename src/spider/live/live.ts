@@ -11,7 +11,7 @@ import type { RelayDirectory } from '../../directory/records.js';
 import { loadVerifier, type EventVerifier } from '../../nostr/verify.js';
 import type { Target } from '../../remote/url.js';
 import { excludedRelays } from '../excluded.js';
-import { crawlOptions } from '../fetch/options.js';
+import { crawlOptions, pageBytes } from '../fetch/options.js';
 import { directoryKinds } from '../kinds.js';
 import { catchUpper } from './catch-up.js';
 import { chooseLive, writeRelayScores, type Chosen, type PubkeyWeight } from './select.js';
@@ -91,7 +91,7 @@ export function createLive(deps: LiveDeps): Live {
   }, {
     kinds, stale: lc.outboxStale, maxPubkeys: lc.outboxPubkeys, batch: lc.outboxBatch, relaysPerPubkey: lc.outboxRelaysPerPubkey,
     maxTags: cfg.maxRelayTagsPerList, concurrency: cfg.concurrency, pause: cfg.pause, connectTimeout: cfg.connectTimeout,
-    idleTimeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
+    idleTimeout: cfg.idleTimeout, pageDeadline: cfg.pageDeadline, maxPageBytes: pageBytes(cfg), maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
   });
   const outboxState: LiveStatus['outbox'] = { rounds: 0, running: false, last: null };
   const stopCtl = new AbortController();

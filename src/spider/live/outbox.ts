@@ -35,6 +35,9 @@ export interface OutboxOptions {
   pause: number;
   connectTimeout: number;
   idleTimeout: number;
+  /** a page's deadline and bytes (remote/read.ts) */
+  pageDeadline: number;
+  maxPageBytes: number;
   maxEventBytes: number;
   allowPrivate: boolean;
 }
@@ -126,11 +129,11 @@ export class OutboxRefresh {
         // replaceable kinds: at most one event per (author, kind); a few more for relays that keep old versions
         const page = await runPage(client, {
           filter: { kinds: o.kinds, authors: batch, limit: batch.length * o.kinds.length * 2 },
-          exclusive: false, idleTimeout: o.idleTimeout, maxEventBytes: o.maxEventBytes, signal,
+          exclusive: false, idleTimeout: o.idleTimeout, deadline: o.pageDeadline, maxBytes: o.maxPageBytes, maxEventBytes: o.maxEventBytes, signal,
+          admit: (evs) => admitter.admit(evs), keep: false,
         });
         counts.invalid += Object.values(page.invalid).reduce((a, b) => a + b, 0);
-        await admitter.admit(page.events);
-        if (page.closed !== undefined || page.flooded) break;
+        if (page.closed !== undefined || page.flooded || page.hostile) break;
       }
       await admitter.drain();
     } catch (e) {

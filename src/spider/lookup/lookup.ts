@@ -11,9 +11,11 @@
 // A stale author whose write relays are followed live is not looked up: live mode brings its news.
 //
 // One lookup per author and kind at a time (a second REQ joins it), each remembered for
-// `remember` whether found or not; `perAddress` authors per minute per client address and
-// `maxPending` in flight overall; the remote side's budgets are the asker's (asker.ts). What is
-// found is stored through the one ingest path and reaches the waiting subscription as a live event.
+// `remember` whether found or not (or whether its relays failed: what was tried is not tried again
+// at once); `perAddress` authors per minute per client address and `maxPending` in flight overall.
+// What the lookups then cost other relays — connections, REQs, bytes — is charged to the same client
+// address before it happens, and capped per target host (asker.ts, budgets.ts). What is found is
+// stored through the one ingest path and reaches the waiting subscription as a live event.
 import type { Logger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import type { EventStore } from '../../store/types.js';
@@ -27,7 +29,8 @@ import { KeyedBuckets } from '../../lib/token-bucket.js';
 import { writeRelays } from '../live/select.js';
 import { excludedRelays } from '../excluded.js';
 import { LookupMemory, lookupKey } from './memory.js';
-import { RemoteAsker } from './asker.js';
+import { RemoteAsker, type AskRefusal, type PageCut } from './asker.js';
+import { pageBytes } from '../fetch/options.js';
 
 const RELAY_LIST = 10002;
 const MAX_ROUNDS = 3;
@@ -66,8 +69,18 @@ export interface LookupStatus {
   refusedAddress: number;
   /** authors left out: maxPending lookups in flight */
   refusedBusy: number;
-  /** asks not sent: the remote's REQ budget was spent */
+  /** asks not sent: the remote host's REQ budget was spent */
   refusedRemote: number;
+  /** asks not sent, by the budget that refused them (what they would have cost, charged to the client's address or the host) */
+  refusedCost: Record<AskRefusal, number>;
+  /** connection attempts to remotes (each charged before) */
+  attempts: number;
+  /** bytes received from remotes */
+  bytes: number;
+  /** REQs whose page ended early, by why */
+  cut: Record<PageCut, number>;
+  /** hosts remembered as failed (not tried again for a while) */
+  hostsDown: number;
   /** stale authors left alone: their write relays are followed live */
   coveredLive: number;
   remoteReqs: number;
@@ -125,8 +138,13 @@ class NetworkLookup implements Lookup {
     this.asker = new RemoteAsker({
       store: deps.store, sink: deps.sink, log, resolve: deps.resolve, verifier: () => (this.verifier ??= loadVerifier('auto')),
     }, {
-      batch: lc.batch, maxConnections: lc.maxConnections, reqsPerMinute: lc.remoteReqsPerMinute, pause: cfg.pause, timeout: lc.timeout,
-      maxEventBytes: cfg.maxEventBytes, allowPrivate: cfg.allowPrivate,
+      batch: lc.batch, maxConnections: lc.maxConnections, connectionsPerAddress: lc.connectionsPerAddress, connectionsPerHost: lc.connectionsPerHost,
+      pause: cfg.pause, timeout: lc.timeout, deadline: lc.deadline, bytesPerList: lc.bytesPerList, maxPageBytes: pageBytes(cfg),
+      maxEventBytes: cfg.maxEventBytes, failureMemory: lc.failureMemory, linger: lc.linger, allowPrivate: cfg.allowPrivate,
+      budgets: {
+        connectsPerHost: lc.connectsPerHost, connectsPerAddress: lc.connectsPerAddress, reqsPerAddress: lc.reqsPerAddress, bytesPerAddress: lc.bytesPerAddress,
+        hostConnectsPerMinute: lc.hostConnectsPerMinute, hostReqsPerMinute: lc.remoteReqsPerMinute,
+      },
     });
     this.memory = new LookupMemory(lc.remember, lc.maxRemembered);
     this.perAddress = new KeyedBuckets<string>(lc.perAddress / 60, lc.perAddress);
@@ -157,8 +175,11 @@ class NetworkLookup implements Lookup {
     return list ? (writeRelays(list.tags, this.cfg.maxRelayTagsPerList) ?? []).filter((u) => !this.excluded(u)) : [];
   }
 
-  /** One author's rounds; resolves with whether any relay was asked (else it is not remembered). */
-  private async lookupAuthor(m: AuthorMiss, held: NostrEvent | undefined): Promise<boolean> {
+  /**
+   * One author's rounds, charged to the client at `address`; resolves with whether any relay was
+   * tried (a connection attempted or a REQ sent: else, refused by budgets, it is not remembered).
+   */
+  private async lookupAuthor(m: AuthorMiss, held: NostrEvent | undefined, address: string): Promise<boolean> {
     const { counts, lc, deps } = this;
     let list = held;
     const writes = this.writesOf(list);
@@ -170,6 +191,7 @@ class NetworkLookup implements Lookup {
     const want = new Set(m.kinds);
     const asked = new Set<string>();
     let anyAsked = false;
+    let anyTried = false;
     let anyFound = false;
     let fallbackUsed = writes.length === 0;
     let relays = writes.length > 0 ? writes.slice(0, lc.relaysPerAuthor) : this.fallbacks();
@@ -177,10 +199,11 @@ class NetworkLookup implements Lookup {
       for (const u of relays) asked.add(u);
       // without a known relay list, ask for it too: it says where the rest lives
       const kinds = list || want.has(RELAY_LIST) ? [...want] : [...want, RELAY_LIST];
-      const answers = await Promise.all(relays.map((u) => this.asker.ask(u, m.pubkey, kinds)));
+      const answers = await Promise.all(relays.map((u) => this.asker.ask(u, m.pubkey, kinds, address)));
       const found = new Set<number>();
       for (const a of answers) {
         if (a.asked) anyAsked = true;
+        if (a.tried) anyTried = true;
         for (const k of a.found) found.add(k);
       }
       for (const k of found) if (want.delete(k)) anyFound = true;
@@ -201,7 +224,7 @@ class NetworkLookup implements Lookup {
     }
     if (anyFound) counts.found++;
     else if (anyAsked) counts.missed++;
-    return anyAsked;
+    return anyTried;
   }
 
   request(address: string, misses: AuthorMiss[]): Promise<void> | null {
@@ -223,18 +246,18 @@ class NetworkLookup implements Lookup {
       if (!this.perAddress.take(address, now)) { counts.refusedAddress++; continue; }
       start.push({ pubkey: m.pubkey, kinds, stale: m.stale });
     }
-    if (start.length > 0) this.startLookups(start, waits);
+    if (start.length > 0) this.startLookups(start, waits, address);
     if (waits.size === 0) return null;
     counts.requests++;
     return Promise.all(waits).then(() => {});
   }
 
-  /** Starts the lookups of `start` (their stored relay lists read at once), each tracked in memory and added to `waits`. */
-  private startLookups(start: AuthorMiss[], waits: Set<Promise<void>>): void {
+  /** Starts the lookups of `start` for `address` (their stored relay lists read at once), each tracked in memory and added to `waits`. */
+  private startLookups(start: AuthorMiss[], waits: Set<Promise<void>>, address: string): void {
     const lists = this.storedLists(start.map((m) => m.pubkey));
     for (const m of start) {
       this.running++;
-      const p = lists.then((l) => this.lookupAuthor(m, l.get(m.pubkey))).finally(() => { this.running--; });
+      const p = lists.then((l) => this.lookupAuthor(m, l.get(m.pubkey), address)).finally(() => { this.running--; });
       p.catch((e: unknown) => this.log.error({ err: e, pubkey: m.pubkey }, 'lookup: failed'));
       waits.add(this.memory.track(m.kinds.map((k) => lookupKey(m.pubkey, k)), p));
     }
@@ -244,7 +267,8 @@ class NetworkLookup implements Lookup {
     const f = this.asker.figures;
     return {
       waitMs: this.lc.wait, ...this.counts, remembered: this.memory.size, inFlight: this.memory.pending,
-      refusedRemote: f.overBudget, remoteReqs: f.reqs, connections: f.connections, openConnections: f.open, failures: f.failures,
+      refusedRemote: f.refused.host_reqs, refusedCost: { ...f.refused }, attempts: f.attempts, bytes: f.counts.bytes, cut: { ...f.cut }, hostsDown: this.asker.down.size,
+      remoteReqs: f.reqs, connections: f.connections, openConnections: f.open, failures: f.failures,
       eventsStored: f.counts.stored, eventsInvalid: f.counts.invalid,
     };
   }
