@@ -91,7 +91,9 @@ export const spiderSchema = z
     relayBudget: duration('10m', 'most time spent on one relay in one run'),
     pageSize: int(500, 'limit asked per page (lowered to a relay\'s NIP-11 max_limit)', 1, 5000),
     maxEventsPerRelay: int(1_000_000, 'most events taken from one relay in one run', 1),
-    maxEventBytes: int(131072, 'largest event accepted from a remote relay, bytes', 256),
+    // a list's limit and its envelope (limits.maxListEventBytes): the network's largest follow lists
+    // are hundreds of KB, and a crawl that drops them loses the lists a web of trust leans on
+    maxEventBytes: int(1024 * 1024 + 4096, 'largest event read from a remote relay, bytes (larger frames are dropped unread); the ingest path then applies limits.maxEventBytes, or limits.maxListEventBytes to lists, as to any event. Every read is also bounded by maxPageBytes', 256),
     subscriptionsPerRelay: int(4, 'subscriptions open at once on one relay (one per kind)', 1, 32),
     rateLimitBackoff: duration('2s', 'first pause after a rate-limited answer; doubles on each retry'),
     maxRetries: int(5, 'rate-limited answers tolerated per page before giving up on that kind', 0, 20),

@@ -24,6 +24,8 @@ export interface Quirks {
   noCount?: boolean;
   /** NIP-77: true once a kind was reconciled with it, false when it failed (then paged instead) */
   negentropy?: boolean;
+  /** NIP-67: ended a stored answer with ["finish"] (paging stops at that page) */
+  finish?: boolean;
 }
 
 /** All events of one kind with lo <= created_at <= hi have been fetched from the relay. */

@@ -13,7 +13,8 @@ import type { NegHandlers, NegTransport } from './reconcile.js';
 export interface SubHandlers {
   /** an EVENT for this subscription: the raw parsed value (untrusted) and the frame size */
   event(ev: unknown, bytes: number): void;
-  eose(): void;
+  /** EOSE, with its NIP-67 hints when it had any (strings only, at most 8, untrusted) */
+  eose(hints?: string[]): void;
   closed(reason: string): void;
 }
 
@@ -169,7 +170,7 @@ export class RelayClient implements NegTransport {
         return;
       case 'EOSE':
         if (!sub) { this.dropped.unknownSub++; return; }
-        sub.eose();
+        sub.eose(Array.isArray(msg[2]) ? (msg[2] as unknown[]).filter((h): h is string => typeof h === 'string').slice(0, 8) : undefined);
         return;
       case 'CLOSED':
         if (!sub) { this.dropped.unknownSub++; return; }

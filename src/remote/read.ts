@@ -79,6 +79,9 @@ export interface ReadResult<K> {
   end: ReadEnd;
   /** CLOSED's reason ('connection: …' when the connection went away), or the refusing NOTICE */
   reason?: string;
+  /** NIP-67: the EOSE said ["finish"] (every stored match was sent) or ["more"] (the relay holds more) */
+  finish?: boolean;
+  more?: boolean;
   /** what admit() kept (or every checked event, without admit), in arrival order */
   kept: K[];
   /** EVENT frames received for the subscription */
@@ -208,7 +211,11 @@ export function readEvents<T, K = T>(client: RelayClient, r: ReadRequest<T, K>):
   armIdle();
   res.subId = client.subscribe(r.filters, {
     event,
-    eose: () => end('eose'),
+    eose: (hints) => {
+      if (hints?.includes('finish')) res.finish = true;
+      else if (hints?.includes('more')) res.more = true;
+      end('eose');
+    },
     closed: (reason) => end('closed', reason || 'closed'),
   });
   return done;

@@ -40,6 +40,8 @@ export interface PageResult {
   /** events admitted as valid (events.length when kept) */
   valid: number;
   eose: boolean;
+  /** NIP-67: the EOSE said every stored match was sent (no page after this one) */
+  finish: boolean;
   /** the relay's CLOSED reason (or 'connection: ...' when the connection went away) */
   closed?: string;
   /** no event accepted for idleTimeout, without EOSE */
@@ -102,6 +104,7 @@ export async function runPage(client: RelayClient, req: PageRequest): Promise<Pa
     events: r.kept,
     valid,
     eose: r.end === 'eose',
+    finish: r.end === 'eose' && r.finish === true,
     closed: r.end === 'closed' || r.end === 'aborted' ? r.reason ?? 'closed' : undefined,
     timedOut: r.end === 'idle',
     flooded: r.end === 'flood',

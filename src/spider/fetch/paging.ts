@@ -111,9 +111,10 @@ export function pageLimit(ctx: FetchContext): number {
   return Math.max(1, l);
 }
 
-// A page cut by its bytes or its deadline is full: more may follow.
+// A page cut by its bytes or its deadline is full: more may follow. One whose EOSE said NIP-67
+// "finish" is not, however many events it had: the relay sent every match.
 const isFull = (ctx: FetchContext, n: number, limit: number, page: PageResult) =>
-  page.flooded || page.cut !== undefined || n >= limit || (ctx.quirks.cap !== undefined && n >= ctx.quirks.cap);
+  !page.finish && (page.flooded || page.cut !== undefined || n >= limit || (ctx.quirks.cap !== undefined && n >= ctx.quirks.cap));
 
 /** A page and the memory slot it holds until the caller is done with its events. */
 type HeldPage = PageResult & { release(): void };
@@ -291,6 +292,12 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
       if (m < U) edge = new Set();
       for (const e of fresh) if (e.created_at === m) edge.add(e.id);
       U = m;
+      // NIP-67: the relay sent every match of this page's filter: no page after it (the one more REQ
+      // that would only have shown nothing older)
+      if (page.finish) {
+        ctx.quirks.finish = true;
+        return;
+      }
     } finally {
       page.release(); // its events are admitted (or dropped): the next page may come
     }
