@@ -116,6 +116,9 @@ export async function reconcileOnce(t: NegTransport, filter: WireFilter, local: 
       let round_;
       try {
         const bytes = hexToBytes(m.hex!);
+        // the message (up to ~1 MB of hex from some relays) is not kept while onNeed waits for the
+        // fetches below: with many sessions at once those waits held ~1 MB each (a spider crawl)
+        m.hex = undefined;
         stats.bytesDown += bytes.length;
         round_ = neg.reconcileAsInitiator(bytes);
       } catch (e) {

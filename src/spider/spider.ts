@@ -111,7 +111,7 @@ function spiderCore(deps: SpiderDeps): SpiderCore {
     known: knownCheckFor(sink, deps.store),
     // NIP-77 reconciles the remote against the home's own set, so only where this store is the home's
     homeItems: (deps.storeIsHome ?? sink.kind === 'ingest')
-      ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.get(id) !== undefined }
+      ? { items: (f, o) => deps.store.negentropyItems(f, o), holds: (id) => deps.store.has(id) }
       : undefined,
     authors: deps.authors ?? new AuthorBook(deps.store.env),
     status: emptyStatus(cfg.hops),
@@ -187,7 +187,7 @@ class SpiderRun {
       relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events: this.events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
     };
     Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events: this.events, current: [] });
-    this.shared = sharedState(core.authors);
+    this.shared = sharedState(core.authors, cfg.concurrency);
     this.queue = openQueue(core);
     this.opts = crawlOptions(cfg);
     log.info({ hops: cfg.hops, kinds: directoryKinds(cfg), seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');

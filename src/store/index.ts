@@ -9,7 +9,7 @@ import type { Filter } from '../nostr/filter.js';
 import { decodeEvent } from './codec.js';
 import { migrate } from './migrations.js';
 import { runNegentropyItems, type NegentropyItemOptions, type NegentropyItems } from './negentropy.js';
-import { getValue, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
+import { getValue, holdsEvent, runCount, runIterate, runQuery, type ScanEnv } from './query.js';
 import { nowSeconds } from './rules.js';
 import { precheck, type Precheck, type PrecheckEvent } from './precheck.js';
 import { entryCount, GRAPH_NAMES, INDEX_NAMES, openDbs, REPAIR_META_KEY, type Dbs } from './schema.js';
@@ -232,6 +232,10 @@ class LmdbEventStore implements EventStore {
   get(id: string): NostrEvent | undefined {
     const value = getValue(this.dbs, id, nowSeconds());
     return value ? decodeEvent(value) : undefined;
+  }
+
+  has(id: string): boolean {
+    return holdsEvent(this.dbs, id, nowSeconds());
   }
 
   precheck(ev: PrecheckEvent): Precheck {

@@ -768,6 +768,17 @@ export async function* runIterate(env: ScanEnv, f: Filter): AsyncGenerator<strin
 }
 
 /** The unexpired stored value with this id, as a fresh Buffer. */
+/** Whether the event is stored (and not expired), without copying or decoding it. */
+export function holdsEvent(dbs: Dbs, id: string, now: number): boolean {
+  if (!/^[0-9a-f]{64}$/.test(id)) return false;
+  const s = dbs.id.getBinaryFast(hexBytes(id));
+  if (!s) return false;
+  const value = dbs.events.getBinaryFast(serialKeyRef(readSerial(s)));
+  if (!value || value.length === 0) return false;
+  const exp = expirationOfValue(value);
+  return exp === null || exp > now;
+}
+
 export function getValue(dbs: Dbs, id: string, now: number): Buffer | undefined {
   if (!/^[0-9a-f]{64}$/.test(id)) return undefined;
   const s = dbs.id.getBinary(hexBytes(id));

@@ -158,6 +158,8 @@ export interface EventStore {
   negentropyItems(filter: Filter, opts: NegentropyItemOptions & Pick<QueryOptions, 'signal' | 'now'>): Promise<NegentropyItems>;
   /** One event by id, or undefined. */
   get(id: string): NostrEvent | undefined;
+  /** Whether get(id) would find it, without reading the event (a few LMDB gets, no copy). */
+  has(id: string): boolean;
   /**
    * What write() would decide without writing, when that needs no write: 'duplicate' (the id is
    * stored), 'deleted' (a tombstone blocks it), 'replaced' (a newer version of its address is

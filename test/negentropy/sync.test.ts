@@ -342,7 +342,7 @@ describe('misbehaving remotes are bounded and reported', () => {
       behaviour = (send, m) => {
         if (m[0] === 'NEG-OPEN') send(['NEG-MSG', m[1], offer(evs.map((e) => e.id))]);
         if (m[0] === 'REQ') {
-          for (let i = 0; i < 5; i++) send(bad === 'garbage' ? `["EVENT","${String(m[1])}",{"id":` : `["EVENT","${String(m[1])}",{"content":"${'x'.repeat(600_000)}"}]`);
+          for (let i = 0; i < 5; i++) send(bad === 'garbage' ? `["EVENT","${String(m[1])}",{"id":` : `["EVENT","${String(m[1])}",{"content":"${'x'.repeat(1_200_000)}"}]`);
           send(['EOSE', m[1]]);
         }
       };

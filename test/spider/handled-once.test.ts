@@ -91,7 +91,7 @@ test('a remote home (the workers\' path) is asked what it holds before anything 
     assert.deepEqual(await sink.known!([profiles[0]!, older[0]!, newer, fresh[0]!, follows[3]!]), ['duplicate', 'replaced', null, null, 'duplicate']);
 
     const verifier = countingVerifier(local.verifier);
-    const deps = { ...crawlDeps(local), verifier, sink, known: knownCheckFor(sink, undefined), shared: sharedState(new AuthorBook(local.store.env)) };
+    const deps = { ...crawlDeps(local), verifier, sink, known: knownCheckFor(sink, undefined), shared: sharedState(new AuthorBook(local.store.env), 4) };
     const r = await crawlRelay({ url: remote.url, hop: 0, kinds: [0, 3, 10000], discover: false, quirks: {}, cursors: {} }, deps);
     assert.equal(r.outcome, 'ok', r.error);
     assert.equal(verifier.checks, fresh.length, 'only the events the home lacks are checked');

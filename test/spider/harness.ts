@@ -61,7 +61,7 @@ export function spiderConfig(over: Record<string, unknown> = {}) {
 export function crawlDeps(home: Home, over: Record<string, unknown> = {}): CrawlDeps {
   return {
     verifier: home.verifier, sink: home.sink, known: storeKnown(home.store), log: quietLog, opts: crawlOptions(spiderConfig(over)),
-    shared: sharedState(new AuthorBook(home.store.env)),
+    shared: sharedState(new AuthorBook(home.store.env), 4),
   };
 }
 

@@ -40,6 +40,8 @@ export interface SharedState {
   authors: AuthorBook;
   /** pages held in memory (received, not yet admitted) by all fetches together */
   pages: Slots;
+  /** NIP-77 reconciliations running, all relays together (each holds the ids it learnt until fetched) */
+  syncs: Slots;
 }
 
 /**
@@ -50,9 +52,16 @@ export interface SharedState {
  */
 export const PAGES_IN_FLIGHT = 8;
 export const MAX_PENDING_EVENTS = 1000;
-
-export function sharedState(authors: AuthorBook): SharedState {
-  return { inFlight: new Map(), authors, pages: new Slots(PAGES_IN_FLIGHT) };
+/**
+ * NIP-77 reconciliations at once, all relays together: `syncs`, half the crawl's `concurrency`
+ * (at least one; relays that are paged meanwhile do not wait for it). Each holds the ids a round taught it until they are fetched (a
+ * round of a relay that sends large messages is ~11,000 ids): with `concurrency` 4 relays of 4 kinds
+ * each, 16 held ~25 MB of ids on a 10-relay crawl of 54,000 events, they fetched the same ids from
+ * several relays at once (68,000 duplicates), and the crawl's memory grew with the relays crawled at
+ * once (bench/RESULTS.md, "The spider's memory").
+ */
+export function sharedState(authors: AuthorBook, concurrency: number): SharedState {
+  return { inFlight: new Map(), authors, pages: new Slots(PAGES_IN_FLIGHT), syncs: new Slots(Math.max(1, Math.floor(concurrency / 2))) };
 }
 
 export interface CrawlDeps {
@@ -163,7 +172,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     await Promise.all(Array.from({ length: Math.min(parallel, kinds.length) }, async () => {
       while (next < kinds.length) {
         const kind = kinds[next++];
-        const k = (await syncKind(ctx, kind, now, negFailed, item.since)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
+        const k = (await syncWithin(deps.shared.syncs, () => syncKind(ctx, kind, now, negFailed, item.since), budget.signal)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
         log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');
@@ -197,5 +206,16 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     deps.signal?.removeEventListener('abort', onStop);
     if (client) result.counts.bytes += client.bytesIn;
     client?.close();
+  }
+}
+
+/** Runs a NIP-77 reconciliation within the process's bound on them (SYNCS_IN_FLIGHT); null (page instead) when stopped while waiting. */
+async function syncWithin<T>(slots: Slots, sync: () => Promise<T | null>, signal: AbortSignal): Promise<T | null> {
+  const release = await slots.take(signal);
+  if (!release) return null;
+  try {
+    return await sync();
+  } finally {
+    release();
   }
 }

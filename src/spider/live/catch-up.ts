@@ -30,10 +30,10 @@ export interface CatchUpDeps {
 }
 
 export function catchUpper(d: CatchUpDeps): CatchUp {
-  const shared = sharedState(new AuthorBook(d.store.env));
+  const shared = sharedState(new AuthorBook(d.store.env), d.concurrency);
   const slots = new Slots(d.concurrency);
   const home: HomeItems | undefined = d.sink.kind === 'ingest'
-    ? { items: (f, o) => d.store.negentropyItems(f, o), holds: (id) => d.store.get(id) !== undefined }
+    ? { items: (f, o) => d.store.negentropyItems(f, o), holds: (id) => d.store.has(id) }
     : undefined;
   return async (url, from, signal) => {
     const release = await slots.take(signal);
