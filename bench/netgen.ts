@@ -46,7 +46,12 @@ export interface NetgenParams {
   republishOut?: string;
   /** write only the re-published lists: the base is drawn as usual (the same base), but neither signed nor written */
   republishOnly?: boolean;
+  /** this many authors (evenly spread) follow LARGE_FOLLOWS people: the network's largest lists (~360 KB) */
+  largeLists?: number;
 }
+
+/** Follows of a --large-lists author: a list of ~360 KB, as the people who follow the most have. */
+const LARGE_FOLLOWS = 5000;
 
 /** One author's re-publications: unchanged except the one at index REPUBLISH_SWAP (one follow swapped). */
 const REPUBLISH_SEQUENCE = 5;
@@ -126,7 +131,9 @@ export async function generate(p: NetgenParams, out: string): Promise<number> {
     const nr = 3 + Math.floor(rnd() * 4);
     while (urls.size < nr) urls.add(`wss://relay-${relayRank()}.example.net`);
     await push(signed({ kind: 10002, created_at: at, tags: [...urls].map((u, k) => (k === 0 ? ['r', u] : ['r', u, k === 1 ? 'read' : 'write'])), content: '' }, i));
-    const want = Math.min(p.authors - 1, MAX_FOLLOWS, Math.max(1, Math.round(lengths())));
+    const drawn = Math.min(p.authors - 1, MAX_FOLLOWS, Math.max(1, Math.round(lengths())));
+    const large = (p.largeLists ?? 0) > 0 && i % Math.max(1, Math.floor(p.authors / p.largeLists!)) === 0;
+    const want = large ? Math.min(p.authors - 1, LARGE_FOLLOWS) : drawn;
     const set = new Set<number>();
     for (let g = 0; set.size < want && g < want * 20; g++) { const a = perm[followed()]!; if (a !== i) set.add(a); }
     follows[i] = Uint32Array.from(set);
@@ -141,7 +148,7 @@ export async function generate(p: NetgenParams, out: string): Promise<number> {
     const cur = Array.from(follows[i]!);
     const changes = 1 + Math.floor(rnd() * 2);
     for (let c = 0; c < changes; c++) {
-      if (cur.length > 1 && (rnd() < 0.4 || cur.length >= MAX_FOLLOWS)) cur.splice(Math.floor(rnd() * cur.length), 1);
+      if (cur.length > 1 && (rnd() < 0.4 || (cur.length >= MAX_FOLLOWS && cur.length < LARGE_FOLLOWS))) cur.splice(Math.floor(rnd() * cur.length), 1);
       else { const a = perm[followed()]!; if (a !== i && !cur.includes(a)) cur.push(a); }
     }
     follows[i] = Uint32Array.from(cur);
@@ -231,6 +238,7 @@ const OPTIONS: OptSpec[] = [
   { name: 'republish', type: 'int', default: 0, help: 're-published follow lists after the base set: authors i%4==0 (shuffled) each publish 5 (unchanged x3, one follow swapped, unchanged); at most 15 x authors' },
   { name: 'republish-out', type: 'string', help: 'write the --republish lists to this file (the base set stays alone in --out)' },
   { name: 'republish-only', type: 'bool', default: false, help: 'with --republish-out: write only the re-publications (the base is drawn the same, not signed or written; --out is not needed)' },
+  { name: 'large-lists', type: 'int', default: 0, help: 'this many authors, evenly spread, follow 5,000 people (~360 KB lists: the network\'s largest); the others as drawn' },
   { name: 'seed', type: 'string', default: '1', help: 'data set seed' },
   { name: 'file', type: 'string', help: 'publish this JSON-lines file (default: the --out file)' },
   { name: 'url', type: 'string', help: 'relay WebSocket URL to publish to, e.g. ws://127.0.0.1:7447' },
@@ -284,7 +292,7 @@ async function main(argv: string[]): Promise<number> {
   if (out || republishOnly) {
     const t0 = performance.now();
     const repubOut = str(o, 'republish-out');
-    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed'), republish: num(o, 'republish'), republishOut: repubOut || undefined, republishOnly }, out);
+    const count = await generate({ authors: num(o, 'authors'), replacements: num(o, 'replacements'), followMean: num(o, 'follow-mean'), seed: str(o, 'seed'), republish: num(o, 'republish'), republishOut: repubOut || undefined, republishOnly, largeLists: num(o, 'large-lists') }, out);
     const also = repubOut ? `${(statSync(repubOut).size / 1e6).toFixed(1)} MB of ${num(o, 'republish')} re-published lists in ${repubOut}` : '';
     log(republishOnly ? `${also} (${((performance.now() - t0) / 1000).toFixed(1)} s)` : `${count} events, ${(statSync(out).size / 1e6).toFixed(1)} MB in ${out}${also ? ` and ${also}` : ''} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
   }
