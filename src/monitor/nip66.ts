@@ -1,9 +1,9 @@
 // NIP-66 events as templates (pure: no I/O, no signing): the kind 30166 relay discovery event of one
 // check, the monitor's kind 10166 announcement, its kind 0 profile and kind 10002 relay list, and
 // the kind 5 that retracts a 30166 published under an earlier spelling of its `d` tag. Written
-// against the NIP-66 text at nostr-protocol/nips db5fe3de (docs/monitor.md, "The NIP texts read").
+// against the NIP-66 text at nostr-protocol/nips db5fe3de (docs/nip-texts.md).
 //
-// Tag choices where NIP-66 leaves room (docs/monitor.md):
+// Tag choices where NIP-66 leaves room (docs/monitor.md, docs/nip-texts.md):
 // - `d` in RFC 3986's normal form, which the NIP asks for: a URL without a path gets "/"
 //   ("wss://relay.example/", as in the NIP's example and nostr-tools' normalizeURL), while the
 //   directory keys relays by the spider's spelling without it;

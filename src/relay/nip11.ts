@@ -1,5 +1,5 @@
 // NIP-11 relay information document: what we are, and the limits we really enforce. Fields as in
-// NIP-11 at nostr-protocol/nips db5fe3de (README, "NIP-11, NIP-45 and NIP-67: the texts read"):
+// NIP-11 at nostr-protocol/nips db5fe3de (docs/nip-texts.md):
 // posting_policy is gone from it (an info.postingPolicy is published as terms_of_service), `self`
 // and `terms_of_service` are in it. Two limitation fields are ours, not NIP-11's: max_filters
 // (NIP-11 dropped it in 611b635; this relay still refuses a REQ with more, and clients and spiders,
