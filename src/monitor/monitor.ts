@@ -185,6 +185,8 @@ class MonitorService implements Monitor {
     const out: string[] = [];
     for (const r of this.directory.all()) {
       if (r.lastOutcome === 'refused' || r.lastOutcome === 'self' || this.selfUrls.has(r.url)) continue;
+      // one relay, one 30166: its aliases are checked and published as the relay they reach
+      if (r.aliasOf !== undefined) continue;
       if (onlyNew && this.history.latest(r.url)) continue;
       out.push(r.url);
     }

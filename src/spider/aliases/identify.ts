@@ -1,7 +1,8 @@
-// One relay, one crawl. Before a hop's relays are crawled, the URLs of one host (other paths, other
-// ports, ws:// and wss://) that may reach one relay are asked what they answer (remote/identity.ts),
-// each at most once per run, and grouped (group.ts): each relay is crawled under its canonical URL
-// only, the other URLs recorded as its aliases (directory/records.ts). A URL alone on its host in
+// One relay, one crawl. Before a hop's relays are crawled, the URLs of one server (host and port, as
+// politeness counts them: the same server under other paths) that may reach one relay are asked what
+// they answer (remote/identity.ts), each at most once per run, and grouped (group.ts): each relay is
+// crawled under its canonical URL only, the other URLs recorded as its aliases
+// (directory/records.ts). A URL alone on its host in
 // the run, with no alias on record, is crawled at once without being asked anything. A URL the
 // directory records as an alias, shown within `recheck`, is folded into its relay without asking
 // again. Asking takes the host's politeness gate like a crawl: one visit at a time per server.
@@ -9,7 +10,6 @@ import type { Logger } from 'pino';
 import type { RelayDirectory, RelayRecord } from '../../directory/records.js';
 import type { WorkItem } from '../../directory/types.js';
 import type { RelayAnswer } from '../../remote/identity.js';
-import { parseTarget } from '../../remote/url.js';
 import { hostOf, type HostGate } from '../hosts.js';
 import { groupRelays, type Member } from './group.js';
 
@@ -44,7 +44,10 @@ export interface HostTask {
   run(): Promise<HostResult>;
 }
 
-const hostName = (url: string): string => { try { return parseTarget(url).hostname; } catch { return url; } };
+// Another port is another server, never asked about this one's URLs: a host's relays on other ports
+// (or ws:// beside wss://) stay apart, as they would without this; that keeps the probes to the
+// server the crawl visits anyway.
+const hostName = hostOf;
 
 /** The answer as one comparable key: null unless both the document and the probe said something. */
 const keyOf = (a: RelayAnswer | undefined): string | null => (a && a.nip11 !== null && a.answer !== null ? `${a.nip11}/${a.answer}` : null);
