@@ -27,7 +27,7 @@ import type { WorkResult } from '../directory/types.js';
 import { checkRelay } from './check.js';
 import { MonitorHistory } from './history.js';
 import { monitorKey, type MonitorKey } from './key.js';
-import { announcementEvent, discoveryEvent, monitorProfile, monitorRelayList } from './nip66.js';
+import { aliasRetraction, announcementEvent, discoveryEvent, monitorProfile, monitorRelayList } from './nip66.js';
 import { createPublisher, type Publisher } from './publish.js';
 
 /** The monitor's counters (src/app gives it the relay's Prometheus registry's; absent in `spider --once`). */
@@ -251,6 +251,7 @@ class MonitorService implements Monitor {
         this.changes++;
       }
       await this.checkAll(this.monitored(false), s);
+      if (!this.stopCtl.signal.aborted) await this.withdrawAliases();
       const d = await this.publisher.flush();
       s.delivered = d.delivered;
       s.deliveryFailures = d.failed;
@@ -263,6 +264,21 @@ class MonitorService implements Monitor {
     }
     log.info({ ms: s.finishedAt - s.startedAt, checked: s.checked, online: s.online, published: s.published, refused: s.refused, finder: s.finder, validator: s.validator }, 'monitor: cycle finished');
     return s;
+  }
+
+  /**
+   * A URL found to be an alias of another relay (the spider's aliases) is no longer checked; the
+   * 30166 it had as a relay of its own is withdrawn (kind 5), so that one relay is published once.
+   */
+  private async withdrawAliases(): Promise<void> {
+    const { history, log } = this;
+    for (const r of this.directory.all()) {
+      const published = r.aliasOf !== undefined ? history.latest(r.url)?.published : null;
+      if (!published) continue;
+      const { status } = await this.publisher.publish(aliasRetraction(this.pubkey, r.url, published, r.aliasOf!, Math.floor(Date.now() / 1000)));
+      if (status === 'stored' || status === 'duplicate') await history.withdrawn(r.url);
+      log.info({ url: r.url, relay: r.aliasOf, status }, 'monitor: an alias\'s 30166 withdrawn');
+    }
   }
 
   /** Relays new in the directory get their first check now rather than at the next cycle. */

@@ -124,6 +124,19 @@ export function monitorProfile(o: { relayName: string; relayUrl?: string }, crea
   return { kind: 0, created_at: createdAt, tags: [], content: JSON.stringify({ name, about, ...(o.relayUrl ? { website: o.relayUrl.replace(/^ws/, 'http') } : {}) }) };
 }
 
+/**
+ * Kind 5 (NIP-09) withdrawing the 30166 last published for a URL found to be an alias of `relay`
+ * (docs/spider.md, "One relay under many URLs"): the relay is published once, under its own URL, so
+ * what was said of the alias as if it were a relay of its own is taken back (by id and by address).
+ */
+export function aliasRetraction(pubkey: string, url: string, id: string, relay: string, createdAt: number): EventTemplate {
+  return {
+    kind: 5, created_at: createdAt,
+    tags: [['e', id], ['a', `${RELAY_DISCOVERY_KIND}:${pubkey}:${url}`], ['k', String(RELAY_DISCOVERY_KIND)]],
+    content: `${url} reaches the relay published as ${relay}`,
+  };
+}
+
 /** Kind 10002 naming the relays the monitor publishes to (NIP-66: monitors SHOULD publish one). */
 export function monitorRelayList(relays: string[], createdAt: number): EventTemplate {
   return { kind: 10002, created_at: createdAt, tags: relays.map((r) => ['r', r, 'write']), content: '' };
