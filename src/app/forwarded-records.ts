@@ -19,6 +19,9 @@ export class ForwardedDirectory extends RelayDirectory {
   override async applyResult(r: WorkResult, now = Date.now()): Promise<RelayRecord> {
     return await this.call('directory.applyResult', [r, now]) as RelayRecord;
   }
+  override async recordRelay(canonical: string, confirmed: string[], kept: string[], now = Date.now()): Promise<RelayRecord> {
+    return await this.call('directory.recordRelay', [canonical, confirmed, kept, now]) as RelayRecord;
+  }
 }
 
 export class ForwardedRuns extends SpiderRuns {

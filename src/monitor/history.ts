@@ -127,6 +127,12 @@ export class MonitorHistory {
     return rec;
   }
 
+  /** Its last 30166 was withdrawn (an alias: docs/spider.md): nothing stands published for it now. Its date stays, so a later 30166 is newer. */
+  async withdrawn(url: string): Promise<void> {
+    const prev = this.health.get(url);
+    if (prev?.published) await this.health.put(url, { ...prev, published: null });
+  }
+
   latest(url: string): HealthRecord | undefined {
     return this.health.get(url);
   }

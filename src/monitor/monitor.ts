@@ -189,6 +189,8 @@ class MonitorService implements Monitor {
     const out: string[] = [];
     for (const r of this.directory.all()) {
       if (r.lastOutcome === 'refused' || r.lastOutcome === 'self' || this.selfUrls.has(r.url)) continue;
+      // one relay, one 30166: its aliases are checked and published as the relay they reach
+      if (r.aliasOf !== undefined) continue;
       if (onlyNew && this.history.latest(r.url)) continue;
       out.push(r.url);
     }
@@ -261,6 +263,7 @@ class MonitorService implements Monitor {
         this.changes++;
       }
       await this.checkAll(this.monitored(false), s);
+      if (!this.stopCtl.signal.aborted) await this.withdrawAliases();
       const d = await this.publisher.flush();
       s.delivered = d.delivered;
       s.deliveryFailures = d.failed;
@@ -273,6 +276,23 @@ class MonitorService implements Monitor {
     }
     log.info({ ms: s.finishedAt - s.startedAt, checked: s.checked, online: s.online, published: s.published, refused: s.refused, finder: s.finder, validator: s.validator }, 'monitor: cycle finished');
     return s;
+  }
+
+  /**
+   * A URL found to be an alias of another relay (the spider's aliases) is no longer checked; the
+   * 30166 it had as a relay of its own is withdrawn (kind 5), so that one relay is published once.
+   */
+  private async withdrawAliases(): Promise<void> {
+    const { history, log } = this;
+    for (const r of this.directory.all()) {
+      const last = r.aliasOf !== undefined ? history.latest(r.url) : undefined;
+      if (!last?.published) continue;
+      // the 30166 it had as a relay of its own, by id and by the d it was published under
+      const retraction = retractionEvent({ pubkey: this.pubkey, oldAddress: last.publishedD ?? r.url, id: last.published, reason: `${r.url} reaches the relay published as ${r.aliasOf}` }, Math.floor(Date.now() / 1000));
+      const { status } = await this.publisher.publish(retraction);
+      if (status === 'stored' || status === 'duplicate') await history.withdrawn(r.url);
+      log.info({ url: r.url, relay: r.aliasOf, status }, 'monitor: an alias\'s 30166 withdrawn');
+    }
   }
 
   /** Relays new in the directory get their first check now rather than at the next cycle. */

@@ -120,12 +120,14 @@ export function discoveryEvent(c: RelayCheck, createdAt: number): EventTemplate 
  * Kind 5 (NIP-09) retracting the 30166 this monitor published under an older `d` of the same relay
  * (before `d` took RFC 3986's "/"): a new `d` is a new address, so the old event would otherwise
  * stay beside the new one, ever older. The `a` tag removes every version at that address, the `e`
- * tag the one known.
+ * tag the one known. Also for a URL found to be an alias of another relay (docs/spider.md, "One
+ * relay under many URLs"): the relay is published once, under its own URL, so what was said of the
+ * alias as a relay of its own is taken back (`reason` says so).
  */
-export function retractionEvent(o: { pubkey: string; oldAddress: string; id: string | null }, createdAt: number): EventTemplate {
+export function retractionEvent(o: { pubkey: string; oldAddress: string; id: string | null; reason?: string }, createdAt: number): EventTemplate {
   const tags: string[][] = [['a', `${RELAY_DISCOVERY_KIND}:${o.pubkey}:${o.oldAddress}`], ['k', String(RELAY_DISCOVERY_KIND)]];
   if (o.id) tags.unshift(['e', o.id]);
-  return { kind: 5, created_at: createdAt, tags, content: 'superseded: this relay\'s NIP-66 discovery event now has d in RFC 3986 normal form' };
+  return { kind: 5, created_at: createdAt, tags, content: o.reason ?? 'superseded: this relay\'s NIP-66 discovery event now has d in RFC 3986 normal form' };
 }
 
 /** The checks a monitor announces (`c` tags), in the order they run; the probes as `nip50`, `nip45`, `nip77`, `nip42`, `limits`. */
