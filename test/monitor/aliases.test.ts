@@ -10,6 +10,7 @@ import { createMonitor } from '../../src/monitor/monitor.js';
 import { RelayDirectory } from '../../src/directory/records.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import { discoveryAddress } from '../../src/monitor/nip66.js';
 
 test('a URL recorded as an alias: not checked any more, its 30166 withdrawn, the relay still published once', async () => {
   const home = await openHome();
@@ -25,7 +26,7 @@ test('a URL recorded as an alias: not checked any more, its 30166 withdrawn, the
 
     const s1 = await monitor.runOnce();
     assert.equal(s1.published, 2);
-    assert.deepEqual(dOf(await discovery()), [a.url, b.url].sort());
+    assert.deepEqual(dOf(await discovery()), [a.url, b.url].map(discoveryAddress).sort());
 
     // the spider found b to answer as a does
     await directory.recordRelay(a.url, [b.url], []);
@@ -33,10 +34,10 @@ test('a URL recorded as an alias: not checked any more, its 30166 withdrawn, the
     const s2 = await monitor.runOnce();
     assert.equal(s2.checked, 1, 'the relay checked once');
     assert.equal(b.connections, bChecks, 'the alias not contacted');
-    assert.deepEqual(dOf(await discovery()), [a.url], 'one 30166: the alias\'s withdrawn');
+    assert.deepEqual(dOf(await discovery()), [discoveryAddress(a.url)], 'one 30166: the alias\'s withdrawn');
     const deletions = (await home.store.query([{ kinds: [5], authors: [monitor.pubkey] }], { defaultLimit: 10, maxLimit: 10 })).map((j) => JSON.parse(j) as NostrEvent);
     assert.equal(deletions.length, 1);
-    assert.deepEqual(deletions[0]!.tags.find((t) => t[0] === 'a'), ['a', `30166:${monitor.pubkey}:${b.url}`]);
+    assert.deepEqual(deletions[0]!.tags.find((t) => t[0] === 'a'), ['a', `30166:${monitor.pubkey}:${discoveryAddress(b.url)}`]);
 
     // withdrawn once, not every cycle
     await monitor.runOnce();
