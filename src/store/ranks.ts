@@ -12,7 +12,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import { jsonOf, kindOf, OFF_PUBKEY } from './codec.js';
 import { edgeKey, graphMembers, kindIdKey, NEXT_PKID_KEY, pubkeyId } from './graph.js';
 import { kindPrefix, keySerial, readSerial, SERIAL_BYTES, serialKey, timeRange, u32 } from './keys.js';
-import { missingDb, type BinDb, type Dbs } from './schema.js';
+import type { BinDb, Dbs } from './schema.js';
 
 export const RANK_META_KEY = 'trustRank';
 /** The most trusted pubkeys of the current pass, best first, 32 bytes each (search reads them by rank). */
@@ -73,7 +73,6 @@ export const rankScoreOf = (v: Uint8Array): number => Buffer.from(v.buffer, v.by
 export const rankOfValue = (v: Uint8Array): number => v[8]!;
 const generationOf = (v: Uint8Array): number => Buffer.from(v.buffer, v.byteOffset, v.byteLength).readUInt32BE(17);
 
-export const openRankDb = (env: RootDatabase): BinDb => env.openDB<Buffer, Buffer>({ name: 'ev.trust_rank', keyEncoding: 'binary', encoding: 'binary' }) ?? missingDb('ev.trust_rank');
 
 /** One author's list: the author (32 bytes) and the 64-hex values of its p tags (unchecked). */
 export interface AuthorList {

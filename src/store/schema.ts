@@ -3,7 +3,6 @@
 // can open their own named databases in the same environment.
 import type { Database, RootDatabase } from 'lmdb';
 import type { SearchDbs } from './search/schema.js';
-import { openRankDb } from './ranks.js';
 import { openGraphDbs, type GraphDbs } from './graph.js';
 import type { EventStore } from './types.js';
 import { openNamedDb } from './named-db.js';
@@ -97,7 +96,7 @@ export function openDbs(env: RootDatabase): Dbs {
     expiry: bin('expiry'),
     removed: env.openDB<Buffer, Buffer>({ name: 'ev.removed', keyEncoding: 'binary', encoding: 'binary' }) ?? undefined,
     meta: env.openDB<unknown, string>({ name: 'ev.meta' }) ?? missingDb('ev.meta'),
-    rank: openRankDb(env),
+    rank: bin('trust_rank'),
     graph: openGraphDbs(bin),
   };
 }
