@@ -24,6 +24,7 @@ import { emptyStatus, formatSummary, metricsText, nothingCrawled, type HopSummar
 import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from '../directory/types.js';
 import { normalizeRelayUrl, parseTarget, syntacticRefusal, type Target } from '../remote/url.js';
 import { sleep } from '../lib/sleep.js';
+import { LateAuthors } from './late-authors.js';
 
 export type SpiderConfig = Config['spider'];
 
@@ -178,6 +179,8 @@ class SpiderRun {
   private readonly opts: CrawlOptions;
   /** results of the hop being worked still to come (the local workers stop when none is left) */
   private remaining = 0;
+  /** relays asked by author, recorded after the run's last pass (late-authors.ts) */
+  private readonly late = new LateAuthors();
 
   constructor(private readonly core: SpiderCore, private readonly verifier: EventVerifier, private readonly signal: AbortSignal) {
     const { cfg, status, log } = core;
@@ -201,6 +204,7 @@ class SpiderRun {
       const seen = new Set<string>();
       status.phase = 'crawling';
       for (let hop = 0; hop <= cfg.hops && candidates.length > 0 && !this.signal.aborted; hop++) candidates = await this.crawlHop(hop, candidates, seen);
+      await this.askLateAuthors();
     } finally {
       await this.finish();
     }
@@ -255,8 +259,10 @@ class SpiderRun {
     // Next hop from every relay of this hop, with the links remembered from earlier runs too.
     const linksByRelay = new Map<string, Record<string, number>>();
     for (const c of candidates) {
-      const rec = directory.get(c.url);
-      if (rec && Object.keys(rec.links).length) linksByRelay.set(c.url, rec.links);
+      const links = { ...directory.get(c.url)?.links };
+      // a relay asked by author is recorded after the run's last pass: this run's links are held with it
+      for (const [u, n] of Object.entries(this.late.links(c.url) ?? {})) links[u] = Math.max(links[u] ?? 0, n);
+      if (Object.keys(links).length) linksByRelay.set(c.url, links);
     }
     return nextHop(linksByRelay, seen, cfg.maxRelaysPerHop);
   }
@@ -293,8 +299,11 @@ class SpiderRun {
   private async record(h: HopSummary, r: WorkResult): Promise<void> {
     const { deps, directory, status, totals, log } = this.core;
     const { summary, events } = this;
-    await directory.applyResult(r);
-    deps.onRelayResult?.(r);
+    // a relay asked by author is recorded after the run's last pass (late-authors.ts), with it
+    if (this.queue instanceof RedisQueue || !this.late.hold(h, r)) {
+      await directory.applyResult(r);
+      deps.onRelayResult?.(r);
+    }
     status.relaysDone++;
     status.relaysDoneRun++;
     addCounts(h.events, r.counts);
@@ -336,6 +345,21 @@ class SpiderRun {
     for (let r = await queue.result(0); r; r = await queue.result(0)) await onResult(r);
   }
 
+  /**
+   * The run's last pass: relays that answer only REQs naming authors are asked for the authors the
+   * run learnt after their crawl (late-authors.ts); the figures go to the hop that crawled them.
+   */
+  private async askLateAuthors(): Promise<void> {
+    const { cfg, authors, log } = this.core;
+    const items = this.late.items(authors.end, directoryKinds(cfg), cfg.allowPrivate);
+    if (items.length === 0 || this.signal.aborted) return;
+    log.info({ relays: items.length }, 'spider: asking the relays that answer only by author for the authors learnt after their crawl');
+    await this.workHop(spreadHosts(items), async (r) => {
+      const h = this.late.fold(r);
+      if (h) { addCounts(h.events, r.counts); addCounts(this.events, r.counts); }
+    });
+  }
+
   /** A local worker: leases items of the hop and crawls them, one at a time per host, until none is left. */
   private async work(hosts: HostGate): Promise<void> {
     const { deps, sink, known, log, homeItems, status } = this.core;
@@ -373,6 +397,9 @@ class SpiderRun {
     summary.durationMs = summary.finishedAt - this.started;
     for (const k of Object.keys(events) as Array<keyof FetchCounts>) totals[k] += events[k];
     Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
+    for (const r of this.late.take()) {
+      try { await directory.applyResult(r); deps.onRelayResult?.(r); } catch (e) { log.warn({ url: r.url, err: (e as Error).message }, 'spider: could not record a relay asked by author'); }
+    }
     try { status.directorySize = directory.count(); } catch { /* closed */ }
     if (!deps.queue) await this.queue.close();
     try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }
