@@ -22,23 +22,25 @@ import type { KindCursor } from '../../directory/types.js';
 /**
  * One kind of the relay: paged by kind as usual, or by authors where the relay requires them (known
  * from an earlier run, or learnt from this kind's refusal). `lateAuthors`: only the authors from that
- * position of the book on (the run's last pass).
+ * position of the book on (the run's last pass). `since`: a live catch-up (WorkItem.since), which
+ * asks every author for the events since then only (the next crawl asks authors learnt meanwhile
+ * for their older ones).
  */
-export async function fetchKindOrByAuthors(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number, lateAuthors?: number): Promise<KindFetch> {
+export async function fetchKindOrByAuthors(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number, lateAuthors?: number, since?: number): Promise<KindFetch> {
   if (lateAuthors === undefined && !ctx.quirks.authorsRequired) {
     const k = await fetchKind(ctx, kind, cur, now);
     if (k.needsAuthors === undefined) return k;
     ctx.log.info({ url: ctx.client.target.url, kind, reason: k.needsAuthors }, 'spider: filter without authors refused; asking by author');
-    const byAuthors = await sweep(ctx, kind, cur, now, undefined, k.needsAuthors);
+    const byAuthors = await sweep(ctx, kind, cur, now, undefined, since, k.needsAuthors);
     byAuthors.events += k.events;
     byAuthors.eose += k.eose;
     return byAuthors;
   }
-  return sweep(ctx, kind, cur, now, lateAuthors);
+  return sweep(ctx, kind, cur, now, lateAuthors, since);
 }
 
 /** Pages the kind by batches of the book's authors (see above); `refusal`: why paging by kind failed, for the error if this fails too. */
-async function sweep(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number, lateAuthors: number | undefined, refusal?: string): Promise<KindFetch> {
+async function sweep(ctx: FetchContext, kind: number, cur: KindCursor | undefined, now: number, lateAuthors: number | undefined, since: number | undefined, refusal?: string): Promise<KindFetch> {
   const k = newKindFetch(kind, cur);
   const book = ctx.authors;
   const end = book.end;
@@ -50,7 +52,7 @@ async function sweep(ctx: FetchContext, kind: number, cur: KindCursor | undefine
   // authors per REQ: no more than a page holds events (a replaceable kind keeps one per author)
   const batch = () => Math.max(1, Math.min(ctx.opts.splitBatch, pageLimit(ctx)));
   const ask = async (authors: string[]): Promise<void> => {
-    await pageWindow(ctx, k, undefined, now, { lowest: Infinity }, authors);
+    await pageWindow(ctx, k, since, now, { lowest: Infinity }, authors);
     asked += authors.length;
     if (!ctx.quirks.authorsRequired) {
       ctx.quirks.authorsRequired = true;
@@ -77,8 +79,9 @@ async function sweep(ctx: FetchContext, kind: number, cur: KindCursor | undefine
     }
     if (asked === 0 && lateAuthors === undefined) throw new FetchError('no author is known yet to ask for');
     k.complete = true;
-    // every known author's events up to now; the cursor of the run's last pass stays the crawl's
-    if (lateAuthors === undefined) k.cursor = { lo: 0, hi: now };
+    // every known author's events up to now; the cursor of the run's last pass stays the crawl's, and
+    // a catch-up's is not kept (it changes no record)
+    if (lateAuthors === undefined && since === undefined) k.cursor = { lo: 0, hi: now };
   } catch (e) {
     if (!(e instanceof FetchError)) throw e;
     k.error = refusal && !ctx.quirks.authorsRequired ? `${refusal}; by author: ${e.message}` : e.message;

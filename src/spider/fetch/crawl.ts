@@ -184,7 +184,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
       while (next < kinds.length) {
         const kind = kinds[next++];
         const k = (await syncWithin(deps.shared.syncs, () => syncKind(ctx, kind, now, negFailed, item.since), budget.signal))
-          ?? await fetchKindOrByAuthors(ctx, kind, item.cursors[String(kind)], now, item.lateAuthors);
+          ?? await fetchKindOrByAuthors(ctx, kind, item.cursors[String(kind)], now, item.lateAuthors, item.since);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
         log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');
