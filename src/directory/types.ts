@@ -31,6 +31,8 @@ export interface Quirks {
    * authors the spider knows (by-authors.ts), from the next run on without asking by kind first
    */
   authorsRequired?: boolean;
+  /** most authors it takes in one filter, learnt from a refusal of more (halved each time): batches by author keep under it */
+  maxAuthors?: number;
   /**
    * ms between two REQs that its rate limit allows, learnt from rate-limited answers (doubled on
    * each one, pace.ts): every REQ to it starts at least this long after the one before

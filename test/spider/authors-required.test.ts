@@ -153,3 +153,22 @@ test('a relay that refuses filters without authors by NOTICE: paged by author, a
     await h.close();
   }
 });
+
+test('a relay that also takes at most 30 authors in a filter: the batch is halved until it fits, remembered', async () => {
+  const q = await new TestRelay({ authorsRequired: { reason: 'restricted: a filter must name pubkeys', maxAuthors: 30 } }).start();
+  const h = await openHome();
+  try {
+    const x = people(100, 'y');
+    q.add(...x.events);
+    const deps = crawlDeps(h, { pageSize: 200 });
+    for (const pk of x.pks) deps.shared.authors.add(pk);
+    const r = await crawlRelay(item(q.url), deps);
+    assert.equal(r.outcome, 'ok', r.error);
+    assert.equal(r.quirks.authorsRequired, true);
+    assert.ok((r.quirks.maxAuthors ?? Infinity) <= 30, `maxAuthors ${r.quirks.maxAuthors}`);
+    assert.equal(q.events.filter((e) => !h.has(e.id)).length, 0);
+  } finally {
+    await q.close();
+    await h.close();
+  }
+});

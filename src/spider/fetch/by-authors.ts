@@ -16,7 +16,7 @@
 // lists among others, come after and are asked too — and then wraps round to where it began. The
 // end it reached is reported (KindFetch.authorsAt): the spider asks the authors learnt after it in
 // one more pass at the end of the run (late-authors.ts, item.lateAuthors: no wrap).
-import { fetchKind, FetchError, newKindFetch, pageLimit, pageWindow, type FetchContext, type KindFetch } from './paging.js';
+import { AuthorsCapRefusal, fetchKind, FetchError, newKindFetch, pageLimit, pageWindow, type FetchContext, type KindFetch } from './paging.js';
 import type { KindCursor } from '../../directory/types.js';
 
 /**
@@ -49,10 +49,23 @@ async function sweep(ctx: FetchContext, kind: number, cur: KindCursor | undefine
   const start = lateAuthors ?? (resume !== undefined && resume < end ? resume : 0);
   let pos = start;
   let asked = 0;
-  // authors per REQ: no more than a page holds events (a replaceable kind keeps one per author)
-  const batch = () => Math.max(1, Math.min(ctx.opts.splitBatch, pageLimit(ctx)));
+  // authors per REQ: no more than a page holds events (a replaceable kind keeps one per author),
+  // nor than the relay takes in one filter (quirks.maxAuthors)
+  const batch = () => Math.max(1, Math.min(ctx.opts.splitBatch, pageLimit(ctx), ctx.quirks.maxAuthors ?? Infinity));
   const ask = async (authors: string[]): Promise<void> => {
-    await pageWindow(ctx, k, since, now, { lowest: Infinity }, authors);
+    try {
+      await pageWindow(ctx, k, since, now, { lowest: Infinity }, authors);
+    } catch (e) {
+      // Too many authors in one filter for this relay: halve the batch, remember it, ask both halves.
+      // (What the refused batch fetched before is asked again: copies, dropped before any signature check.)
+      if (!(e instanceof AuthorsCapRefusal) || authors.length < 2) throw e;
+      const half = Math.ceil(authors.length / 2);
+      ctx.quirks.maxAuthors = Math.min(ctx.quirks.maxAuthors ?? Infinity, half);
+      ctx.log.debug({ url: ctx.client.target.url, kind, maxAuthors: ctx.quirks.maxAuthors }, 'spider: too many authors in one filter, halving');
+      await ask(authors.slice(0, half));
+      await ask(authors.slice(half));
+      return;
+    }
     asked += authors.length;
     if (!ctx.quirks.authorsRequired) {
       ctx.quirks.authorsRequired = true;

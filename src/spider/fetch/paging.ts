@@ -121,6 +121,12 @@ export class AuthorsRefusal extends FetchError {}
  * A refusal that asks for authors: "authors"/"pubkeys" named, or the filter called too broad or empty.
  * Tested before the auth-required test, whose /\bauth/ also matches "authors".
  */
+/** The relay takes fewer authors in one filter than it was sent (by-authors.ts halves the batch). */
+export class AuthorsCapRefusal extends FetchError {}
+
+/** A refusal naming authors that says there were too many of them. */
+const TOO_MANY = /too many|too long|max|limit|exceed|at most/;
+
 /** Refusals asking for authors that a page naming authors takes as another subscription's NOTICE, before it believes them. */
 const MAX_STRAY_NOTICES = 3;
 
@@ -212,6 +218,7 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch, admitWind
     if (r.startsWith('connection:')) throw new FetchError(reason);
     if (NEEDS_AUTHORS.test(r)) {
       if (!f.authors && !f.ids) throw new AuthorsRefusal(`refused without authors: ${reason}`);
+      if ((f.authors?.length ?? 0) > 1 && TOO_MANY.test(r)) throw new AuthorsCapRefusal(`too many authors: ${reason}`);
       // This filter names authors: the refusal was a NOTICE meant for another subscription on the
       // connection (a kind asked without authors at the same time; a NOTICE names none). Asked again.
       if (++strays <= MAX_STRAY_NOTICES) continue;
@@ -432,7 +439,8 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
     const queue: string[][] = [];
     if (ctx.splitQueriesLeft.n > 0) {
       authors ??= await ctx.authors.candidates(ctx.splitQueriesLeft.n * ctx.opts.splitBatch, seen ? (a) => seen.has(a) : undefined);
-      for (let j = 0; j < authors.length; j += ctx.opts.splitBatch) queue.push(authors.slice(j, j + ctx.opts.splitBatch));
+      const per = Math.max(1, Math.min(ctx.opts.splitBatch, ctx.quirks.maxAuthors ?? Infinity));
+      for (let j = 0; j < authors.length; j += per) queue.push(authors.slice(j, j + per));
     }
     let unresolved = false;
     try {
@@ -443,12 +451,22 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
         const limit = pageLimit(ctx);
         // each window: the events of the second seen before stay valid, the rest is admitted
         // second 0 is asked with second 1 (never `until: 0` on the wire): their events are new to `ids` and admitted as any
-        const page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: Math.max(at, 1), limit }, k, async (evs) => {
-          const seenBefore = evs.filter((e) => ids.has(e.id));
-          const ok = await admit(ctx, k, evs.filter((e) => !ids.has(e.id)));
-          for (const e of ok) ids.add(e.id);
-          return seenBefore.length ? [...seenBefore, ...ok] : ok;
-        });
+        let page: HeldPage;
+        try {
+          page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: Math.max(at, 1), limit }, k, async (evs) => {
+            const seenBefore = evs.filter((e) => ids.has(e.id));
+            const ok = await admit(ctx, k, evs.filter((e) => !ids.has(e.id)));
+            for (const e of ok) ids.add(e.id);
+            return seenBefore.length ? [...seenBefore, ...ok] : ok;
+          });
+        } catch (e) {
+          // more authors than the relay takes in one filter: halved, remembered (quirks.maxAuthors)
+          if (!(e instanceof AuthorsCapRefusal) || batch.length < 2) throw e;
+          const h = Math.ceil(batch.length / 2);
+          ctx.quirks.maxAuthors = Math.min(ctx.quirks.maxAuthors ?? Infinity, h);
+          queue.unshift(batch.slice(0, h), batch.slice(h));
+          continue;
+        }
         page.release();
         if (isFull(ctx, page.events.length, limit, page)) {
           if (batch.length > 1) {
