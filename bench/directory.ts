@@ -9,6 +9,7 @@ import { round } from './lib/histogram.js';
 import { log, table } from './lib/report.js';
 import { LOOP_OPTS, measureShapes, openTargets, type Shape } from './query.js';
 import { VS_OPTS } from './lib/compare.js';
+import { EventSource } from './lib/paced-writer.js';
 
 /** `n` distinct random pubkeys of the set, as a JSON array. */
 function randomAuthors(ds: DirectorySet, n: number, rnd: () => number, scratch: number[]): string {
@@ -83,6 +84,8 @@ export const directory: Bench = {
     { name: 'popular', type: 'int', default: 20, help: 'followers/follower-count ask about one of this many most followed pubkeys' },
     { name: 'followers-limit', type: 'int', default: 500, help: 'limit of the followers query' },
     { name: 'file', type: 'string', default: '', help: 'take the set from this JSON-lines file (netgen --out) instead of generating one; the relays must hold it already (with --no-load)' },
+    { name: 'write-rate', type: 'int', default: 0, help: 'reads while writing: each shape is measured idle, then while another client writes this many events a second (the same rate for every relay) from --write-file' },
+    { name: 'write-file', type: 'string', default: '', help: 'events the relays do not hold, for --write-rate (netgen --republish-out, or another seed\'s set); each measurement takes the next part, so no relay gets one twice' },
   ],
   async run(o: Opts) {
     const file = str(o, 'file');
@@ -96,8 +99,13 @@ export const directory: Bench = {
       if (!s) throw new UsageError(`unknown shape ${w}; known: ${SHAPES.join(', ')}`);
       return s;
     });
+    const writeRate = num(o, 'write-rate');
+    const writeFile = str(o, 'write-file');
+    if (writeRate > 0 && !writeFile) throw new UsageError('--write-rate needs --write-file: events the relays do not hold yet (e.g. netgen --republish N --republish-out FILE)');
+    const writes = writeRate > 0 ? { source: await EventSource.open(writeFile), rate: writeRate } : undefined;
+    if (writes) log(`write load: ${writes.source.left} events from ${writeFile} at ${writeRate}/s`);
     const targets = await openTargets('directory', o, ds.events);
-    await measureShapes('directory', targets, run, o, { store_events: file ? null : ds.events.length, file: file || undefined });
+    await measureShapes('directory', targets, run, o, { store_events: file ? null : ds.events.length, file: file || undefined }, writes);
     for (const t of targets) closeAll(t.conns);
   },
 };

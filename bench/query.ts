@@ -8,6 +8,7 @@ import { eventFrames, fakeHex, loadDataset, prng, TAG_VALUES, type Dataset, type
 import { Histogram, round } from './lib/histogram.js';
 import { CpuSampler, emit, log, machine, table, waitForQuiet } from './lib/report.js';
 import { orderOf, roundsOf, sidesOf, summaryTable, VS_OPTS, type Sample, type Side } from './lib/compare.js';
+import { startWriteLoad, type EventSource } from './lib/paced-writer.js';
 
 export interface Shape {
   name: string;
@@ -244,20 +245,25 @@ export async function openTargets(bench: string, o: Opts, events: NostrEvent[]):
  * table, and with --vs or --rounds the summary of medians and ratios (compare.ts). Within a round
  * both relays get the same sequence of queries.
  */
-export async function measureShapes(bench: string, targets: Target[], run: Shape[], o: Opts, extra: Record<string, unknown>): Promise<void> {
+export async function measureShapes(bench: string, targets: Target[], run: Shape[], o: Opts, extra: Record<string, unknown>, writes?: { source: EventSource; rate: number }): Promise<void> {
   const rounds = roundsOf(o);
   const sideBySide = targets.length > 1 || rounds > 1;
   const rows: Record<string, string | number>[] = [];
   const samples: Sample[] = [];
+  // with a write load, each shape is measured idle and then while another client writes
+  const phases: Array<'idle' | 'writing'> = writes ? ['idle', 'writing'] : ['idle'];
   for (let r = 1; r <= rounds; r++) {
     for (const [i, shape] of run.entries()) {
-      for (const t of orderOf(targets, r)) {
+      for (const t of orderOf(targets, r)) for (const phase of phases) {
         const { conns } = t;
-        log(`${bench} ${shape.name}${sideBySide ? ` (round ${r}, ${t.label || t.url})` : ''}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s`);
+        const name = phase === 'writing' ? `${shape.name}+writes` : shape.name;
+        log(`${bench} ${name}${sideBySide ? ` (round ${r}, ${t.label || t.url})` : ''}: ${shape.describe}, ${conns.length} connections, ${num(o, 'warmup')} s warm-up + ${num(o, 'duration')} s${phase === 'writing' ? `, while ${writes!.rate} events/s are written` : ''}`);
         await waitForQuiet(num(o, 'quiet-wait'));
+        const load = phase === 'writing' ? await startWriteLoad(t.url, writes!.source, writes!.rate) : null;
         const cpu = new CpuSampler(t.pid);
         const res = await runShape(conns, shape, num(o, 'warmup') * 1000, num(o, 'duration') * 1000, num(o, 'query-timeout') * 1000, flag(o, 'close'), (r - 1) * run.length + i + 1);
         const reading = cpu.read();
+        const written = load ? await load.stop() : null;
         const lat = res.latency.summary();
         const qps = res.queries / num(o, 'duration');
         emit({
@@ -267,6 +273,7 @@ export async function measureShapes(bench: string, targets: Target[], run: Shape
           ...(sideBySide ? { side: t.key, round: r } : {}),
           time: new Date().toISOString(),
           shape: shape.name,
+          ...(writes ? { phase, ...(written ? { write_rate: writes.rate, writes_sent: written.sent, writes_ok: written.ok, writes_refused: written.refused } : {}) } : {}),
           filter: shape.describe,
           ...extra,
           connections: conns.length,
@@ -285,9 +292,9 @@ export async function measureShapes(bench: string, targets: Target[], run: Shape
           ...reading,
           machine: machine(),
         });
-        samples.push({ shape: shape.name, side: t.key, round: r, rate: qps, p50: lat.p50_ms, p99: lat.p99_ms });
+        samples.push({ shape: name, side: t.key, round: r, rate: qps, p50: lat.p50_ms, p99: lat.p99_ms });
         rows.push({
-          shape: shape.name,
+          shape: name,
           ...(sideBySide ? { relay: t.key, round: r } : {}),
           'q/s': Math.round(qps),
           'p50 ms': lat.p50_ms,

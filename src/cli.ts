@@ -134,6 +134,12 @@ async function printEnvTable(): Promise<void> {
   for (const line of envTable(configSchema)) console.log(line);
 }
 
+/** `config --markdown`: the configuration reference, docs/configuration.md. */
+async function printReference(): Promise<void> {
+  const { markdownReference, configSchema } = await import('./config.js');
+  process.stdout.write(markdownReference(configSchema).join('\n') + '\n');
+}
+
 /** Runs the command again with a V8 old space of `heapMb` (heap-limit.ts): the child's exit code, or null to run it here. */
 function rerun(parsed: Parsed, heapMb: number): Promise<number> | null {
   if (heapMb <= 0 || parsed.rest.some((a) => a === '--help' || a === '-h')) return null;
@@ -241,8 +247,9 @@ async function runCommand(parsed: Parsed, config: Config): Promise<number> {
       return workerCommand(config, parsed.rest);
     }
     case 'config':
-      rejectUnknown(parsed.rest.filter((a) => a !== '--env'), ['--env'], 'config');
+      rejectUnknown(parsed.rest.filter((a) => a !== '--env' && a !== '--markdown'), ['--env', '--markdown'], 'config');
       if (parsed.rest.includes('--env')) await printEnvTable();
+      else if (parsed.rest.includes('--markdown')) await printReference();
       else process.stdout.write(JSON.stringify((await import('./config/redact.js')).redactSecrets(config), null, 2) + '\n');
       return 0;
     default:

@@ -34,6 +34,7 @@ import { liveMetricsText, liveSection } from './live-section.js';
 import { trustWeight } from './live-weight.js';
 import { startLookup } from './lookup-section.js';
 import type { Lookup } from '../spider/lookup/index.js';
+import { ownSelfKey } from '../relay/nip11.js';
 
 export interface AppHandle {
   pipeline: Pipeline;
@@ -129,6 +130,9 @@ async function startMonitor(config: Config, logger: Logger, pipeline: Pipeline, 
   try {
     const metrics = monitorMetrics(relay.registry, () => m.status());
     const m: Monitor = createMonitor({ config, store: pipeline.store, put: async (ev) => (await pipeline.ingest(ev, { source: 'monitor' })).status, logger, validate: true, selfUrls, metrics });
+    // NIP-66 is among the NIPs its text marks `relay` (nostr-protocol/nips f5a15ea): a relay that
+    // runs a monitor publishes and serves its events, so NIP-11 lists it
+    relay.addInfo(() => ({ nips: [66] }));
     return { monitor: m, unfeed: pipeline.onStored((ev) => m.seen(ev)) };
   } catch (e) {
     await relay.close();
@@ -149,7 +153,7 @@ function startSpider(config: Config, logger: Logger, pipeline: Pipeline, relay: 
     return {};
   }
   // The spider writes through the same ingest path as clients, so its events reach live subscribers.
-  const s = createSpider({ config: config.spider, store: pipeline.store, ingest: pipeline.ingest, logger, selfPubkey: config.info.pubkey || undefined, selfUrls, onRelayResult: monitor ? (r) => monitor.noteCrawl(r) : undefined });
+  const s = createSpider({ config: config.spider, store: pipeline.store, ingest: pipeline.ingest, logger, selfPubkey: ownSelfKey(config.info), selfUrls, onRelayResult: monitor ? (r) => monitor.noteCrawl(r) : undefined });
   // Live mode: subscriptions on the most valuable relays, through the same ingest path (a sink of
   // its own: the ingest path checks every event it is handed). A new choice after each run.
   let live: Live | undefined;

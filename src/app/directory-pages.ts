@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { RelayHandle } from '../relay/server.js';
 import type { RelayDirectory } from '../directory/records.js';
 import type { SpiderStatus } from '../spider/index.js';
-import { parseServes, utc, type DirectoryView } from '../directory/view.js';
+import { parseServes, rowOf, utc, type DirectoryView } from '../directory/view.js';
 import type { Section } from '../relay/dashboard/status.js';
 import { directorySource, type HealthSource } from './spider-section.js';
 import type { SpiderRuns } from '../directory/runs.js';
@@ -88,9 +88,10 @@ export function mountDirectory(relay: RelayHandle, o: { config: Config; director
     }
     if (asked === null) return { type: 'application/json', body: JSON.stringify(document()) };
     const url = normalizeRelayUrl(asked) ?? asked;
-    const row = source.cached().rows.find((r) => r.url === url) ?? null;
+    // an alias answers with the relay it reaches
+    const row = rowOf(source.cached(), url) ?? null;
     if (!row) return { status: '404 Not Found', type: 'application/json', body: JSON.stringify({ error: `not in the relay directory: ${asked.slice(0, 200)}` }) };
-    return { type: 'application/json', body: JSON.stringify(relayDetail(url, row, records.history)) };
+    return { type: 'application/json', body: JSON.stringify(relayDetail(row.url, row, records.history)) };
   });
   if (monitor) relay.addStatusSection(() => monitorSection(monitor.status(), config.spider.monitorInterval));
   return source;

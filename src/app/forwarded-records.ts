@@ -19,6 +19,9 @@ export class ForwardedDirectory extends RelayDirectory {
   override async applyResult(r: WorkResult, now = Date.now()): Promise<RelayRecord> {
     return await this.call('directory.applyResult', [r, now]) as RelayRecord;
   }
+  override async recordRelay(canonical: string, confirmed: string[], kept: string[], now = Date.now()): Promise<RelayRecord> {
+    return await this.call('directory.recordRelay', [canonical, confirmed, kept, now]) as RelayRecord;
+  }
 }
 
 export class ForwardedRuns extends SpiderRuns {
@@ -56,7 +59,7 @@ export class ForwardedHistory extends MonitorHistory {
   override async prune(url: string, now = Date.now()): Promise<number> {
     return await this.call('history.prune', [url, now]) as number;
   }
-  override async record(c: RelayCheck, published: { id: string; createdAt: number } | null = null): Promise<HealthRecord> {
+  override async record(c: RelayCheck, published: { id: string; createdAt: number; d?: string } | null = null): Promise<HealthRecord> {
     return await this.call('history.record', [c, published]) as HealthRecord;
   }
   override async noteCrawl(url: string, kinds: Record<string, number>, at = Date.now()): Promise<void> {

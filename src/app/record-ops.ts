@@ -16,7 +16,7 @@ import { MonitorHistory } from '../monitor/history.js';
 
 /** The records' write methods, as sent. */
 export type RecordOp =
-  | 'directory.discovered' | 'directory.applyResult' | 'runs.record'
+  | 'directory.discovered' | 'directory.applyResult' | 'directory.recordRelay' | 'runs.record'
   | 'candidates.setMeta' | 'candidates.add' | 'candidates.remove' | 'candidates.failed'
   | 'history.addSnapshot' | 'history.prune' | 'history.record' | 'history.noteCrawl';
 
@@ -93,6 +93,7 @@ export class RecordApplier {
     switch (op) {
       case 'directory.discovered': r = await this.directory.discovered(str(a[0], 'url'), num(a[1], 'hop'), arr<string>(a[2], 'referrers'), num(a[3], 'mentions'), num(a[4], 'now')); break;
       case 'directory.applyResult': r = await this.directory.applyResult(obj(a[0], 'result'), num(a[1], 'now')); break;
+      case 'directory.recordRelay': r = await this.directory.recordRelay(str(a[0], 'canonical'), arr<string>(a[1], 'confirmed').map((u) => str(u, 'alias')), arr<string>(a[2], 'kept').map((u) => str(u, 'alias')), num(a[3], 'now')); break;
       case 'runs.record': r = await this.runs.record(obj(a[0], 'summary'), str(a[1], 'by')); break;
       case 'candidates.setMeta': r = await this.candidates.setMeta(obj(a[0], 'meta')); break;
       case 'candidates.add': {

@@ -11,6 +11,7 @@ import { createMonitor, type Monitor } from '../monitor/monitor.js';
 import { forwardedRecords } from './forwarded-records.js';
 import { scratchEnv, type ScratchEnv } from '../spider/queue/scratch.js';
 import { AuthorBook } from '../spider/fetch/authors.js';
+import { ownSelfKey } from '../relay/nip11.js';
 
 /** Why a spider with this configuration has nothing to crawl, or null. */
 export function nothingToCrawl(c: Config['spider']): string | null {
@@ -59,7 +60,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
   if (monitor && opened.pipeline) { const m = monitor; unfeed = opened.pipeline.onStored((ev) => m.seen(ev)); }
   const spider = createSpider({
     config: config.spider, store, sink, logger,
-    selfPubkey: config.info.pubkey || undefined,
+    selfPubkey: ownSelfKey(config.info),
     selfUrls,
     onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
     storeIsHome: opened.storeIsHome,

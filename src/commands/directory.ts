@@ -8,7 +8,7 @@
 // pages.
 import type { Config } from '../config.js';
 import { RelayDirectory } from '../directory/records.js';
-import { directoryView, formatDirectory, parseServes, TEXT_WIDTH, utc, wrap, type DirectoryRow } from '../directory/view.js';
+import { directoryView, formatDirectory, parseServes, rowOf, TEXT_WIDTH, utc, wrap, type DirectoryRow } from '../directory/view.js';
 import { normalizeRelayUrl } from '../remote/url.js';
 import { directoryDocument, healthLookups, openMonitorRecords, relayDetail, servingAnswer, type RelayDetail, type ServingAnswer } from '../monitor/document.js';
 import { monitorInfo } from '../app/directory-pages.js';
@@ -37,6 +37,7 @@ const ms = (v: number | null) => (v === null ? '-' : `${v} ms`);
 function formatDetail(r: DirectoryRow, d: RelayDetail): string {
   const lines = [
     r.url,
+    `  aliases:      ${r.aliases.join(', ') || '-'}${r.aliases.length ? ' (other URLs that reach this relay: crawled and listed as it)' : ''}`,
     `  crawl:        ${r.state}${r.hop >= 0 ? `, hop ${r.hop}` : ', found by the finder'}, last ${utc(r.lastCrawl)}, next attempt ${utc(r.nextAttempt)}`,
     `  events:       ${r.fetched ?? '-'} fetched, ${r.stored ?? '-'} stored in the last crawl; ${r.storedTotal} stored in all`,
     `  quirks:       ${r.quirks.join(', ') || '-'}`,
@@ -124,9 +125,10 @@ export async function directoryCommand(config: Config, argv: string[], out: Node
     }
     if (relay !== undefined) {
       const url = normalizeRelayUrl(relay) ?? relay;
-      const row = view.rows.find((r) => r.url === url);
+      // an alias shows the relay it reaches
+      const row = rowOf(view, url);
       if (!row) throw new UsageError(`${relay} is not in the relay directory of ${config.dataDir}`);
-      const detail = relayDetail(url, row, records.history);
+      const detail = relayDetail(row.url, row, records.history);
       out.write((json ? JSON.stringify(detail, null, 2) : formatDetail(row, detail)) + '\n');
       return 0;
     }

@@ -7,10 +7,14 @@ export const infoSchema = z
     name: str('orbweaver', 'relay name shown in NIP-11 and on the status page'),
     description: str('A Nostr relay with a built-in directory spider', 'relay description (NIP-11)'),
     pubkey: pubkey('operator pubkey (NIP-11 pubkey, published as hex)'),
+    self: pubkey('the relay\'s own pubkey, apart from its operator\'s: events it publishes with its own key (NIP-11 self, published as hex)'),
     contact: str('', 'operator contact, e.g. mailto: or a URL (NIP-11)'),
     icon: str('', 'URL of an icon (NIP-11)'),
     banner: str('', 'URL of a banner image (NIP-11)'),
-    postingPolicy: str('', 'URL of the posting policy (NIP-11 posting_policy)'),
+    termsOfService: str('', 'URL of the terms of service (NIP-11 terms_of_service)'),
+    // NIP-11 dropped posting_policy (nostr-protocol/nips b914aef, 2026-02); its text called the page
+    // "detail and legal terms", which is what terms_of_service now names: an existing setting keeps working
+    postingPolicy: str('', 'URL of the posting policy: published as NIP-11 terms_of_service when info.termsOfService is unset (NIP-11 no longer has posting_policy)'),
   })
   .strict()
   .prefault({})

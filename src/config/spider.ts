@@ -89,6 +89,8 @@ export const spiderSchema = z
     pageDeadline: duration('60s', 'most time one page (a REQ to a remote relay, read to its EOSE) may take, whatever the relay sends; a page cut by it is not the end: paging asks again from where it stopped. Also the deadline of each of sync\'s REQs by id'),
     maxPageBytes: int(8 << 20, 'most bytes of frames one page may bring from a remote relay (refused ones included) before it is cut; paging asks again from where it stopped. Unchecked events are held only a window at a time (500 events or 4 MiB), so this bounds what a page keeps. At least maxEventBytes', 256),
     relayBudget: duration('10m', 'most time spent on one relay in one run'),
+    aliases: bool(true, 'recognise URLs of one server (host and port) that reach one relay under other paths by what they answer (the NIP-11 document and a small REQ), and crawl, list and monitor that relay once, its other URLs kept as aliases; off: every URL is crawled as a relay of its own'),
+    aliasRecheck: duration('7d', 'a URL shown to be an alias is trusted without asking it again for this long; then its answers are compared again (a URL that answers differently is split off and crawled on its own); 0 = every run'),
     pageSize: int(500, 'limit asked per page (lowered to a relay\'s NIP-11 max_limit)', 1, 5000),
     maxEventsPerRelay: int(1_000_000, 'most events taken from one relay in one run', 1),
     // a list's limit and its envelope (limits.maxListEventBytes): the network's largest follow lists

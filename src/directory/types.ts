@@ -168,6 +168,8 @@ export interface HopSummary {
   refused: number;
   /** skipped: our own relay, or waiting out a failure backoff */
   skipped: number;
+  /** URLs taken into the hop that reach a relay known under another URL: folded into it, not crawled */
+  aliases: number;
   events: FetchCounts;
 }
 
@@ -178,7 +180,11 @@ export interface SpiderSummary {
   seeds: number;
   seedsWithoutList: number;
   hops: HopSummary[];
-  relays: { total: number; reached: number; failed: number; refused: number; skipped: number };
+  /**
+   * URLs taken (total), relays reached, failed, refused, skipped; URLs folded into a relay known
+   * under another URL (aliases) and URLs asked what they answer to tell them apart (probed)
+   */
+  relays: { total: number; reached: number; failed: number; refused: number; skipped: number; aliases: number; probed: number };
   events: FetchCounts;
   /** a few failed relays with their error, for the operator */
   failures: Array<{ url: string; error: string }>;

@@ -82,6 +82,8 @@ export interface DirectoryRow {
   checkError: string | null;
   /** events per kind received from it in its last crawl */
   eventsByKind: Record<string, number>;
+  /** other URLs that reach this relay (docs/spider.md, "One relay under many URLs"): listed here, not as rows of their own */
+  aliases: string[];
 }
 
 /** What the NIP-66 monitor knows of a relay (src/monitor keeps it; see docs/monitor.md). */
@@ -177,6 +179,7 @@ export function directoryRow(rec: RelayRecord, ctx: ViewContext, crawling: Reado
     lastSeen: rec.lastSeen,
     ...healthFields(rec, ctx.health?.(rec.url)),
     eventsByKind: ctx.eventsByKind?.(rec.url) ?? {},
+    aliases: rec.aliases ?? [],
   };
 }
 
@@ -212,11 +215,11 @@ function healthFields(rec: RelayRecord, h: RelayHealth | undefined) {
   };
 }
 
-/** Every relay of the directory as rows, by hop then URL. */
+/** Every relay of the directory as rows, by hop then URL: one row per relay, its aliases on it, not rows of their own. */
 export function directoryView(records: Iterable<RelayRecord>, ctx: ViewContext): DirectoryView {
   const crawling = new Set(ctx.crawling ?? []);
   const rows: DirectoryRow[] = [];
-  for (const r of records) rows.push(directoryRow(r, ctx, crawling));
+  for (const r of records) if (r.aliasOf === undefined) rows.push(directoryRow(r, ctx, crawling));
   const hopOrder = (h: number) => (h < 0 ? Number.MAX_SAFE_INTEGER : h);
   rows.sort((a, b) => hopOrder(a.hop) - hopOrder(b.hop) || (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
   const byState = Object.fromEntries(RELAY_STATES.map((s) => [s, 0])) as Record<RelayState, number>;
@@ -368,4 +371,9 @@ export function formatDirectory(v: DirectoryView): string {
   }
   out.push(...wrap('errors, quirks, software, NIPs, probes: orbweaver directory --relay <url>; who serves a NIP now: --serves 50|45|77; every field: --json'));
   return out.join('\n');
+}
+
+/** The row of the relay `url` reaches: its own, or the row of the relay whose alias it is. */
+export function rowOf(v: DirectoryView, url: string): DirectoryRow | undefined {
+  return v.rows.find((r) => r.url === url) ?? v.rows.find((r) => r.aliases.includes(url));
 }

@@ -68,6 +68,7 @@ export async function checkRelay(url: string, o: CheckOptions): Promise<RelayChe
   // a refused REQ is a round trip but no read: rtt-read only for a served one (EVENT or EOSE)
   if (p.read !== undefined && p.closed === undefined) check.rtt.read = wholeMs(p.read);
   if (p.write?.ms !== undefined) check.rtt.write = wholeMs(p.write.ms);
+  if (write && p.write?.ok) check.acceptedKinds = [write.kind];
   check.answer = p.answer;
   check.online = p.opened && p.answer !== undefined;
   const note = (message: string, of: 'read' | 'write') => {

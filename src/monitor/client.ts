@@ -100,7 +100,7 @@ export const DIRECTORY_SCRIPT = String.raw`
   function wanted(r, q) {
     if (show && status(r) !== show) return false;
     if (!q) return true;
-    var text = [r.url, r.name || '', r.software || '', r.version || '', r.network || '', status(r), r.state, r.requirements.join(' '), r.nips.map(function (n) { return 'nip-' + n + ' nip' + n; }).join(' '), (r.differences || []).length ? 'differs ' + r.differences.join(' ') : ''].join(' ').toLowerCase();
+    var text = [r.url, (r.aliases || []).join(' '), r.name || '', r.software || '', r.version || '', r.network || '', status(r), r.state, r.requirements.join(' '), r.nips.map(function (n) { return 'nip-' + n + ' nip' + n; }).join(' '), (r.differences || []).length ? 'differs ' + r.differences.join(' ') : ''].join(' ').toLowerCase();
     return q.split(/\s+/).every(function (w) { return text.indexOf(w) >= 0; });
   }
 
@@ -122,6 +122,8 @@ export const DIRECTORY_SCRIPT = String.raw`
       td = make('td', null, 'url');
       var a = make('a', v); a.href = '#relay=' + encodeURIComponent(v); if (r.name) a.title = r.name;
       td.appendChild(a);
+      // one row per relay: the other URLs that reach it are named on it, not listed as relays
+      if (r.aliases && r.aliases.length) { var al = make('span', ' +' + r.aliases.length + ' alias' + (r.aliases.length > 1 ? 'es' : ''), 'muted aliases'); al.title = r.aliases.join(', '); td.appendChild(al); }
     } else if (c.key === 'online') { td = make('td'); td.appendChild(make('span', status(r), 'pill s-' + status(r))); if (r.checkError) td.title = r.checkError; }
     else if (c.kind === 'pct') td = make('td', share(v), 'num');
     else if (c.kind === 'ms') td = make('td', millis(v), 'num');
@@ -232,6 +234,7 @@ export const DIRECTORY_SCRIPT = String.raw`
     var close = make('button', 'close', 'close'); close.type = 'button'; close.id = 'close-detail'; head.appendChild(close);
     var facts = [
       ['name', r.name || '-'],
+      ['aliases', r.aliases && r.aliases.length ? r.aliases.join(', ') + ' (other URLs that reach this relay)' : '-'],
       ['now', r.online === null || r.online === undefined ? 'not checked yet' : (r.online ? 'online' : 'offline') + ' at ' + stamp(r.lastCheck) + (r.checkError ? ' (' + r.checkError + ')' : '')],
       ['uptime', '24 h ' + share(d.stats.uptimeDay) + ' · 7 d ' + share(d.stats.uptimeWeek) + ' · 30 d ' + share(d.stats.uptimeMonth) + ' (' + d.checksInWindow + ' checks)'],
       ['software', [r.software, r.version].filter(Boolean).join(' ') || '-'],

@@ -21,6 +21,8 @@ export interface HealthRecord extends RelayHealth {
   /** the 30166 published for the latest online check, and its created_at (unix seconds) */
   published: string | null;
   publishedAt: number | null;
+  /** that 30166's `d` (absent: published before `d` took RFC 3986's "/", when it was the URL itself) */
+  publishedD?: string;
   rtt: RelayHealth['rtt'] & { nip11?: number };
   answer: string | null;
   /** the latest probes in full (limits, AUTH, details of each refusal); null: none ran */
@@ -68,7 +70,7 @@ export class MonitorHistory {
   }
 
   /** Keeps one check: its snapshot, the pruned history, and the relay's health with fresh figures. */
-  async record(c: RelayCheck, published: { id: string; createdAt: number } | null = null): Promise<HealthRecord> {
+  async record(c: RelayCheck, published: { id: string; createdAt: number; d?: string } | null = null): Promise<HealthRecord> {
     const snap: Snapshot = { t: c.checkedAt, on: c.online };
     if (c.rtt.open !== undefined) snap.o = c.rtt.open;
     if (c.rtt.read !== undefined) snap.r = c.rtt.read;
@@ -117,11 +119,18 @@ export class MonitorHistory {
       nip11Json: c.nip11Json ?? prev?.nip11Json ?? null,
       published: published?.id ?? prev?.published ?? null,
       publishedAt: published?.createdAt ?? prev?.publishedAt ?? null,
+      ...(published ? (published.d !== undefined ? { publishedD: published.d } : {}) : prev?.publishedD !== undefined ? { publishedD: prev.publishedD } : {}),
       answer: c.answer ?? null,
       probeReport: c.probes ?? (c.online ? null : prev?.probeReport ?? null),
     };
     await this.health.put(c.url, rec);
     return rec;
+  }
+
+  /** Its last 30166 was withdrawn (an alias: docs/spider.md): nothing stands published for it now. Its date stays, so a later 30166 is newer. */
+  async withdrawn(url: string): Promise<void> {
+    const prev = this.health.get(url);
+    if (prev?.published) await this.health.put(url, { ...prev, published: null });
   }
 
   latest(url: string): HealthRecord | undefined {

@@ -27,7 +27,7 @@ import type { WorkResult } from '../directory/types.js';
 import { checkRelay } from './check.js';
 import { MonitorHistory } from './history.js';
 import { monitorKey, type MonitorKey } from './key.js';
-import { announcementEvent, discoveryEvent, monitorProfile, monitorRelayList } from './nip66.js';
+import { announcementEvent, discoveryAddress, discoveryEvent, monitorProfile, monitorRelayList, retractionEvent } from './nip66.js';
 import { createPublisher, type Publisher } from './publish.js';
 
 /** The monitor's counters (src/app gives it the relay's Prometheus registry's; absent in `spider --once`). */
@@ -176,7 +176,11 @@ class MonitorService implements Monitor {
     const now = Math.floor(Date.now() / 1000);
     await publisher.publish(announcementEvent({ intervalMs: cfg.monitorInterval, timeoutMs: cfg.monitorTimeout, write: cfg.monitorWrite, probes: cfg.monitorProbes }, now));
     await publisher.publish(monitorProfile({ relayName: deps.config.info.name, relayUrl: deps.config.publicUrl || undefined }, now));
-    if (cfg.monitorRelays.length) await publisher.publish(monitorRelayList(cfg.monitorRelays, now));
+    // NIP-66: monitors SHOULD publish a kind 10002: where its events are — this relay (when its
+    // public URL is known) and the monitor relays
+    const home = normalizeRelayUrl(deps.config.publicUrl);
+    const relays = [...new Set([...(home ? [home] : []), ...cfg.monitorRelays])];
+    if (relays.length) await publisher.publish(monitorRelayList(relays, now));
     this.lastAnnounce = Date.now();
   }
 
@@ -185,6 +189,8 @@ class MonitorService implements Monitor {
     const out: string[] = [];
     for (const r of this.directory.all()) {
       if (r.lastOutcome === 'refused' || r.lastOutcome === 'self' || this.selfUrls.has(r.url)) continue;
+      // one relay, one 30166: its aliases are checked and published as the relay they reach
+      if (r.aliasOf !== undefined) continue;
       if (onlyNew && this.history.latest(r.url)) continue;
       out.push(r.url);
     }
@@ -209,8 +215,9 @@ class MonitorService implements Monitor {
   /** One relay's check: probed, published as 30166 when online, kept in the history; false when stopped meanwhile. */
   private async checkOne(url: string, s: CycleSummary, writeEvent: NostrEvent | undefined, signal: AbortSignal): Promise<boolean> {
     const { cfg, deps, history, log } = this;
+    const prev = history.latest(url);
     // the limits probe reads the most (up to 501 events): once a day per relay, its last result kept between
-    const lastLimits = history.latest(url)?.probeReport?.limits;
+    const lastLimits = prev?.probeReport?.limits;
     const limitsDue = !lastLimits?.at || Date.now() - lastLimits.at >= LIMITS_EVERY;
     const c = await checkRelay(url, { timeout: cfg.monitorTimeout, allowPrivate: cfg.allowPrivate, writeEvent, signal, resolve: deps.resolve, probes: cfg.monitorProbes ? { budget: cfg.monitorProbeBudget, limits: limitsDue } : undefined });
     if (c.probes && !c.probes.limits && lastLimits) c.probes.limits = lastLimits;
@@ -219,14 +226,21 @@ class MonitorService implements Monitor {
     s.checked++;
     deps.metrics?.checks.inc({ result: c.online ? 'online' : 'offline' });
     if (c.probes) for (const [nip, p] of [['50', c.probes.search], ['45', c.probes.count], ['77', c.probes.negentropy]] as const) if (p) deps.metrics?.probes?.inc({ nip, outcome: p.outcome });
-    let published: { id: string; createdAt: number } | null = null;
+    let published: { id: string; createdAt: number; d: string } | null = null;
     if (c.online) {
       s.online++;
       // a newer check must replace the older 30166: never the same second (the lower id would win)
-      const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (history.latest(url)?.publishedAt ?? 0) + 1);
+      const createdAt = Math.max(Math.floor(c.checkedAt / 1000), (prev?.publishedAt ?? 0) + 1);
       const { event, status } = await this.publisher.publish(discoveryEvent(c, createdAt));
-      if (status === 'stored' || status === 'duplicate') { published = { id: event.id, createdAt }; s.published++; deps.metrics?.published.inc(); }
-      else if (s.notStored++ === 0) log.warn({ url, status }, 'monitor: our ingest path did not store a 30166 (a policy of this relay refuses it?); counted in the cycle\'s notStored');
+      if (status === 'stored' || status === 'duplicate') {
+        published = { id: event.id, createdAt, d: discoveryAddress(url) };
+        s.published++;
+        deps.metrics?.published.inc();
+        // the last 30166 had another `d` (the URL before it took RFC 3986's "/"): another address,
+        // which the new event does not replace, so it is retracted (once: the record keeps the new d)
+        const oldD = prev?.published ? prev.publishedD ?? url : null;
+        if (oldD !== null && oldD !== published.d) await this.publisher.publish(retractionEvent({ pubkey: this.pubkey, oldAddress: oldD, id: prev!.published }, createdAt));
+      } else if (s.notStored++ === 0) log.warn({ url, status }, 'monitor: our ingest path did not store a 30166 (a policy of this relay refuses it?); counted in the cycle\'s notStored');
     }
     await history.record(c, published);
     this.changes++;
@@ -249,6 +263,7 @@ class MonitorService implements Monitor {
         this.changes++;
       }
       await this.checkAll(this.monitored(false), s);
+      if (!this.stopCtl.signal.aborted) await this.withdrawAliases();
       const d = await this.publisher.flush();
       s.delivered = d.delivered;
       s.deliveryFailures = d.failed;
@@ -261,6 +276,23 @@ class MonitorService implements Monitor {
     }
     log.info({ ms: s.finishedAt - s.startedAt, checked: s.checked, online: s.online, published: s.published, refused: s.refused, finder: s.finder, validator: s.validator }, 'monitor: cycle finished');
     return s;
+  }
+
+  /**
+   * A URL found to be an alias of another relay (the spider's aliases) is no longer checked; the
+   * 30166 it had as a relay of its own is withdrawn (kind 5), so that one relay is published once.
+   */
+  private async withdrawAliases(): Promise<void> {
+    const { history, log } = this;
+    for (const r of this.directory.all()) {
+      const last = r.aliasOf !== undefined ? history.latest(r.url) : undefined;
+      if (!last?.published) continue;
+      // the 30166 it had as a relay of its own, by id and by the d it was published under
+      const retraction = retractionEvent({ pubkey: this.pubkey, oldAddress: last.publishedD ?? r.url, id: last.published, reason: `${r.url} reaches the relay published as ${r.aliasOf}` }, Math.floor(Date.now() / 1000));
+      const { status } = await this.publisher.publish(retraction);
+      if (status === 'stored' || status === 'duplicate') await history.withdrawn(r.url);
+      log.info({ url: r.url, relay: r.aliasOf, status }, 'monitor: an alias\'s 30166 withdrawn');
+    }
   }
 
   /** Relays new in the directory get their first check now rather than at the next cycle. */

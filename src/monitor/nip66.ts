@@ -1,20 +1,33 @@
 // NIP-66 events as templates (pure: no I/O, no signing): the kind 30166 relay discovery event of one
-// check, the monitor's kind 10166 announcement, its kind 0 profile and kind 10002 relay list.
+// check, the monitor's kind 10166 announcement, its kind 0 profile and kind 10002 relay list, and
+// the kind 5 that retracts a 30166 published under an earlier spelling of its `d` tag. Written
+// against the NIP-66 text at nostr-protocol/nips db5fe3de (docs/nip-texts.md).
 //
-// Tag choices where NIP-66 leaves room (docs/monitor.md):
+// Tag choices where NIP-66 leaves room (docs/monitor.md, docs/nip-texts.md):
+// - `d` in RFC 3986's normal form, which the NIP asks for: a URL without a path gets "/"
+//   ("wss://relay.example/", as in the NIP's example and nostr-tools' normalizeURL), while the
+//   directory keys relays by the spider's spelling without it;
 // - rtt-* in whole milliseconds, rounded up (a loopback answer in 0.3 ms is 1, never 0);
 // - `timeout` as ["timeout", <check>, <ms>], the form of the NIP's example (its prose has the
 //   indexes the other way round; monitors in the wild follow the example);
-// - `s` carries the NIP-11 software and, when given, its version as a third element;
+// - only the single-letter tags NIP-66 lists (d n T N R t k g): single letters are what relays
+//   index and clients filter by, so one the NIP does not define is a filter with someone else's
+//   meaning (`l` left NIP-66 in b516adb; `s` is NIP-69's status). The relay's software and version
+//   are in the content (its NIP-11 document);
 // - the certificate of a wss:// relay as `ssl` (valid / !valid), `ssl-expires` (unix seconds) and
-//   `ssl-issuer`, the names BigBrotr's monitor uses;
+//   `ssl-issuer`, the names BigBrotr's monitor uses (NIP-66's list of tags says "include": longer
+//   names are room for such extensions);
 // - `N` and `T` as observed (src/monitor/probes/decide.ts): a NIP a probe saw served is published
 //   whether claimed or not, a claimed one the probe saw refused is not, the claim is kept where no
 //   probe can tell; `T Search` only for a relay that answered a search (with probes off: the claims);
 // - `R` from NIP-11's limitation, corrected by what the check saw: only a refusal shows a
 //   requirement (`auth-required:` makes `auth`, `payment-required:` makes `payment`, a write refused
 //   `restricted:` or `blocked:` makes `writes`, `pow:` makes `pow`). An AUTH challenge alone is no
-//   requirement: many relays challenge every connection and serve it without AUTH.
+//   requirement: many relays challenge every connection and serve it without AUTH;
+// - `t` from NIP-11's `tags`, lower-cased (NIP-24) and each once;
+// - `k` only for a kind the relay was seen to accept: the write test's event answered `OK true`.
+//   Nothing else tells a kind accepted or refused (a stored event may predate a rule; a refusal's
+//   reason rarely names the kind), and no NIP-11 field lists kinds since `retention` was removed.
 import type { Nip11Info } from '../remote/nip11.js';
 import type { Network, Observed, RelayCheck } from './types.js';
 import { decide } from './probes/decide.js';
@@ -72,19 +85,18 @@ export function requirements(nip11: Nip11Info | null, observed: Observed): strin
   return out;
 }
 
-/** NIP-66 `T` values that can be told from outside. */
-export function relayTypes(nip11: Nip11Info | null): string[] {
-  return nip11?.supported_nips?.includes(50) ? ['Search'] : [];
-}
-
-/** The supported NIPs of a NIP-11 document: each once, ascending, non-negative. */
-export function supportedNips(nip11: Nip11Info | null): number[] {
-  return [...new Set((nip11?.supported_nips ?? []).filter((n) => Number.isSafeInteger(n) && n >= 0))].sort((a, b) => a - b);
+/**
+ * The 30166 `d` of a relay: its URL in RFC 3986's normal form (section 6.2.3: an empty path is
+ * "/"). The directory's spelling (src/nostr/relay-url.ts) drops that slash; every other part is
+ * already normal there (scheme and host lower-cased, default port dropped).
+ */
+export function discoveryAddress(url: string): string {
+  return /^wss?:\/\/[^/]+$/.test(url) ? `${url}/` : url;
 }
 
 /** Kind 30166 for one check of an online relay. */
 export function discoveryEvent(c: RelayCheck, createdAt: number): EventTemplate {
-  const tags: string[][] = [['d', c.url], ['n', c.network]];
+  const tags: string[][] = [['d', discoveryAddress(c.url)], ['n', c.network]];
   if (c.rtt.open !== undefined) tags.push(['rtt-open', String(c.rtt.open)]);
   if (c.rtt.read !== undefined) tags.push(['rtt-read', String(c.rtt.read)]);
   if (c.rtt.write !== undefined) tags.push(['rtt-write', String(c.rtt.write)]);
@@ -92,15 +104,30 @@ export function discoveryEvent(c: RelayCheck, createdAt: number): EventTemplate 
   for (const n of pub.nips) tags.push(['N', String(n)]);
   for (const r of requirements(c.nip11, c.observed)) tags.push(['R', r]);
   for (const t of pub.types) tags.push(['T', t]);
-  if (c.nip11?.software) tags.push(c.nip11.version ? ['s', c.nip11.software, c.nip11.version] : ['s', c.nip11.software]);
-  for (const t of c.nip11?.tags ?? []) tags.push(['t', t]);
-  for (const l of c.nip11?.language_tags ?? []) tags.push(['l', l, 'ISO-639-1']);
+  for (const k of c.acceptedKinds ?? []) tags.push(['k', String(k)]);
+  // NIP-11's `tags` (gone from NIP-11 in b914aef, still served by many relays) as topics: NIP-24
+  // says a `t` value MUST be lowercase
+  for (const t of new Set((c.nip11?.tags ?? []).map((x) => x.toLowerCase()))) tags.push(['t', t]);
   if (c.ssl) {
     tags.push(['ssl', c.ssl.valid ? 'valid' : '!valid']);
     if (c.ssl.expires !== undefined) tags.push(['ssl-expires', String(c.ssl.expires)]);
     if (c.ssl.issuer) tags.push(['ssl-issuer', c.ssl.issuer]);
   }
   return { kind: RELAY_DISCOVERY_KIND, created_at: createdAt, tags, content: c.nip11Json ?? '' };
+}
+
+/**
+ * Kind 5 (NIP-09) retracting the 30166 this monitor published under an older `d` of the same relay
+ * (before `d` took RFC 3986's "/"): a new `d` is a new address, so the old event would otherwise
+ * stay beside the new one, ever older. The `a` tag removes every version at that address, the `e`
+ * tag the one known. Also for a URL found to be an alias of another relay (docs/spider.md, "One
+ * relay under many URLs"): the relay is published once, under its own URL, so what was said of the
+ * alias as a relay of its own is taken back (`reason` says so).
+ */
+export function retractionEvent(o: { pubkey: string; oldAddress: string; id: string | null; reason?: string }, createdAt: number): EventTemplate {
+  const tags: string[][] = [['a', `${RELAY_DISCOVERY_KIND}:${o.pubkey}:${o.oldAddress}`], ['k', String(RELAY_DISCOVERY_KIND)]];
+  if (o.id) tags.unshift(['e', o.id]);
+  return { kind: 5, created_at: createdAt, tags, content: o.reason ?? 'superseded: this relay\'s NIP-66 discovery event now has d in RFC 3986 normal form' };
 }
 
 /** The checks a monitor announces (`c` tags), in the order they run; the probes as `nip50`, `nip45`, `nip77`, `nip42`, `limits`. */

@@ -32,6 +32,8 @@ export interface RelayCheck {
    * showed it (src/monitor/nip66.ts, refusalRequirement). An AUTH challenge alone is none.
    */
   observed: Observed;
+  /** kinds the relay was seen to accept: the write test's event answered OK true (NIP-66 `k`) */
+  acceptedKinds?: number[];
   /** what the probes saw it serve (src/monitor/probes; absent: probes off, or the relay offline) */
   probes?: ProbeReport;
   /** why it is offline (or what went wrong on the way) */

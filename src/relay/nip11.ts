@@ -1,4 +1,9 @@
-// NIP-11 relay information document: what we are, and the limits we really enforce.
+// NIP-11 relay information document: what we are, and the limits we really enforce. Fields as in
+// NIP-11 at nostr-protocol/nips db5fe3de (docs/nip-texts.md):
+// posting_policy is gone from it (an info.postingPolicy is published as terms_of_service), `self`
+// and `terms_of_service` are in it. Two limitation fields are ours, not NIP-11's: max_filters
+// (NIP-11 dropped it in 611b635; this relay still refuses a REQ with more, and clients and spiders,
+// ours included, still read it) and max_lookup_limit.
 import type { Config } from '../config.js';
 import { SOFTWARE, VERSION } from './version.js';
 import { maxAnswerEvents } from '../nostr/lookups.js';
@@ -20,6 +25,7 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
       // the largest message decoded: an EVENT carrying a list (every other message: maxMessageLength)
       max_message_length: maxEventMessageLength(limits),
       max_subscriptions: limits.maxSubscriptions,
+      // not in NIP-11 since 611b635, enforced all the same (more filters: CLOSED)
       max_filters: limits.maxFilters,
       max_limit: limits.maxLimit,
       default_limit: limits.defaultLimit,
@@ -39,8 +45,18 @@ export function relayInfo(config: Config, extraNips: number[] = []): Record<stri
     },
   };
   // info.pubkey is hex: the config schema turns an npub into hex (NIP-11 wants hex)
-  for (const [key, value] of [['pubkey', info.pubkey], ['contact', info.contact], ['icon', info.icon], ['banner', info.banner], ['posting_policy', info.postingPolicy]] as const) {
+  const terms = info.termsOfService || info.postingPolicy;
+  for (const [key, value] of [['pubkey', info.pubkey], ['self', info.self], ['contact', info.contact], ['icon', info.icon], ['banner', info.banner], ['terms_of_service', terms]] as const) {
     if (value) doc[key] = value;
   }
   return doc;
+}
+
+/**
+ * The key the spider knows this relay by in a crawled relay's NIP-11 `self` (a crawl that meets it
+ * is a crawl of ourselves): `info.self`, which relayInfo publishes as `self`; without it the
+ * operator's key, what the spider compared before this relay published `self`.
+ */
+export function ownSelfKey(info: Config['info']): string | undefined {
+  return info.self || info.pubkey || undefined;
 }

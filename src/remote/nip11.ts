@@ -14,9 +14,8 @@ export interface Nip11Info {
   self?: string;
   supported_nips?: number[];
   limitation?: { max_limit?: number; max_subscriptions?: number; max_filters?: number; max_message_length?: number; auth_required?: boolean; payment_required?: boolean; restricted_writes?: boolean; min_pow_difficulty?: number };
-  /** topics (NIP-11 `tags`) and languages (`language_tags`), for the monitor's NIP-66 t and l tags */
+  /** topics (NIP-11 `tags`: removed from NIP-11 in b914aef, still served by many relays), for the monitor's NIP-66 `t` */
   tags?: string[];
-  language_tags?: string[];
 }
 
 const MAX_DOC = 64 * 1024;
@@ -32,9 +31,7 @@ export function sanitizeNip11(doc: unknown): Nip11Info | null {
   for (const k of ['name', 'software', 'version'] as const) { const v = str(d[k]); if (v !== undefined) out[k] = v; }
   for (const k of ['pubkey', 'self'] as const) { const v = str(d[k], 64); if (v && /^[0-9a-f]{64}$/.test(v)) out[k] = v; }
   if (Array.isArray(d.supported_nips)) out.supported_nips = d.supported_nips.filter((n) => Number.isSafeInteger(n)).slice(0, 200) as number[];
-  for (const k of ['tags', 'language_tags'] as const) {
-    if (Array.isArray(d[k])) out[k] = (d[k] as unknown[]).filter((t): t is string => typeof t === 'string' && t.length > 0 && t.length <= 64).slice(0, 20);
-  }
+  if (Array.isArray(d.tags)) out.tags = (d.tags as unknown[]).filter((t): t is string => typeof t === 'string' && t.length > 0 && t.length <= 64).slice(0, 20);
   const lim = d.limitation;
   if (typeof lim === 'object' && lim !== null && !Array.isArray(lim)) {
     const l = lim as Record<string, unknown>;

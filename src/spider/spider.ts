@@ -22,8 +22,11 @@ import { resolveSeeds } from './discovery/seeds.js';
 import { ingestSink, type EventSink } from '../ingest/sink.js';
 import { emptyStatus, formatSummary, metricsText, nothingCrawled, type HopSummary, type SpiderStatus, type SpiderSummary } from './status.js';
 import { addCounts, zeroCounts, type FetchCounts, type WorkItem, type WorkResult } from '../directory/types.js';
-import { normalizeRelayUrl, parseTarget, syntacticRefusal, type Target } from '../remote/url.js';
-import { sleep } from '../lib/sleep.js';
+import { normalizeRelayUrl, resolveTarget, syntacticRefusal, type Target } from '../remote/url.js';
+import { HostGate, hostOf, spreadHosts } from './hosts.js';
+import { RunIdentities, type HostTask } from './aliases/identify.js';
+import { probeIdentity, type RelayAnswer } from '../remote/identity.js';
+import type { RelayRecord } from '../directory/records.js';
 import { LateAuthors } from './late-authors.js';
 
 export type SpiderConfig = Config['spider'];
@@ -179,6 +182,12 @@ class SpiderRun {
   private readonly opts: CrawlOptions;
   /** results of the hop being worked still to come (the local workers stop when none is left) */
   private remaining = 0;
+  /** a hop's hosts are still being identified: more items may come (the local workers wait for them) */
+  private feeding = false;
+  /** politeness per server, for the whole run: the crawl and the identification of a host's URLs */
+  private readonly gate: HostGate;
+  /** which URLs are one relay (null: spider.aliases off) */
+  private readonly identities: RunIdentities | null;
   /** relays asked by author, recorded after the run's last pass (late-authors.ts) */
   private readonly late = new LateAuthors();
 
@@ -187,12 +196,14 @@ class SpiderRun {
     const started = this.started;
     this.summary = {
       startedAt: started, finishedAt: started, durationMs: 0, seeds: 0, seedsWithoutList: 0, hops: [],
-      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0 }, events: this.events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
+      relays: { total: 0, reached: 0, failed: 0, refused: 0, skipped: 0, aliases: 0, probed: 0 }, events: this.events, failures: [], refusals: [], bootstrapFailures: [], aborted: false,
     };
     Object.assign(status, { running: true, phase: 'seeds', hop: -1, relaysDone: 0, relaysTotal: 0, relaysDoneRun: 0, events: this.events, current: [] });
     this.shared = sharedState(core.authors, cfg.concurrency);
     this.queue = openQueue(core);
     this.opts = crawlOptions(cfg);
+    this.gate = new HostGate(cfg.pause);
+    this.identities = cfg.aliases ? this.runIdentities() : null;
     log.info({ hops: cfg.hops, kinds: directoryKinds(cfg), seeds: cfg.seeds.length, admins: cfg.admins.length }, 'spider: run started');
   }
 
@@ -237,32 +248,41 @@ class SpiderRun {
   private async crawlHop(hop: number, candidates: Candidate[], seen: Set<string>): Promise<Candidate[]> {
     const { cfg, log, status, directory } = this.core;
     const { summary } = this;
-    const h: HopSummary = { hop, relays: 0, reached: 0, failed: 0, refused: 0, skipped: 0, events: zeroCounts() };
+    const h: HopSummary = { hop, relays: 0, reached: 0, failed: 0, refused: 0, skipped: 0, aliases: 0, events: zeroCounts() };
     summary.hops.push(h);
-    const room = cfg.maxRelays - summary.relays.total;
+    // relays, not URLs: a relay's aliases do not use up the run's room
+    const room = cfg.maxRelays - (summary.relays.total - summary.relays.aliases);
     if (room <= 0) { log.info({ hop, maxRelays: cfg.maxRelays }, 'spider: relay cap reached'); return []; }
     candidates = candidates.slice(0, room);
     for (const c of candidates) seen.add(c.url);
     h.relays = candidates.length;
     summary.relays.total += candidates.length;
     const items = await this.hopItems(h, candidates);
-    Object.assign(status, { hop, relaysDone: 0, relaysTotal: items.length });
-    log.info({ hop, relays: candidates.length, fetching: items.length, refused: h.refused, skipped: h.skipped }, `spider: hop ${hop} started`);
+    // URLs of one host that may reach one relay are identified first; the rest is crawled at once
+    const plan = this.identities ? this.identities.plan(items) : { now: items, hosts: [] };
+    Object.assign(status, { hop, relaysDone: 0, relaysTotal: 0 });
+    log.info({ hop, relays: candidates.length, fetching: plan.now.length, identifying: plan.hosts.length, refused: h.refused, skipped: h.skipped }, `spider: hop ${hop} started`);
 
-    await this.workHop(spreadHosts(items), (r) => this.record(h, r));
+    const probed = this.identities?.counts.asked ?? 0;
+    await this.workHop(h, spreadHosts(plan.now), plan.hosts, (r) => this.record(h, r));
     summary.relays.reached += h.reached;
     summary.relays.failed += h.failed;
     summary.relays.refused += h.refused;
     summary.relays.skipped += h.skipped;
-    log.info({ hop, reached: h.reached, failed: h.failed, refused: h.refused, skipped: h.skipped, fetched: h.events.fetched, stored: h.events.stored }, `spider: hop ${hop} done`);
+    summary.relays.aliases += h.aliases;
+    summary.relays.probed += (this.identities?.counts.asked ?? 0) - probed;
+    log.info({ hop, reached: h.reached, failed: h.failed, refused: h.refused, skipped: h.skipped, aliases: h.aliases, fetched: h.events.fetched, stored: h.events.stored }, `spider: hop ${hop} done`);
+    // a relay reached through an alias is seen under its canonical URL too
+    const relays = [...new Set(candidates.map((c) => directory.relayOf(c.url)))];
+    for (const u of relays) seen.add(u);
     if (hop >= cfg.hops) return [];
     // Next hop from every relay of this hop, with the links remembered from earlier runs too.
     const linksByRelay = new Map<string, Record<string, number>>();
-    for (const c of candidates) {
-      const links = { ...directory.get(c.url)?.links };
+    for (const u of relays) {
+      const links = { ...directory.get(u)?.links };
       // a relay asked by author is recorded after the run's last pass: this run's links are held with it
-      for (const [u, n] of Object.entries(this.late.links(c.url) ?? {})) links[u] = Math.max(links[u] ?? 0, n);
-      if (Object.keys(links).length) linksByRelay.set(c.url, links);
+      for (const [v, n] of Object.entries(this.late.links(u) ?? {})) links[v] = Math.max(links[v] ?? 0, n);
+      if (Object.keys(links).length) linksByRelay.set(u, links);
     }
     return nextHop(linksByRelay, seen, cfg.maxRelaysPerHop);
   }
@@ -289,10 +309,39 @@ class SpiderRun {
         h.skipped++;
         log.info({ url: c.url, hop, failures: rec.failures }, 'spider: relay in failure backoff, skipped');
       } else {
-        items.push({ url: c.url, hop, kinds: directoryKinds(cfg), discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate });
+        items.push(this.item(rec, hop));
       }
     }
     return items;
+  }
+
+  private item(rec: RelayRecord, hop: number): WorkItem {
+    const { cfg } = this.core;
+    return { url: rec.url, hop, kinds: directoryKinds(cfg), discover: hop < cfg.hops, quirks: rec.quirks, cursors: rec.cursors, nip11: rec.nip11 ?? null, allowPrivate: cfg.allowPrivate };
+  }
+
+  /**
+   * The run's identification of URLs that reach one relay (aliases/identify.ts): each URL asked at
+   * most once, through the run's gate, for what it answers about events dated up to an hour before
+   * the run (a second fixed for the run, so that events a busy relay takes meanwhile change nothing).
+   */
+  private runIdentities(): RunIdentities {
+    const { cfg, deps, directory, log, selfUrls } = this.core;
+    const until = Math.floor(this.started / 1000) - 3600;
+    const ask = async (url: string): Promise<RelayAnswer> => {
+      try {
+        const target = await (deps.resolve ?? resolveTarget)(url, cfg.allowPrivate);
+        return await probeIdentity(target, { until, connectTimeout: cfg.connectTimeout, timeout: cfg.idleTimeout, maxEventBytes: cfg.maxEventBytes, maxBytes: pageBytes(cfg), signal: this.signal });
+      } catch (e) {
+        return { nip11: null, answer: null, events: 0, asked: false, error: (e as Error).message };
+      }
+    };
+    // a relay named only through one of its aliases: crawled like a candidate of the hop, if it may be
+    const itemFor = (rec: RelayRecord, hop: number): WorkItem | null =>
+      selfUrls.has(rec.url) || rec.lastOutcome === 'self' || syntacticRefusal(rec.url, cfg.allowPrivate) || RelayDirectory.retryAt(rec, { base: cfg.failureBackoff, max: cfg.maxFailureBackoff }) > Date.now()
+        ? null
+        : this.item(rec, hop);
+    return new RunIdentities({ directory, gate: this.gate, ask, itemFor, recheck: cfg.aliasRecheck, signal: this.signal, log });
   }
 
   /** One relay's result: into the directory, the monitor's figures, the hop's and the run's tallies, the log. */
@@ -319,27 +368,58 @@ class SpiderRun {
 
   /**
    * Puts a hop's items through the queue, works them with `concurrency` local workers, collects
-   * results. Politeness per server (host and port), not per worker: one fetch at a time from a
-   * server (one connection, whatever the URL's path) and `pause` between two fetches from it; a
-   * worker goes on with other servers meanwhile.
+   * results. The hosts whose URLs are identified first (up to `concurrency` hosts at a time, each
+   * URL asked through the gate) add their relays to the queue as they are done, while the other
+   * relays are crawled. Politeness per server (host and port), not per worker: one fetch at a time
+   * from a server (one connection, whatever the URL's path) and `pause` between two fetches from
+   * it; a worker goes on with other servers meanwhile.
    */
-  private async workHop(items: WorkItem[], onResult: (r: WorkResult) => Promise<void>): Promise<void> {
-    const { cfg } = this.core;
+  private async workHop(h: HopSummary, items: WorkItem[], hosts: HostTask[], onResult: (r: WorkResult) => Promise<void>): Promise<void> {
+    const { cfg, log, status } = this.core;
     const { queue, signal } = this;
-    if (items.length === 0) return;
-    await queue.enqueue(items);
+    if (items.length === 0 && hosts.length === 0) return;
+    let expected = 0;
+    const add = async (more: WorkItem[]) => {
+      if (more.length === 0) return;
+      expected += more.length;
+      this.remaining += more.length;
+      status.relaysTotal += more.length;
+      await queue.enqueue(more);
+    };
+    this.remaining = 0;
+    await add(items);
+    this.feeding = hosts.length > 0;
+    const identifying = (async () => {
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(cfg.concurrency, hosts.length) }, async () => {
+        while (next < hosts.length && !signal.aborted) {
+          const t = hosts[next++]!;
+          let items = t.items;
+          try {
+            const r = await t.run();
+            h.aliases += r.folded;
+            h.skipped += r.skipped;
+            items = r.items;
+          } catch (e) {
+            // identifying is an economy, not a condition of the crawl: its URLs are crawled as before
+            log.warn({ host: t.host, err: (e as Error).message }, 'spider: could not identify a host\'s relays; its URLs are crawled one by one');
+            this.identities?.crawlAsIs(t.host, items);
+          }
+          await add(spreadHosts(items));
+        }
+      }));
+    })().finally(() => { this.feeding = false; });
     const workers = cfg.redis && !cfg.work ? 0 : cfg.concurrency;
-    const hosts = new HostGate(cfg.pause);
-    this.remaining = items.length;
-    const running = Array.from({ length: workers }, () => this.work(hosts));
+    const running = Array.from({ length: workers }, () => this.work(this.gate));
     let got = 0;
-    while (got < items.length && !signal.aborted) {
+    while ((this.feeding || got < expected) && !signal.aborted) {
       const r = await queue.result(200);
       if (!r) continue;
       got++;
       this.remaining--;
       await onResult(r);
     }
+    await identifying;
     await Promise.all(running);
     // Work finished after a stop still records its cursors and quirks.
     for (let r = await queue.result(0); r; r = await queue.result(0)) await onResult(r);
@@ -354,7 +434,9 @@ class SpiderRun {
     const items = this.late.items(authors.end, directoryKinds(cfg), cfg.allowPrivate);
     if (items.length === 0 || this.signal.aborted) return;
     log.info({ relays: items.length }, 'spider: asking the relays that answer only by author for the authors learnt after their crawl');
-    await this.workHop(spreadHosts(items), async (r) => {
+    // no host to identify (these relays were crawled under these URLs): the hop passed is left as it is
+    const last = this.summary.hops[this.summary.hops.length - 1]!;
+    await this.workHop(last, spreadHosts(items), [], async (r) => {
       const h = this.late.fold(r);
       if (h) { addCounts(h.events, r.counts); addCounts(this.events, r.counts); }
     });
@@ -364,9 +446,9 @@ class SpiderRun {
   private async work(hosts: HostGate): Promise<void> {
     const { deps, sink, known, log, homeItems, status } = this.core;
     const { queue, signal } = this;
-    while (this.remaining > 0 && !signal.aborted) {
+    while ((this.feeding || this.remaining > 0) && !signal.aborted) {
       const lease = await queue.lease(50);
-      if (!lease) { if (queue.pending() === 0) return; continue; }
+      if (!lease) { if (queue.pending() === 0 && !this.feeding) return; continue; }
       const host = hostOf(lease.item.url);
       await hosts.acquire(host, signal);
       status.current.push(lease.item.url);
@@ -414,54 +496,4 @@ function sumWithRun(totals: FetchCounts, run: FetchCounts): FetchCounts {
 
 function blankResult(url: string, hop: number, now: number): WorkResult {
   return { url, hop, outcome: 'failed', nip11: null, quirks: {}, cursors: {}, counts: zeroCounts(), links: {}, ignoredLists: 0, startedAt: now, durationMs: 0 };
-}
-
-/**
- * The server a relay URL connects to: host and port. URLs that differ only in their path (one relay
- * under several spellings, or several relays behind one server) share its politeness; another port
- * is another server.
- */
-export function hostOf(url: string): string {
-  try { const t = parseTarget(url); return `${t.hostname}:${t.port}`; } catch { return url; }
-}
-
-/** Orders a hop's items so that relays of one host are as far apart as possible (round robin by host). */
-export function spreadHosts(items: WorkItem[]): WorkItem[] {
-  const byHost = new Map<string, WorkItem[]>();
-  for (const it of items) {
-    const h = hostOf(it.url);
-    const list = byHost.get(h);
-    if (list) list.push(it); else byHost.set(h, [it]);
-  }
-  const lists = [...byHost.values()];
-  const out: WorkItem[] = [];
-  for (let i = 0; out.length < items.length; i++) for (const l of lists) if (i < l.length) out.push(l[i]!);
-  return out;
-}
-
-/** One fetch at a time per host, and `pause` ms between two fetches from the same host. */
-class HostGate {
-  private busy = new Set<string>();
-  private freeAt = new Map<string, number>();
-  private waiters: Array<() => void> = [];
-
-  constructor(private readonly pause: number) {}
-
-  async acquire(host: string, signal: AbortSignal): Promise<void> {
-    for (;;) {
-      if (signal.aborted) return;
-      const wait = (this.freeAt.get(host) ?? 0) - Date.now();
-      if (!this.busy.has(host) && wait <= 0) break;
-      if (!this.busy.has(host)) await sleep(wait, signal);
-      else await new Promise<void>((r) => this.waiters.push(r));
-    }
-    this.busy.add(host);
-    this.freeAt.delete(host);
-  }
-
-  release(host: string): void {
-    this.busy.delete(host);
-    if (this.pause > 0) this.freeAt.set(host, Date.now() + this.pause);
-    for (const w of this.waiters.splice(0)) w();
-  }
 }

@@ -42,8 +42,9 @@ export function formatSummary(s: SpiderSummary): string {
   const lines = [
     `spider run ${s.aborted ? 'stopped early' : 'finished'} in ${secs(s.durationMs)} s (${new Date(s.startedAt).toISOString()})`,
     `seeds: ${s.seeds} (${s.seedsWithoutList} without a relay list)`,
-    ...s.hops.map((h) => `hop ${h.hop}: ${h.relays} relays, ${h.reached} reached, ${h.failed} failed, ${h.refused} refused, ${h.skipped} skipped; ${h.events.fetched} events fetched, ${h.events.stored} stored`),
+    ...s.hops.map((h) => `hop ${h.hop}: ${h.relays} relays, ${h.reached} reached, ${h.failed} failed, ${h.refused} refused, ${h.skipped} skipped${h.aliases ? `, ${h.aliases} aliases` : ''}; ${h.events.fetched} events fetched, ${h.events.stored} stored`),
     `relays: ${s.relays.total} total, ${s.relays.reached} reached, ${s.relays.failed} failed, ${s.relays.refused} refused, ${s.relays.skipped} skipped`,
+    ...(s.relays.aliases || s.relays.probed ? [`aliases: ${s.relays.aliases} URLs reach a relay crawled under another URL (${s.relays.probed} URLs asked what they answer)`] : []),
     `events: ${e.fetched} fetched, ${e.stored} stored, ${e.duplicate} duplicate, ${e.rejected} rejected, ${e.invalid} invalid (dropped), ${e.truncated} truncated` +
       (e.truncatedSlices ? `, ${e.truncatedSlices} stuck second(s) unproven` : ''),
     `work: ${e.verified} signatures checked, ${(e.bytes / 1e6).toFixed(1)} MB received`,

@@ -153,7 +153,7 @@ test('a crawl split across 3 worker processes: same store and directory as in-pr
   const ws = ['w1', 'w2', 'w3'].map((n) => worker(n, relay, key, longLease));
   await until(() => runFinished(relay) !== undefined, 60_000, 'the run to finish');
   const fin = runFinished(relay)!;
-  assert.deepEqual(fin.relays, { total: 6, reached: 6, failed: 0, refused: 0, skipped: 0 });
+  assert.deepEqual(fin.relays, { total: 6, reached: 6, failed: 0, refused: 0, skipped: 0, aliases: 0, probed: 0 });
   const work = ws.map(acked);
   assert.equal(work.flat().length, 6, `each relay acked once: ${JSON.stringify(work)}`);
   assert.equal(new Set(work.flat()).size, 6);
@@ -209,7 +209,7 @@ test('an item that always fails (its events cannot be delivered) lands in the de
   const relay = await coordinator(key, { ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '2' });
   const w = worker('keyless', relay, key, { ORBWEAVER_SPIDER_WORKER_KEY: '', ORBWEAVER_SPIDER_DELIVERY_TIMEOUT: '800ms', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '2' });
   await until(() => runFinished(relay) !== undefined, 60_000, 'the run to finish');
-  assert.deepEqual(runFinished(relay)!.relays, { total: 2, reached: 0, failed: 2, refused: 0, skipped: 0 });
+  assert.deepEqual(runFinished(relay)!.relays, { total: 2, reached: 0, failed: 2, refused: 0, skipped: 0, aliases: 0, probed: 0 });
   const dead = (await redis.cli('LRANGE', `${key}:dead`, '0', '-1')).split('\n').map((l) => JSON.parse(l) as { url: string; attempt: number; error: string });
   assert.deepEqual(dead.map((d) => d.url).sort(), [r0.url, r0b.url].sort());
   for (const d of dead) {
@@ -228,7 +228,7 @@ test('a worker stricter than its coordinator (spider.allowPrivate off): its refu
   const relay = await coordinator(key, { ORBWEAVER_SPIDER_HOPS: '0', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '2' });
   const w = worker('strict', relay, key, { ORBWEAVER_SPIDER_ALLOW_PRIVATE: '0', ORBWEAVER_SPIDER_MAX_ATTEMPTS: '2' });
   await until(() => runFinished(relay) !== undefined, 60_000, 'the run to finish');
-  assert.deepEqual(runFinished(relay)!.relays, { total: 2, reached: 0, failed: 2, refused: 0, skipped: 0 }, 'not refused: the relays\' addresses are allowed by the coordinator');
+  assert.deepEqual(runFinished(relay)!.relays, { total: 2, reached: 0, failed: 2, refused: 0, skipped: 0, aliases: 0, probed: 0 }, 'not refused: the relays\' addresses are allowed by the coordinator');
   assert.equal(net[1].total + net[2].total, 0, 'the worker never contacts what its own settings refuse');
   await w.kill('SIGTERM');
   await relay.stop();

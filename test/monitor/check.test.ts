@@ -20,6 +20,7 @@ import { RelayDirectory } from '../../src/directory/records.js';
 import { configSchema } from '../../src/config/schema.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { RelayCheck } from '../../src/monitor/types.js';
+import { assertNip66, type SignedEvent } from './nip66-validator.js';
 
 const NIP11 = { name: 'honest', software: 'git+https://example.com/relay.git', version: '2.1.0', supported_nips: [1, 11, 42, 50], limitation: { auth_required: false, payment_required: false }, tags: ['test'] };
 const opts = { timeout: 1500, allowPrivate: true };
@@ -79,6 +80,7 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
     const writeEvent = sign(keypair().sk, 10166, Math.floor(Date.now() / 1000), [['frequency', '3600']]);
     const wc = await checkRelay(honest.url, { ...opts, writeEvent });
     assert.ok(wc.rtt.write! >= 1);
+    assert.deepEqual(wc.acceptedKinds, [10166], 'OK true: the kind written is one the relay accepts (NIP-66 k)');
     assert.deepEqual(honest.events.map((e) => e.id), [writeEvent.id]);
     const cw = await checkRelay(closedWrites.url, { ...opts, writeEvent });
     assert.equal(cw.rtt.write, undefined);
@@ -86,6 +88,7 @@ test('checks: an honest relay, hostile NIP-11 documents, a silent relay, AUTH, d
     const rf = await checkRelay(refusing.url, { ...opts, writeEvent });
     assert.equal(rf.rtt.write, undefined);
     assert.equal(rf.observed.writes, 'restricted: not on the list');
+    assert.equal(rf.acceptedKinds, undefined, 'a refusal names no kind it refuses');
     const aw = await checkRelay(auth.url, { ...opts, writeEvent });
     assert.equal(aw.rtt.write, undefined, 'OK false is no write');
   } finally {
@@ -113,6 +116,12 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     const fixed = keypair();
     assert.equal(monitorKey(nsecEncode(fixed.sk), home.dir).pubkey, fixed.pk, 'a configured key (nsec) wins');
 
+    // a 30166 published before `d` took RFC 3986's "/" (d = the URL as the directory spells it)
+    const mk = monitorKey('', home.dir);
+    const old = sign(mk.secretKey, 30166, Math.floor(Date.now() / 1000) - 600, [['d', honest.url], ['n', 'clearnet']]);
+    assert.equal((await home.ingest(old, { source: 'monitor' })).status, 'stored');
+    await monitor.history.record({ url: honest.url, checkedAt: Date.now() - 600_000, network: 'clearnet', online: true, rtt: {}, nip11: null, observed: {} }, { id: old.id, createdAt: old.created_at });
+
     const s1 = await monitor.runOnce();
     assert.deepEqual([s1.checked, s1.online, s1.published, s1.announced], [3, 2, 2, true]);
     assert.equal(unsafe.connections + unsafe.nip11Requests, 0, 'a refused relay is never contacted');
@@ -124,17 +133,23 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
       assert.ok(verifyEvent(ev), 'valid signature');
     }
     const byD = new Map(d1.map((e) => [tag(e, 'd')[0][0], e]));
-    const h = byD.get(honest.url)!;
-    assert.ok(h, '30166 for the honest relay, d = its URL');
+    const h = byD.get(`${honest.url}/`)!;
+    assert.ok(h, '30166 for the honest relay, d = its URL in RFC 3986 normal form ("/" for the empty path)');
     assert.deepEqual(tag(h, 'N').map((t) => Number(t[0])), NIP11.supported_nips);
     assert.deepEqual(tag(h, 'n'), [['clearnet']]);
-    assert.deepEqual(tag(h, 's'), [[NIP11.software, NIP11.version]]);
+    assert.deepEqual([tag(h, 's'), tag(h, 'l'), tag(h, 't')], [[], [], [['test']]], 'software in the content, not in an `s` tag; topics as `t`');
     assert.deepEqual(tag(h, 'T'), [['Search']]);
     assert.deepEqual(tag(h, 'R'), [['!auth'], ['!payment']]);
     assert.ok(Number(tag(h, 'rtt-open')[0][0]) > 0 && Number(tag(h, 'rtt-read')[0][0]) > 0);
     assert.deepEqual(JSON.parse(h.content), NIP11);
-    assert.deepEqual(tag(byD.get(auth.url)!, 'R'), [['auth']]);
-    assert.equal(byD.has(silent.url), false, 'an offline relay gets no 30166');
+    assert.deepEqual(tag(byD.get(`${auth.url}/`)!, 'R'), [['auth']]);
+    assert.equal(byD.has(`${silent.url}/`), false, 'an offline relay gets no 30166');
+    // the 30166 under the old d is retracted by a kind 5, once; the new one stands
+    assert.deepEqual(await q({ kinds: [30166], tags: [['d', [honest.url]]] }), [], 'the old address is deleted');
+    const retractions = stored.filter((e) => e.kind === 5);
+    assert.equal(retractions.length, 1);
+    assert.deepEqual(tag(retractions[0], 'a'), [[`30166:${monitor.pubkey}:${honest.url}`]]);
+    assert.deepEqual(tag(retractions[0], 'e'), [[old.id]]);
 
     const ann = await q({ kinds: [10166], authors: [monitor.pubkey] });
     assert.equal(ann.length, 1);
@@ -148,17 +163,20 @@ test('a monitor cycle: one 30166 per online relay, signed, with NIP-66 tags; 101
     // a second cycle: the 30166 are replaced (one per relay), each check is a snapshot, no new announcement
     const s2 = await monitor.runOnce();
     assert.equal(s2.announced, false);
+    assert.equal(stored.filter((e) => e.kind === 5).length, 1, 'retracted once: the record keeps the new d');
+    assertNip66(stored as SignedEvent[]);
     assert.equal((await q({ kinds: [30166] })).length, 2, 'still one 30166 per relay');
-    assert.equal(monitor.history.snapshots(honest.url).length, 2);
+    assert.equal(monitor.history.snapshots(honest.url).length, 3, 'the seeded check of the old 30166 and two');
     assert.equal(monitor.history.snapshots(silent.url).length, 2);
     const hs = monitor.history.latest(silent.url)!;
     assert.deepEqual([hs.online, hs.uptimeDay, hs.lastOnline, hs.checks], [false, 0, null, 2]);
     const hh = monitor.history.latest(honest.url)!;
-    const h1 = monitor.history.snapshots(honest.url);
+    const h1 = monitor.history.snapshots(honest.url).slice(1);
     assert.ok(hh.probeReport?.limits?.at !== undefined && hh.probeReport.limits.at < h1[1].t, 'the limits are probed once a day: the first check\'s kept at the second');
     assert.deepEqual(h1.map((x) => x.p?.['50']), ['served', 'served'], 'each check keeps its probe outcomes, like its round-trip times');
     assert.deepEqual([hh.online, hh.uptimeDay, hh.software, hh.nips], [true, 1, NIP11.software, NIP11.supported_nips]);
-    assert.equal(hh.published, stored.filter((e) => e.kind === 30166 && tag(e, 'd')[0][0] === honest.url).at(-1)!.id);
+    assert.equal(hh.published, stored.filter((e) => e.kind === 30166 && tag(e, 'd')[0][0] === `${honest.url}/`).at(-1)!.id);
+    assert.equal(hh.publishedD, `${honest.url}/`);
     await monitor.stop();
   } finally {
     await Promise.all([honest, auth, silent, unsafe].map((r) => r.close()));

@@ -15,6 +15,8 @@ import { keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { FakeRelay } from '../fixtures/fake-relay.js';
 import type { DirectoryDocument, RelayDetail, ServingAnswer } from '../../src/monitor/document.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import { discoveryAddress } from '../../src/monitor/nip66.js';
+import { assertNip66, type SignedEvent } from './nip66-validator.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 const values = (ev: NostrEvent, name: string) => ev.tags.filter((t) => t[0] === name).map((t) => t[1]);
@@ -50,9 +52,11 @@ test('probes on real relays: N and T as observed, differences shown, the finder 
     assert.deepEqual(d.rows.map((r) => [r.url, r.online]).sort(), targets.map((u) => [u, true]).sort(), 'every target validated, checked and online');
 
     const { events } = await cl.query({ kinds: [30166] });
+    assertNip66(events as SignedEvent[]);
+    // d is the URL in RFC 3986 normal form ("/" for an empty path), the directory's rows the spider's spelling
     const byUrl = new Map(events.map((e) => [values(e, 'd')[0], e]));
-    const N = (url: string) => values(byUrl.get(url)!, 'N').map(Number);
-    const T = (url: string) => values(byUrl.get(url)!, 'T');
+    const N = (url: string) => values(byUrl.get(discoveryAddress(url))!, 'N').map(Number);
+    const T = (url: string) => values(byUrl.get(discoveryAddress(url))!, 'T');
 
     // orbweaver, search on: it claims and serves 45, 50, 77; it challenges on demand (a DM REQ)
     assert.deepEqual(row(searchOn.url).probes, { 50: 'served', 45: 'served', 77: 'served', 42: 'challenge on demand' }, JSON.stringify(row(searchOn.url)));
@@ -93,7 +97,7 @@ test('probes on real relays: N and T as observed, differences shown, the finder 
     assert.deepEqual(await serving('77'), [searchOn.url, searchOff.url, modest.url, ...(strfry ? [strfry.url] : [])].sort());
     assert.equal((await fetch(`${monitor.httpUrl}/directory.json?serves=everything`)).status, 400);
     const fromN = (await cl.query({ kinds: [30166], '#N': ['50'] })).events.map((e) => values(e, 'd')[0]).sort();
-    assert.deepEqual(fromN, [searchOn.url, modest.url].sort(), 'clients get the same from #N');
+    assert.deepEqual(fromN, [searchOn.url, modest.url].map(discoveryAddress).sort(), 'clients get the same from #N');
     assert.equal(d.summary.serving.find((s) => s.nip === 50)!.relays, 2);
     assert.ok(d.summary.differing >= 2);
 

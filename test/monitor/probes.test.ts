@@ -10,19 +10,25 @@ import { checkRelay } from '../../src/monitor/check.js';
 import { discoveryEvent } from '../../src/monitor/nip66.js';
 import { decide } from '../../src/monitor/probes/decide.js';
 import { authObservation } from '../../src/monitor/probes/auth.js';
-import { matchesWord } from '../../src/monitor/probes/search.js';
+import { matchesWord, searchWordFrom } from '../../src/monitor/probes/search-word.js';
 import { UNCLAIMED_TIMEOUT_MS } from '../../src/monitor/probes/run.js';
 import type { ProbeReport } from '../../src/monitor/probes/types.js';
 import { parseServes, serves, servingNow, type DirectoryRow } from '../../src/directory/view.js';
 import type { RelayCheck } from '../../src/monitor/types.js';
+import { finalizeEvent, generateSecretKey } from 'nostr-tools/pure';
+import { nip66Problems, type SignedEvent } from './nip66-validator.js';
 
 const opts = { timeout: 1000, allowPrivate: true, probes: { budget: 5000 } };
 const tagValues = (tags: string[][], name: string) => tags.filter((t) => t[0] === name).map((t) => t[1]);
 const profile = (content: Record<string, string>) => ({ id: 'a'.repeat(64), pubkey: 'b'.repeat(64), kind: 0, created_at: 1_700_000_000, tags: [], content: JSON.stringify(content), sig: 'c'.repeat(128) });
 const PROFILES = [profile({ name: 'alice', about: 'nostr dev' }), profile({ name: 'bob', about: 'cats' }), profile({ name: 'Nostr fan' })];
 
+const sk = generateSecretKey();
+
+/** The N and T a check publishes; its 30166 must be valid per NIP-66 whatever the relay did. */
 function published(c: RelayCheck) {
   const ev = discoveryEvent(c, 1);
+  assert.deepEqual(nip66Problems(finalizeEvent(ev, sk) as SignedEvent), [], `the 30166 of ${c.url}`);
   return { N: tagValues(ev.tags, 'N').map(Number), T: tagValues(ev.tags, 'T') };
 }
 
@@ -77,17 +83,33 @@ test('auth observation and word matching (pure)', () => {
   assert.equal(matchesWord(PROFILES[1], 'nostr'), false);
   assert.equal(matchesWord({ kind: 1, content: 'nostr' }, 'nostr'), false, 'kind 0 only');
   assert.equal(matchesWord('nostr', 'nostr'), false);
+  assert.equal(matchesWord(profile({ name: 'Zoë' }), 'ZOE'), true, 'folded: case and accents do not decide');
+  assert.equal(matchesWord({ kind: 0, tags: [], content: '{"name":"Zo\\u00eb"}' }, 'zoe'), true, 'an escaped character in the content JSON');
+});
+
+test('the search word comes from a profile the relay served (pure)', () => {
+  // names first (every search indexes them), the longest usable word of the first name that has one
+  assert.equal(searchWordFrom(PROFILES), 'alice');
+  assert.equal(searchWordFrom([profile({ name: 'Al', about: 'mountains and rivers' }), profile({ display_name: 'Wandering Zoë' })]), 'wandering', 'a later profile\'s name before an about');
+  assert.equal(searchWordFrom([profile({ name: 'bob', about: 'I climb mountains' })]), 'mountains', 'no usable name: the about');
+  assert.equal(searchWordFrom([profile({ name: 'Zoë Ñandú' })]), 'nandu', 'folded as this relay\'s search folds (ñandú is nandu; zoë is too short)');
+  assert.equal(searchWordFrom([profile({ name: 'さとし', about: 'x1234 42 a_b' })]), null, 'unspaced scripts, digits, short words: none usable');
+  assert.equal(searchWordFrom([{ kind: 0, content: 'not json' }, { kind: 1, content: '{"name":"notes"}' }, 'garbage', null]), null, 'only readable kind 0 profiles');
 });
 
 test('probes: claims refused, served without claims, ignored search, limits, AUTH on demand', async () => {
   const liar = await new FakeRelay({ nip11: { supported_nips: [1, 11, 45, 50, 77] }, search: 'refuse', neg: 'refuse', count: 'refuse', profiles: PROFILES }).start();
   const modest = await new FakeRelay({ nip11: { supported_nips: [1, 11] }, search: 'serve', neg: 'serve', count: 'hll', authOnDemand: true, profiles: PROFILES }).start();
-  const ignores = await new FakeRelay({ nip11: { supported_nips: [1, 50] }, search: 'ignore', profiles: PROFILES, count: 'garbage' }).start();
+  // every profile it holds says the word taken from them ("nostr"): only the nonsense word tells it ignores `search`
+  const ignores = await new FakeRelay({ nip11: { supported_nips: [1, 50] }, search: 'ignore', profiles: [PROFILES[2], PROFILES[0]], count: 'garbage' }).start();
   const limited = await new FakeRelay({ nip11: { supported_nips: [1], limitation: { max_limit: 50, max_filters: 3, max_subscriptions: 4 } }, kind1: 200, maxLimit: 100, maxFilters: 2, maxSubs: 4 }).start();
   const mostlyOff = await new FakeRelay({ search: 'ignore', profiles: [PROFILES[1], PROFILES[1], PROFILES[0]] }).start();
   const greeter = await new FakeRelay({ challengeOnConnect: true }).start();
+  // search served, profiles that never say "nostr": the word comes from them
+  const plain = await new FakeRelay({ search: 'serve', profiles: [profile({ name: 'Wanderer', about: 'mountains and rivers' }), profile({ name: 'bob', about: 'cats' })] }).start();
+  const none = await new FakeRelay({ search: 'serve' }).start();
   const members = await new FakeRelay({ behaviour: 'auth', nip11: { supported_nips: [1, 42], limitation: { auth_required: true } } }).start();
-  const all = [liar, modest, ignores, limited, greeter, members, mostlyOff];
+  const all = [liar, modest, ignores, limited, greeter, members, mostlyOff, plain, none];
   try {
     const l = await checkRelay(liar.url, opts);
     assert.equal(l.online, true);
@@ -105,9 +127,15 @@ test('probes: claims refused, served without claims, ignored search, limits, AUT
 
     const i = await checkRelay(ignores.url, opts);
     assert.equal(i.probes?.search?.outcome, 'wrong');
-    assert.equal(i.probes?.search?.detail, 'a nonsense word was answered with events: search ignored', 'two of its three profiles say "nostr": the nonsense word tells');
+    assert.equal(i.probes?.search?.detail, 'a nonsense word was answered with events: search ignored', 'both its profiles say "nostr": the nonsense word tells');
+    assert.deepEqual([i.probes?.search?.word, i.probes?.search?.wordFrom], ['nostr', 'profile']);
     const i2 = await checkRelay(mostlyOff.url, opts);
-    assert.deepEqual([i2.probes?.search?.outcome, i2.probes?.search?.detail], ['wrong', '2 of 3 events do not contain "nostr"']);
+    assert.deepEqual([i2.probes?.search?.outcome, i2.probes?.search?.detail], ['wrong', '2 of 3 events do not contain "alice"']);
+    const p = await checkRelay(plain.url, opts);
+    assert.deepEqual([p.probes?.search?.outcome, p.probes?.search?.word, p.probes?.search?.wordFrom], ['served', 'wanderer', 'profile'], 'a relay whose profiles never say "nostr" is seen to search');
+    assert.deepEqual(published(p).T, ['Search']);
+    const n = await checkRelay(none.url, opts);
+    assert.deepEqual([n.probes?.search?.outcome, n.probes?.search?.word, n.probes?.search?.wordFrom], ['empty', 'nostr', 'fallback'], 'no profile served: the fallback word, and no verdict');
     assert.equal(i.probes?.count?.outcome, 'wrong');
     assert.equal(i.probes?.negentropy?.outcome, 'silent', 'NEG-OPEN ignored: no answer within the timeout');
     assert.deepEqual(published(i), { N: [1], T: [] });

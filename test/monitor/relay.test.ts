@@ -17,6 +17,8 @@ import { keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { FakeRelay } from '../fixtures/fake-relay.js';
 import { makeCerts } from '../fixtures/certs.js';
 import type { DirectoryDocument, RelayDetail } from '../../src/monitor/document.js';
+import { discoveryAddress } from '../../src/monitor/nip66.js';
+import { assertNip66, type SignedEvent } from './nip66-validator.js';
 
 const certs = makeCerts();
 const now = () => Math.floor(Date.now() / 1000);
@@ -66,8 +68,9 @@ test('the relay\'s monitor: finder -> validator -> checks, certificates, pages a
     assert.equal(secure.sslExpires, c.expires * 1000);
     assert.equal(secure.sslIssuer, 'Orbweaver Test CA');
     assert.equal(secure.sslValid, true);
-    const { events } = await cl.query({ kinds: [30166], '#d': [tlsGood.url] });
-    assert.equal(events.length, 1);
+    const { events } = await cl.query({ kinds: [30166], '#d': [discoveryAddress(tlsGood.url)] });
+    assert.equal(events.length, 1, 'd: the URL in RFC 3986 normal form');
+    assertNip66([...events, ...(await cl.query({ kinds: [10166, 0, 10002, 5], authors: [monitorKey.pk] })).events] as SignedEvent[]);
     const ev = events[0];
     assert.equal(ev.pubkey, monitorKey.pk, 'signed by ORBWEAVER_SPIDER_MONITOR_KEY');
     assert.ok(verifyEvent(ev));

@@ -11,6 +11,8 @@ import { Client, sleep } from '../helpers/client.js';
 import { keypair, relayList } from '../fixtures/test-relay.js';
 import { FakeRelay } from '../fixtures/fake-relay.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import { normalizeRelayUrl } from '../../src/remote/url.js';
+import { assertNip66, type SignedEvent } from './nip66-validator.js';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -30,10 +32,11 @@ test('NIP-66 requirements: each R tag and rtt tag says what the check saw', asyn
     assert.equal((await cl.publish(relayList(keypair().sk, now(), targets))).ok, true);
     const published = new Map<string, NostrEvent>();
     for (let i = 0; i < 600 && published.size < targets.length; i++) {
-      for (const ev of (await cl.query({ kinds: [30166] })).events) published.set(ev.tags.find((t) => t[0] === 'd')![1], ev);
+      for (const ev of (await cl.query({ kinds: [30166] })).events) published.set(normalizeRelayUrl(ev.tags.find((t) => t[0] === 'd')![1])!, ev);
       if (published.size < targets.length) await sleep(100);
     }
     assert.deepEqual([...published.keys()].sort(), [...targets].sort(), 'every relay was checked and announced');
+    assertNip66([...published.values()] as SignedEvent[]);
     const R = (url: string) => published.get(url)!.tags.filter((t) => t[0] === 'R').map((t) => t[1]);
     const rtt = (url: string) => published.get(url)!.tags.filter((t) => t[0].startsWith('rtt-')).map((t) => t[0]).sort();
 

@@ -18,6 +18,8 @@ import { monitorKey } from '../../src/monitor/key.js';
 import { openStore } from '../../src/store/index.js';
 import { MonitorHistory } from '../../src/monitor/history.js';
 import { normalizeRelayUrl } from '../../src/remote/url.js';
+import { discoveryAddress } from '../../src/monitor/nip66.js';
+import { assertNip66, type SignedEvent } from './nip66-validator.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
@@ -68,9 +70,10 @@ test('spider --once with the monitor: one signed 30166 per reached relay and one
     assert.equal(announcements.length, 1);
     assert.equal(announcements[0].pubkey, key.pubkey);
     assert.ok(verifyEvent(announcements[0]));
-    assert.deepEqual(discovery.map((e) => e.tags.find((t) => t[0] === 'd')![1]).sort(), [r0.url, r1.url, r2.url, r3.url].sort(), 'one 30166 per reached relay, d = its URL');
+    assert.deepEqual(discovery.map((e) => e.tags.find((t) => t[0] === 'd')![1]).sort(), [r0.url, r1.url, r2.url, r3.url].map(discoveryAddress).sort(), 'one 30166 per reached relay, d = its URL in RFC 3986 normal form');
+    assertNip66([...discovery, ...announcements] as SignedEvent[]);
     for (const ev of discovery) {
-      const url = ev.tags.find((t) => t[0] === 'd')![1];
+      const url = normalizeRelayUrl(ev.tags.find((t) => t[0] === 'd')![1])!;
       assert.equal(ev.pubkey, key.pubkey);
       assert.ok(verifyEvent(ev), `signature of the 30166 of ${url}`);
       assert.ok(Number(ev.tags.find((t) => t[0] === 'rtt-open')?.[1]) > 0, `rtt-open > 0 for ${url}`);

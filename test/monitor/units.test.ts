@@ -3,7 +3,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { relaysNamedBy } from '../../src/directory/finder.js';
-import { announcementEvent, discoveryEvent, networkOf, refusalRequirement, requirements, wholeMs } from '../../src/monitor/nip66.js';
+import { finalizeEvent, generateSecretKey, getPublicKey } from 'nostr-tools/pure';
+import { announcementEvent, discoveryAddress, discoveryEvent, monitorProfile, monitorRelayList, networkOf, refusalRequirement, requirements, retractionEvent, wholeMs, type EventTemplate } from '../../src/monitor/nip66.js';
+import { nip66Problems, type SignedEvent } from './nip66-validator.js';
 import { dailyUptime, percentile, relayStats, DAY } from '../../src/monitor/stats.js';
 import { directorySummary, directoryView, type RelayHealth } from '../../src/directory/view.js';
 import type { RelayRecord } from '../../src/directory/records.js';
@@ -24,28 +26,47 @@ test('finder sources: kind 3 content, kind 2 content, r tags of the chosen kinds
   assert.deepEqual(relaysNamedBy(ev(1, [['r', 'wss://note.example']]), { rKinds: [1] }), [{ url: 'wss://note.example', source: 'r tag of kind 1' }]);
   assert.deepEqual(relaysNamedBy(ev(30166, [['d', 'wss://seen.example'], ['n', 'clearnet']]), o), [{ url: 'wss://seen.example', source: 'NIP-66 30166' }]);
   assert.deepEqual(relaysNamedBy(ev(30166, [['d', 'wss://mine.example']], '', 'f'.repeat(64)), o), [], 'our own 30166 are no news');
+  assert.deepEqual(relaysNamedBy(ev(30166, [['d', 'wss://Slash.example/']]), o), [{ url: 'wss://slash.example', source: 'NIP-66 30166' }], 'd in RFC 3986 form: the directory\'s spelling');
+  assert.deepEqual(relaysNamedBy(ev(30166, [['d', 'c'.repeat(64)]]), o), [], 'a relay named by its pubkey (NIP-66: not reachable by URL) is nothing to check');
   assert.deepEqual(relaysNamedBy(ev(3, [], '{not json'), o), []);
   const absurd = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`wss://r${i}.example`, {}]));
   assert.deepEqual(relaysNamedBy(ev(3, [], JSON.stringify(absurd)), o), [], 'absurd maps are ignored');
 });
 
-test('NIP-66 templates: 30166 tags from a check, 10166 frequency, timeouts and checks', () => {
+const sk = generateSecretKey();
+const signed = (t: EventTemplate) => finalizeEvent(t, sk) as SignedEvent;
+
+test('NIP-66 templates: 30166 tags from a check, 10166 frequency, timeouts and checks; each valid per the NIP text', () => {
   const c: RelayCheck = {
     url: 'wss://relay.example', checkedAt: 1_700_000_000_000, network: 'clearnet', online: true,
     rtt: { open: 12, read: 7, write: 30, nip11: 5 }, answer: 'eose',
-    nip11: { name: 'R', software: 'git+https://github.com/hoytech/strfry.git', version: '1.0.4', supported_nips: [11, 1, 50, 1], limitation: { auth_required: false, payment_required: true, min_pow_difficulty: 0 }, tags: ['cats'], language_tags: ['en'] },
+    nip11: { name: 'R', software: 'git+https://github.com/hoytech/strfry.git', version: '1.0.4', supported_nips: [11, 1, 50, 1], limitation: { auth_required: false, payment_required: true, min_pow_difficulty: 0 }, tags: ['Cats', 'cats', 'sfw-only'] },
     nip11Json: '{"name":"R"}', ssl: { valid: true, expires: 1_800_000_000, issuer: "Let's Encrypt" }, observed: { auth: 'auth-required: sign in' },
+    acceptedKinds: [10166],
   };
   const t = discoveryEvent(c, 1_700_000_000);
   assert.equal(t.kind, 30166);
   assert.equal(t.content, '{"name":"R"}');
+  // no `s` (software: in the content) and no `l` (gone from NIP-66); `k` from the write test; `t` lower-cased, once
   assert.deepEqual(t.tags, [
-    ['d', 'wss://relay.example'], ['n', 'clearnet'], ['rtt-open', '12'], ['rtt-read', '7'], ['rtt-write', '30'],
+    ['d', 'wss://relay.example/'], ['n', 'clearnet'], ['rtt-open', '12'], ['rtt-read', '7'], ['rtt-write', '30'],
     ['N', '1'], ['N', '11'], ['N', '50'],
     ['R', 'auth'], ['R', 'payment'], ['R', '!pow'],
-    ['T', 'Search'], ['s', 'git+https://github.com/hoytech/strfry.git', '1.0.4'], ['t', 'cats'], ['l', 'en', 'ISO-639-1'],
+    ['T', 'Search'], ['k', '10166'], ['t', 'cats'], ['t', 'sfw-only'],
     ['ssl', 'valid'], ['ssl-expires', '1800000000'], ['ssl-issuer', "Let's Encrypt"],
   ]);
+  assert.deepEqual(nip66Problems(signed(t)), []);
+  // d in RFC 3986's normal form: a URL without a path gets "/", one with a path is kept
+  assert.deepEqual(['wss://relay.example', 'ws://127.0.0.1:7000', 'wss://[::1]:7000', 'wss://relay.example/inbox', 'wss://relay.example/a/b'].map(discoveryAddress),
+    ['wss://relay.example/', 'ws://127.0.0.1:7000/', 'wss://[::1]:7000/', 'wss://relay.example/inbox', 'wss://relay.example/a/b']);
+  const offlineLike: RelayCheck = { url: 'ws://abc.onion', checkedAt: 1, network: 'tor', online: true, rtt: {}, nip11: null, observed: {} };
+  assert.deepEqual(discoveryEvent(offlineLike, 2).tags, [['d', 'ws://abc.onion/'], ['n', 'tor']], 'no document, nothing measured: d and n only');
+  assert.deepEqual(nip66Problems(signed(discoveryEvent(offlineLike, 2))), []);
+  // the retraction of a 30166 published under the older d, and the companions of the announcement
+  const pk = getPublicKey(sk);
+  const r = retractionEvent({ pubkey: pk, oldAddress: 'wss://relay.example', id: 'e'.repeat(64) }, 5);
+  assert.deepEqual([r.kind, r.tags], [5, [['e', 'e'.repeat(64)], ['a', `30166:${pk}:wss://relay.example`], ['k', '30166']]]);
+  for (const x of [r, monitorProfile({ relayName: 'Home', relayUrl: 'wss://home.example' }, 5), monitorRelayList(['wss://home.example', 'wss://m.example'], 5)]) assert.deepEqual(nip66Problems(signed(x)), [], JSON.stringify(x));
   assert.deepEqual(requirements(null, { writes: 'restricted: no' }), ['writes']);
   assert.deepEqual(requirements({ limitation: { auth_required: false, payment_required: false, restricted_writes: false } }, {}), ['!auth', '!payment', '!writes'], 'the claims stand where no refusal contradicts them');
   // what a refusal shows, by its prefix and what was refused
@@ -67,6 +88,7 @@ test('NIP-66 templates: 30166 tags from a check, 10166 frequency, timeouts and c
     ['c', 'nip11'], ['c', 'ssl'], ['c', 'open'], ['c', 'read'],
   ]);
   assert.ok(announcementEvent({ intervalMs: 1000, timeoutMs: 1, write: true }, 5).tags.some((x) => x[0] === 'c' && x[1] === 'write'));
+  for (const o of [{ write: false }, { write: true, probes: true }]) assert.deepEqual(nip66Problems(signed(announcementEvent({ intervalMs: 3_600_000, timeoutMs: 10_000, ...o }, 5))), []);
 });
 
 const NOW = Date.UTC(2026, 10, 20, 12, 0, 0);

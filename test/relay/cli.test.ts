@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, rmSync } from 'node:fs';
+import { writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, ROOT, tempDir, startRelayProcess } from '../helpers/relay-process.js';
 
@@ -65,6 +65,15 @@ test('help, the env listing and unknown commands', () => {
   for (const line of settings) assert.match(line, /^ORBWEAVER_[A-Z0-9_]+=('[^']*'|\S*)  # [\w.]+( \(also [A-Z0-9_, ]+\))?: \S/, line);
   r = run(['frobnicate']);
   assert.equal(r.status, 2);
+});
+
+test('docs/configuration.md is what `orbweaver config --markdown` prints (the schema is its one source)', () => {
+  const r = run(['config', '--markdown']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^\| `spider\.live\.maxHop` \| `ORBWEAVER_SPIDER_LIVE_MAX_HOP` \|/m);
+  assert.match(r.stdout, /^\| `limits\.maxListEventBytes` \| `ORBWEAVER_LIMITS_MAX_LIST_EVENT_BYTES` \| `1048576` \|/m);
+  const committed = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+  assert.equal(committed, r.stdout, 'docs/configuration.md is stale: run `node dist/src/cli.js config --markdown > docs/configuration.md`');
 });
 
 test('SIGTERM stops the relay cleanly with exit code 0', async () => {

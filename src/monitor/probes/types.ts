@@ -21,6 +21,12 @@ export interface NipProbe {
   ms?: number;
 }
 
+export interface SearchProbe extends NipProbe {
+  /** the word searched for, and where it came from: a profile the relay served, or the fallback ("nostr") when it served none with a usable word */
+  word?: string;
+  wordFrom?: 'profile' | 'fallback';
+}
+
 export interface CountProbe extends NipProbe {
   /** the answer carried an `hll` field: true when it is 256 registers in hex, false when malformed */
   hll?: boolean;
@@ -48,7 +54,7 @@ export interface LimitsProbe {
 
 export interface ProbeReport {
   /** NIP-50 */
-  search?: NipProbe;
+  search?: SearchProbe;
   /** NIP-77 */
   negentropy?: NipProbe;
   /** NIP-45 */

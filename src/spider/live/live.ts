@@ -117,8 +117,13 @@ export function createLive(deps: LiveDeps): Live {
   const excluded = withinMaxHop(excludedRelays(cfg, deps.directory, deps.selfUrls), deps.directory, lc.maxHop);
 
   async function chooseNow(): Promise<Chosen[]> {
-    const writeScores = await writeRelayScores(deps.store, { weight: deps.weight, maxTags: cfg.maxRelayTagsPerList });
-    const general = deps.directory.all().map((r) => ({ url: r.url, stored: r.storedTotal }));
+    // one relay, one connection: an alias's writers count for the relay it reaches, which is followed under its canonical URL
+    const writeScores = new Map<string, number>();
+    for (const [u, n] of await writeRelayScores(deps.store, { weight: deps.weight, maxTags: cfg.maxRelayTagsPerList })) {
+      const to = deps.directory.relayOf(u);
+      writeScores.set(to, (writeScores.get(to) ?? 0) + n);
+    }
+    const general = deps.directory.all().filter((r) => r.aliasOf === undefined).map((r) => ({ url: r.url, stored: r.storedTotal }));
     const chosen = chooseLive({ writeScores, general, max: lc.maxRelays, generalShare: lc.generalShare, excluded });
     if (stopped) return chosen;
     const keep = new Set(chosen.map((c) => c.url));

@@ -82,7 +82,8 @@ export class OutboxRefresh {
       let ev: { pubkey?: unknown; tags?: unknown; created_at?: unknown };
       try { ev = JSON.parse(json) as typeof ev; } catch { continue; }
       if (typeof ev.pubkey !== 'string' || typeof ev.created_at !== 'number' || recentlyDone(ev.pubkey)) continue;
-      const relays = (writeRelays(ev.tags, o.maxTags) ?? []).filter((u) => !this.d.excluded(u));
+      // an alias is asked as the relay it reaches: one relay is not asked twice for one pubkey
+      const relays = [...new Set((writeRelays(ev.tags, o.maxTags) ?? []).map((u) => this.d.directory.relayOf(u)))].filter((u) => !this.d.excluded(u));
       if (relays.length === 0) continue;
       const uncrawled = relays.some((u) => this.d.directory.get(u)?.lastSuccess === undefined);
       if (ev.created_at >= staleBefore && !uncrawled) continue;

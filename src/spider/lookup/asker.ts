@@ -30,7 +30,7 @@ import { resolveTarget, type Target } from '../../remote/url.js';
 import { runPage } from '../fetch/page.js';
 import { Admitter, storeKnown } from '../fetch/admit.js';
 import { MAX_PENDING_EVENTS } from '../fetch/crawl.js';
-import { hostOf } from '../spider.js';
+import { hostOf } from '../hosts.js';
 import { FairSlots } from '../../lib/fair-slots.js';
 import { zeroCounts, type FetchCounts } from '../../directory/types.js';
 import { sleep } from '../../lib/sleep.js';
