@@ -65,7 +65,7 @@ export async function openStandaloneSpider(config: Config, logger: Logger, o: { 
     onRelayResult: monitor ? (r) => monitor!.noteCrawl(r) : undefined,
     storeIsHome: opened.storeIsHome,
     runBy: o.once ? 'orbweaver spider --once' : 'orbweaver spider',
-    records, authors: scratch ? new AuthorBook(scratch.env) : undefined,
+    records, authors: scratch ? new AuthorBook(scratch.env, undefined, true) : undefined,
   });
   return {
     spider, monitor,

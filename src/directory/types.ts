@@ -26,6 +26,26 @@ export interface Quirks {
   negentropy?: boolean;
   /** NIP-67: ended a stored answer with ["finish"] (paging stops at that page) */
   finish?: boolean;
+  /**
+   * refuses filters that name no authors (kind-only REQs): its kinds are paged by batches of the
+   * authors the spider knows (by-authors.ts), from the next run on without asking by kind first
+   */
+  authorsRequired?: boolean;
+  /** most authors it takes in one filter, learnt from a refusal of more (halved each time): batches by author keep under it */
+  maxAuthors?: number;
+  /**
+   * ms between two REQs that its rate limit allows, learnt from rate-limited answers (doubled on
+   * each one, pace.ts): every REQ to it starts at least this long after the one before
+   */
+  pace?: number;
+  /**
+   * Paged by authors: the last sweep was cut (budget, errors) at this position of the AuthorBook's
+   * order; the next sweep starts there and wraps round, so a relay whose sweep does not fit in one
+   * budget is covered over several runs instead of being asked for the same first authors each time.
+   */
+  authorsFrom?: number;
+  /** events it sent outside the since/until window asked for, in the last run (dropped) */
+  outsideWindow?: number;
 }
 
 /** All events of one kind with lo <= created_at <= hi have been fetched from the relay. */
@@ -98,6 +118,12 @@ export interface WorkItem {
    * reconciles just that range; paging goes by the cursors, which the catch-up sets to match.
    */
   since?: number;
+  /**
+   * Ask only by authors, from this position of the AuthorBook on (no wrap, no NIP-77, no paging by
+   * kind): the run's last pass over relays that answer only by author, for the authors it learnt
+   * after their crawl (late-authors.ts). Positions are this process's book's: never sent to Redis workers.
+   */
+  lateAuthors?: number;
 }
 
 export type RelayOutcome =
@@ -124,6 +150,11 @@ export interface WorkResult {
   kinds?: Record<string, number>;
   startedAt: number;
   durationMs: number;
+  /**
+   * Paged by authors: the AuthorBook's end (authors numbered in the order it learnt them) that every
+   * kind's sweep reached; authors learnt after it were not asked (late-authors.ts asks them).
+   */
+  authorsAt?: number;
 }
 
 // A crawl's summary: the spider reports it, the directory keeps it with each run (runs.ts).

@@ -145,6 +145,10 @@ export function quirkWords(q: Quirks): string[] {
   if (q.rateLimited) out.push(`rate-limited ×${q.rateLimited}`);
   if (q.invalid) out.push(`${q.invalid} invalid`);
   if (q.flooded) out.push('floods');
+  if (q.authorsRequired) out.push('answers only by author');
+  if (q.maxAuthors) out.push(`authors ≤ ${q.maxAuthors} per filter`);
+  if (q.pace) out.push(`paced ${q.pace} ms/REQ`);
+  if (q.outsideWindow) out.push(`${q.outsideWindow} outside since/until`);
   return out;
 }
 

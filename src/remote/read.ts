@@ -32,14 +32,19 @@ export const WINDOW_BYTES = 4 << 20;
 /** Refused events before a read can be called hostile (a few forged copies among honest ones are not). */
 export const HOSTILE_MIN = 8;
 
-/** Why `check` drops an event: a lie (shape, mismatch) or not (oversized: our own limit; repeat: seen in this read). */
-export type Drop = 'oversized' | 'shape' | 'mismatch' | 'repeat';
+/**
+ * Why `check` drops an event: a lie (shape, mismatch: another kind, author, id or tag) or not
+ * (oversized: our own limit; repeat: seen in this read; outside: what was asked but dated outside
+ * the filter's since/until, which relays with sloppy bounds send: dropped, not held against them).
+ */
+export type Drop = 'oversized' | 'shape' | 'mismatch' | 'repeat' | 'outside';
 
 /** What `check` returns for an event it drops (one shared instance per reason: no allocation per event). */
 export class Dropped {
   private constructor(readonly why: Drop) {}
   static readonly of: Record<Drop, Dropped> = {
     oversized: new Dropped('oversized'), shape: new Dropped('shape'), mismatch: new Dropped('mismatch'), repeat: new Dropped('repeat'),
+    outside: new Dropped('outside'),
   };
 }
 
@@ -98,7 +103,7 @@ export interface ReadResult<K> {
 export function readEvents<T, K = T>(client: RelayClient, r: ReadRequest<T, K>): Promise<ReadResult<K>> {
   const res: ReadResult<K> = {
     subId: '', end: 'eose', kept: [], events: 0, accepted: 0, bytes: 0,
-    dropped: { oversized: 0, shape: 0, mismatch: 0, repeat: 0 }, invalid: 0,
+    dropped: { oversized: 0, shape: 0, mismatch: 0, repeat: 0, outside: 0 }, invalid: 0,
   };
   let window: T[] = [];
   let windowBytes = 0;
@@ -223,4 +228,4 @@ export function readEvents<T, K = T>(client: RelayClient, r: ReadRequest<T, K>):
 
 /** Everything the read dropped or had refused, as one count (the callers' "invalid"). */
 export const refusedCount = (r: ReadResult<unknown>): number =>
-  r.dropped.oversized + r.dropped.shape + r.dropped.mismatch + r.invalid + (r.end === 'flood' ? 1 : 0);
+  r.dropped.oversized + r.dropped.shape + r.dropped.mismatch + r.dropped.outside + r.invalid + (r.end === 'flood' ? 1 : 0);

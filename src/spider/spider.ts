@@ -27,6 +27,7 @@ import { HostGate, hostOf, spreadHosts } from './hosts.js';
 import { RunIdentities, type HostTask } from './aliases/identify.js';
 import { probeIdentity, type RelayAnswer } from '../remote/identity.js';
 import type { RelayRecord } from '../directory/records.js';
+import { LateAuthors } from './late-authors.js';
 
 export type SpiderConfig = Config['spider'];
 
@@ -187,6 +188,8 @@ class SpiderRun {
   private readonly gate: HostGate;
   /** which URLs are one relay (null: spider.aliases off) */
   private readonly identities: RunIdentities | null;
+  /** relays asked by author, recorded after the run's last pass (late-authors.ts) */
+  private readonly late = new LateAuthors();
 
   constructor(private readonly core: SpiderCore, private readonly verifier: EventVerifier, private readonly signal: AbortSignal) {
     const { cfg, status, log } = core;
@@ -212,6 +215,7 @@ class SpiderRun {
       const seen = new Set<string>();
       status.phase = 'crawling';
       for (let hop = 0; hop <= cfg.hops && candidates.length > 0 && !this.signal.aborted; hop++) candidates = await this.crawlHop(hop, candidates, seen);
+      await this.askLateAuthors();
     } finally {
       await this.finish();
     }
@@ -275,8 +279,10 @@ class SpiderRun {
     // Next hop from every relay of this hop, with the links remembered from earlier runs too.
     const linksByRelay = new Map<string, Record<string, number>>();
     for (const u of relays) {
-      const rec = directory.get(u);
-      if (rec && Object.keys(rec.links).length) linksByRelay.set(u, rec.links);
+      const links = { ...directory.get(u)?.links };
+      // a relay asked by author is recorded after the run's last pass: this run's links are held with it
+      for (const [v, n] of Object.entries(this.late.links(u) ?? {})) links[v] = Math.max(links[v] ?? 0, n);
+      if (Object.keys(links).length) linksByRelay.set(u, links);
     }
     return nextHop(linksByRelay, seen, cfg.maxRelaysPerHop);
   }
@@ -342,8 +348,11 @@ class SpiderRun {
   private async record(h: HopSummary, r: WorkResult): Promise<void> {
     const { deps, directory, status, totals, log } = this.core;
     const { summary, events } = this;
-    await directory.applyResult(r);
-    deps.onRelayResult?.(r);
+    // a relay asked by author is recorded after the run's last pass (late-authors.ts), with it
+    if (this.queue instanceof RedisQueue || !this.late.hold(h, r)) {
+      await directory.applyResult(r);
+      deps.onRelayResult?.(r);
+    }
     status.relaysDone++;
     status.relaysDoneRun++;
     addCounts(h.events, r.counts);
@@ -416,6 +425,23 @@ class SpiderRun {
     for (let r = await queue.result(0); r; r = await queue.result(0)) await onResult(r);
   }
 
+  /**
+   * The run's last pass: relays that answer only REQs naming authors are asked for the authors the
+   * run learnt after their crawl (late-authors.ts); the figures go to the hop that crawled them.
+   */
+  private async askLateAuthors(): Promise<void> {
+    const { cfg, authors, log } = this.core;
+    const items = this.late.items(authors.end, directoryKinds(cfg), cfg.allowPrivate);
+    if (items.length === 0 || this.signal.aborted) return;
+    log.info({ relays: items.length }, 'spider: asking the relays that answer only by author for the authors learnt after their crawl');
+    // no host to identify (these relays were crawled under these URLs): the hop passed is left as it is
+    const last = this.summary.hops[this.summary.hops.length - 1]!;
+    await this.workHop(last, spreadHosts(items), [], async (r) => {
+      const h = this.late.fold(r);
+      if (h) { addCounts(h.events, r.counts); addCounts(this.events, r.counts); }
+    });
+  }
+
   /** A local worker: leases items of the hop and crawls them, one at a time per host, until none is left. */
   private async work(hosts: HostGate): Promise<void> {
     const { deps, sink, known, log, homeItems, status } = this.core;
@@ -453,6 +479,9 @@ class SpiderRun {
     summary.durationMs = summary.finishedAt - this.started;
     for (const k of Object.keys(events) as Array<keyof FetchCounts>) totals[k] += events[k];
     Object.assign(status, { running: false, phase: 'idle', hop: -1, current: [], lastRun: summary, runs: status.runs + 1 });
+    for (const r of this.late.take()) {
+      try { await directory.applyResult(r); deps.onRelayResult?.(r); } catch (e) { log.warn({ url: r.url, err: (e as Error).message }, 'spider: could not record a relay asked by author'); }
+    }
     try { status.directorySize = directory.count(); } catch { /* closed */ }
     if (!deps.queue) await this.queue.close();
     try { await runs.record(summary, deps.runBy ?? 'relay'); } catch (e) { log.warn({ err: (e as Error).message }, 'spider: could not record the run in the directory'); }

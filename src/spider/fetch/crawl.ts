@@ -4,7 +4,9 @@
 // this process or in a worker on another machine.
 import type { Logger } from 'pino';
 import { RelayClient } from '../../remote/client.js';
-import { fetchKind, splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './paging.js';
+import { splitSlices, type FetchContext, type FetchOptions, type KindFetch } from './paging.js';
+import { fetchKindOrByAuthors } from './by-authors.js';
+import { Pacer } from './pace.js';
 import { syncKind, triesNegentropy, type HomeItems, type NegentropyMode } from './negentropy.js';
 import { fetchNip11 } from '../../remote/nip11.js';
 import type { EventSink } from '../../ingest/sink.js';
@@ -97,11 +99,12 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     counts: zeroCounts(), links: {}, ignoredLists: 0, startedAt: started, durationMs: 0,
   };
   const finish = (): WorkResult => { result.durationMs = Date.now() - started; return result; };
-  // Per-run figures start afresh; the lasting quirks (cap, bounds, maxLimit) carry over.
+  // Per-run figures start afresh; the lasting quirks (cap, bounds, maxLimit, pace, authorsRequired) carry over.
   delete result.quirks.rateLimited;
   delete result.quirks.invalid;
   delete result.quirks.flooded;
   delete result.quirks.noCount;
+  delete result.quirks.outsideWindow;
 
   let target: Target;
   // the stricter of this process's rule and the coordinator's: a worker is never made to reach
@@ -151,15 +154,23 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
       // copy's were noted when the home stored it), every relay list feeds discovery (a copy's id
       // is checked first: its content is trusted only when it is the very event the home holds).
       onCurrent: (ev, copy) => {
-        if (!copy) authors.addFrom(ev);
-        if (item.discover && ev.kind === RELAY_LIST_KIND && (!copy || computeId(ev) === ev.id)) links.add(ev);
+        // A copy is trusted only once its id is recomputed (hashed at most once here): a remote may
+        // send anything under an id the home holds. A scratch book learns authors from copies too
+        // (authors.ts): relays that answer only by author are asked for them (by-authors.ts).
+        let genuine: boolean | undefined;
+        const isGenuine = () => (genuine ??= computeId(ev) === ev.id);
+        if (!copy || (authors.scratch && isGenuine())) authors.addFrom(ev);
+        if (item.discover && ev.kind === RELAY_LIST_KIND && (!copy || isGenuine())) links.add(ev);
       },
     });
     const ctx: FetchContext = {
       client, nip11: result.nip11, quirks: result.quirks, counts: result.counts,
       opts, signal: budget.signal, admitter, authors, pages, log,
       splitQueriesLeft: { n: opts.maxSplitQueries },
-      home: deps.home && triesNegentropy(opts.negentropy, result.nip11, result.quirks)
+      pacer: new Pacer(result.quirks),
+      // NIP-77 reconciles a kind's whole set: not with a relay that answers only by author, nor in
+      // the run's last pass over such relays (late authors only)
+      home: deps.home && item.lateAuthors === undefined && !result.quirks.authorsRequired && triesNegentropy(opts.negentropy, result.nip11, result.quirks)
         ? { items: deps.home.items, holds: (id) => inFlight.has(id) || deps.home!.holds(id) }
         : undefined,
     };
@@ -172,7 +183,8 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     await Promise.all(Array.from({ length: Math.min(parallel, kinds.length) }, async () => {
       while (next < kinds.length) {
         const kind = kinds[next++];
-        const k = (await syncWithin(deps.shared.syncs, () => syncKind(ctx, kind, now, negFailed, item.since), budget.signal)) ?? await fetchKind(ctx, kind, item.cursors[String(kind)], now);
+        const k = (await syncWithin(deps.shared.syncs, () => syncKind(ctx, kind, now, negFailed, item.since), budget.signal))
+          ?? await fetchKindOrByAuthors(ctx, kind, item.cursors[String(kind)], now, item.lateAuthors, item.since);
         done.push(k);
         if (k.cursor) result.cursors[String(kind)] = k.cursor;
         log.debug({ url: item.url, kind, complete: k.complete, error: k.error, events: k.events, stuck: k.stuck.length }, 'spider: kind fetched');
@@ -186,6 +198,7 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     result.links = links.links();
     result.ignoredLists = links.ignored;
     result.kinds = Object.fromEntries(done.map((k) => [String(k.kind), k.events]));
+    noteAuthorSweeps(result, done, item.lateAuthors !== undefined);
     const errors = done.filter((k) => k.error).map((k) => `kind ${k.kind}: ${k.error}`);
     const answered = done.some((k) => k.eose > 0 || k.synced) || result.counts.fetched > 0;
     if (done.some((k) => k.synced)) result.counts.nip77Relays = 1;
@@ -207,6 +220,20 @@ export async function crawlRelay(item: WorkItem, deps: CrawlDeps): Promise<WorkR
     if (client) result.counts.bytes += client.bytesIn;
     client?.close();
   }
+}
+
+/**
+ * Kinds asked by author (by-authors.ts): the book's end every sweep reached (the run's last pass asks
+ * the authors after it), and where the next run's sweep starts: at the earliest cut, or at the book's
+ * beginning once every sweep went round.
+ */
+function noteAuthorSweeps(result: WorkResult, done: KindFetch[], lastPass: boolean): void {
+  const reached = done.filter((k) => k.authorsAt !== undefined).map((k) => k.authorsAt!);
+  if (reached.length) result.authorsAt = Math.min(...reached);
+  if (lastPass) return;
+  const cut = done.filter((k) => k.authorsCut !== undefined).map((k) => k.authorsCut!);
+  if (cut.length) result.quirks.authorsFrom = Math.min(...cut);
+  else if (reached.length) delete result.quirks.authorsFrom;
 }
 
 /** Runs a NIP-77 reconciliation within the process's bound on them (SYNCS_IN_FLIGHT); null (page instead) when stopped while waiting. */

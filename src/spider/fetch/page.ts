@@ -2,7 +2,8 @@
 // (remote/read.ts: events up to `limit`, bytes up to `maxBytes`, a deadline besides the idle timeout,
 // unchecked events held only a window at a time). Every event is checked here before anyone sees
 // it: shape, size and the filter we asked for (with our own inclusive bounds), repeats within the
-// page dropped. Each window of such events then goes to `admit` (admit.ts, socket paused): what the
+// page dropped. An event of the right kind and authors dated outside since/until is dropped too, but
+// counted apart (`outside`): relays with sloppy bounds send them, and they take a place in the page. Each window of such events then goes to `admit` (admit.ts, socket paused): what the
 // home already holds is not checked again, the rest has its id and signature checked, and only the
 // valid ones stay in the page. Most copies on the network are duplicates, so the known-check comes
 // first.
@@ -56,17 +57,33 @@ export interface PageResult {
   bytes: number;
   /** dropped by the page checks (signature failures are counted by the admission) */
   invalid: { shape: number; mismatch: number; oversized: number; flood: number };
+  /**
+   * events that matched the filter but for its since/until (dropped): the relay spent places of the
+   * page on them, so a page is full when they and the valid events reach its limit
+   */
+  outside: number;
 }
 
-/** The wire filter for an inclusive filter, widened for relays with exclusive bounds. */
+/**
+ * The wire filter for an inclusive filter, widened for relays with exclusive bounds. `since` 0 asks
+ * for nothing and is left out (an exclusive relay would read it as "after 0" and leave out events
+ * dated 0). `until` is never below 1 on the wire: relays read `until <= 0` as no until at all and
+ * answer with their newest page again; paging never asks for it (second 0 ends a window, paging.ts),
+ * and if a filter did, second 1 would come along and be dropped as outside it.
+ */
 export function wireFilter(f: Filter, exclusive: boolean): WireFilter {
   const w = toWire(f);
+  if (w.since !== undefined && w.since <= 0) delete w.since;
+  if (w.until !== undefined && w.until < 1) w.until = 1;
   if (exclusive) {
-    if (w.since !== undefined && w.since > 0) w.since -= 1;
+    if (w.since !== undefined) w.since -= 1;
     if (w.until !== undefined) w.until += 1;
   }
   return w;
 }
+
+/** The filter without its time window: what an event outside since/until would otherwise match. */
+const unbounded = (f: Filter): Filter => ({ ...f, since: undefined, until: undefined });
 
 /** A NOTICE that refuses the REQ (relays that answer a REQ with NOTICE instead of CLOSED). */
 const NOTICE_REFUSAL = /rate|limit|auth|restricted|too many|slow down|error|invalid/i;
@@ -75,6 +92,7 @@ export async function runPage(client: RelayClient, req: PageRequest): Promise<Pa
   const ids = new Set<string>();
   const keep = req.keep !== false;
   let valid = 0;
+  let whole: Filter | undefined;
   const r: ReadResult<NostrEvent> = await readEvents<NostrEvent, NostrEvent>(client, {
     filters: [wireFilter(req.filter, req.exclusive)],
     maxEvents: req.filter.limit ?? Infinity,
@@ -87,7 +105,7 @@ export async function runPage(client: RelayClient, req: PageRequest): Promise<Pa
       if (bytes > req.maxEventBytes + 200) return Dropped.of.oversized;
       if (structureError(raw) !== null) return Dropped.of.shape;
       const ev = canonical(raw as NostrEvent);
-      if (!matchFilter(req.filter, ev)) return Dropped.of.mismatch;
+      if (!matchFilter(req.filter, ev)) return matchFilter(whole ??= unbounded(req.filter), ev) ? Dropped.of.outside : Dropped.of.mismatch;
       if (ids.has(ev.id)) return Dropped.of.repeat;
       ids.add(ev.id);
       return ev;
@@ -112,5 +130,6 @@ export async function runPage(client: RelayClient, req: PageRequest): Promise<Pa
     hostile: r.end === 'hostile',
     bytes: r.bytes,
     invalid: { shape: r.dropped.shape, mismatch: r.dropped.mismatch, oversized: r.dropped.oversized, flood: r.end === 'flood' ? 1 : 0 },
+    outside: r.dropped.outside,
   };
 }

@@ -1,9 +1,12 @@
 // Complete fetch of one kind from one relay: page backwards with `until`, de-duplicate by
 // id, stop when a page brings nothing new. Handles relays that cap pages (learned cap), compare
 // since/until exclusively (detected, then widened on the wire), never send EOSE (idle timeout),
-// refuse with CLOSED/NOTICE (rate-limited: back off; bad limit: halve), and pages stuck inside one
-// second (more events at one created_at than the relay returns): those seconds are split by batches
-// of known authors, and what cannot be recovered is counted as truncated.
+// refuse with CLOSED/NOTICE (rate-limited: back off and learn the pace, pace.ts; bad limit: halve;
+// a filter without authors refused: AuthorsRefusal, paged by author instead, by-authors.ts), read
+// `until <= 0` as no until (never sent: second 0 ends a window), send events outside the window
+// (dropped, but they fill the page), and pages stuck inside one second (more events at one
+// created_at than the relay returns): those seconds are split by batches of known authors, and
+// what cannot be recovered is counted as truncated.
 //
 // Memory does not grow with the events fetched: paging newest to oldest, an event already seen can
 // only come back at the current `until` second, so a window remembers the ids of that one second
@@ -17,6 +20,7 @@ import type { Admitter } from './admit.js';
 import type { AuthorBook } from './authors.js';
 import { HexBloom } from './bloom.js';
 import type { Slots } from './slots.js';
+import type { Pacer } from './pace.js';
 import { runPage, wireFilter, type PageResult } from './page.js';
 import type { NostrEvent } from '../../nostr/event.js';
 import type { Filter } from '../../nostr/filter.js';
@@ -68,6 +72,8 @@ export interface FetchContext {
   splitQueriesLeft: { n: number };
   /** NIP-77: the home's item sets, when this process reads the home's store (negentropy.ts) */
   home?: HomeItems;
+  /** spaces the REQs to this relay by the pace its rate limit allows (quirks.pace) */
+  pacer: Pacer;
 }
 
 /** One second that held more events than the relay returns in one page, with the ids seen in it. */
@@ -97,10 +103,34 @@ export interface KindFetch {
   silent: number;
   /** reconciled with NIP-77 (negentropy.ts) instead of paged */
   synced: boolean;
+  /** the relay refused this kind's filter for naming no authors (AuthorsRefusal): by-authors.ts pages it by author */
+  needsAuthors?: string;
+  /** paged by authors: the AuthorBook position its sweep reached the end at (WorkResult.authorsAt) */
+  authorsAt?: number;
+  /** paged by authors and cut (budget, errors) at this AuthorBook position (quirks.authorsFrom) */
+  authorsCut?: number;
 }
 
 /** A fetch that cannot go on (refused, silent, cut off): the kind ends with this error. */
 export class FetchError extends Error {}
+
+/** The relay refused a filter that names no authors, saying it needs them (or is too broad without them). */
+export class AuthorsRefusal extends FetchError {}
+
+/**
+ * A refusal that asks for authors: "authors"/"pubkeys" named, or the filter called too broad or empty.
+ * Tested before the auth-required test, whose /\bauth/ also matches "authors".
+ */
+/** The relay takes fewer authors in one filter than it was sent (by-authors.ts halves the batch). */
+export class AuthorsCapRefusal extends FetchError {}
+
+/** A refusal naming authors that says there were too many of them. */
+const TOO_MANY = /too many|too long|max|limit|exceed|at most/;
+
+/** Refusals asking for authors that a page naming authors takes as another subscription's NOTICE, before it believes them. */
+const MAX_STRAY_NOTICES = 3;
+
+const NEEDS_AUTHORS = /\b(authors?|pubkeys?)\b|too (broad|wide|general)|(empty|unscoped) filter/;
 
 export function pageLimit(ctx: FetchContext): number {
   let l = ctx.opts.pageSize;
@@ -112,9 +142,12 @@ export function pageLimit(ctx: FetchContext): number {
 }
 
 // A page cut by its bytes or its deadline is full: more may follow. One whose EOSE said NIP-67
-// "finish" is not, however many events it had: the relay sent every match.
-const isFull = (ctx: FetchContext, n: number, limit: number, page: PageResult) =>
-  !page.finish && (page.flooded || page.cut !== undefined || n >= limit || (ctx.quirks.cap !== undefined && n >= ctx.quirks.cap));
+// "finish" is not, however many events it had: the relay sent every match. Events the relay sent
+// outside the window took places in the page as much as valid ones: a page they fill is full.
+const isFull = (ctx: FetchContext, n: number, limit: number, page: PageResult) => {
+  const sent = n + page.outside;
+  return !page.finish && (page.flooded || page.cut !== undefined || sent >= limit || (ctx.quirks.cap !== undefined && sent >= ctx.quirks.cap));
+};
 
 /** A page and the memory slot it holds until the caller is done with its events. */
 type HeldPage = PageResult & { release(): void };
@@ -141,7 +174,10 @@ export async function request(ctx: FetchContext, f: Filter, k: KindFetch, admitW
 async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch, admitWindow: WindowAdmit): Promise<PageResult> {
   let backoff = ctx.opts.rateLimitBackoff;
   let rateTries = 0;
+  let strays = 0;
   for (let guard = 0; guard < 64; guard++) {
+    if (ctx.signal.aborted) throw new FetchError('budget exhausted or stopped');
+    const sentAt = await ctx.pacer.turn(ctx.signal);
     if (ctx.signal.aborted) throw new FetchError('budget exhausted or stopped');
     const page = await runPage(ctx.client, {
       filter: f,
@@ -157,6 +193,10 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch, admitWind
     if (bad) {
       ctx.counts.invalid += bad;
       ctx.quirks.invalid = (ctx.quirks.invalid ?? 0) + bad;
+    }
+    if (page.outside) {
+      ctx.counts.invalid += page.outside;
+      ctx.quirks.outsideWindow = (ctx.quirks.outsideWindow ?? 0) + page.outside;
     }
     if (page.flooded) ctx.quirks.flooded = true;
     // a relay that mostly lies is cut off for this run: its connection (every kind's pages) ends
@@ -176,14 +216,23 @@ async function requestPage(ctx: FetchContext, f: Filter, k: KindFetch, admitWind
     const reason = page.closed;
     const r = reason.toLowerCase();
     if (r.startsWith('connection:')) throw new FetchError(reason);
+    if (NEEDS_AUTHORS.test(r)) {
+      if (!f.authors && !f.ids) throw new AuthorsRefusal(`refused without authors: ${reason}`);
+      if ((f.authors?.length ?? 0) > 1 && TOO_MANY.test(r)) throw new AuthorsCapRefusal(`too many authors: ${reason}`);
+      // This filter names authors: the refusal was a NOTICE meant for another subscription on the
+      // connection (a kind asked without authors at the same time; a NOTICE names none). Asked again.
+      if (++strays <= MAX_STRAY_NOTICES) continue;
+      throw new FetchError(`refused although it names authors: ${reason}`);
+    }
     if (r.startsWith('auth-required') || r.startsWith('restricted') || /\bauth/.test(r)) {
       ctx.quirks.authRequired = true;
       throw new FetchError(`refused: ${reason}`);
     }
     if (r.startsWith('rate-limited') || /rate.?limit|too many|slow down|too fast/.test(r)) {
       ctx.quirks.rateLimited = (ctx.quirks.rateLimited ?? 0) + 1;
+      ctx.pacer.slower(sentAt);
       if (++rateTries > ctx.opts.maxRetries) throw new FetchError(`rate-limited: gave up after ${rateTries - 1} retries`);
-      ctx.log.debug({ url: ctx.client.target.url, wait: backoff, reason }, 'spider: rate-limited, backing off');
+      ctx.log.debug({ url: ctx.client.target.url, wait: backoff, pace: ctx.quirks.pace, reason }, 'spider: rate-limited, backing off');
       await sleep(backoff, ctx.signal);
       backoff *= 2;
       continue;
@@ -228,10 +277,13 @@ function addStuck(ctx: FetchContext, k: KindFetch, at: number, ids: Set<string>)
 }
 
 /** Progress of one window: the lowest created_at reached; everything above it is complete. */
-interface Progress { lowest: number }
+export interface Progress { lowest: number }
 
-/** Pages one window [since, until] (inclusive) newest to oldest until a page brings nothing new. */
-async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undefined, until: number, p: Progress): Promise<void> {
+/**
+ * Pages one window [since, until] (inclusive) newest to oldest until a page brings nothing new; with
+ * `authors`, only theirs (a relay that answers only REQs naming authors: by-authors.ts).
+ */
+export async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undefined, until: number, p: Progress, authors?: string[]): Promise<void> {
   let U = until;
   // Every event this window has seen is at or above U, so a page (created_at <= U) can only repeat
   // the ones at U: their ids are all the window needs to tell new events from repeats.
@@ -240,9 +292,16 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
   let silentRetries = 0;
   for (;;) {
     if (since !== undefined && U < since) return;
+    if (U < 1) {
+      // Only after a stuck second 1: second 0 cannot be asked alone (`until: 0` reads as no until
+      // on some relays, below), so it is left to the split by authors, which asks it with second 1.
+      addStuck(ctx, k, 0, new Set());
+      return;
+    }
     if (ctx.counts.fetched >= ctx.opts.maxEventsPerRelay) throw new FetchError(`event cap (${ctx.opts.maxEventsPerRelay}) reached`);
     const limit = pageLimit(ctx);
     const f: Filter = { kinds: [k.kind], until: U, limit };
+    if (authors) f.authors = authors;
     if (since !== undefined) f.since = since;
     // Each window of the page: repeats of the edge are valid already (no second admission), the
     // rest is admitted; the page keeps the valid ones.
@@ -288,7 +347,8 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
       let m = Infinity;
       for (const e of fresh) if (e.created_at < m) m = e.created_at;
       p.lowest = Math.min(p.lowest, m);
-      prevShort = valid < limit && !page.flooded && !page.cut ? valid : null;
+      const sent = valid + page.outside; // what the relay spent places of the page on
+      prevShort = sent < limit && !page.flooded && !page.cut ? sent : null;
       if (m < U) edge = new Set();
       for (const e of fresh) if (e.created_at === m) edge.add(e.id);
       U = m;
@@ -296,6 +356,14 @@ async function pageWindow(ctx: FetchContext, k: KindFetch, since: number | undef
       // that would only have shown nothing older)
       if (page.finish) {
         ctx.quirks.finish = true;
+        return;
+      }
+      if (U === 0) {
+        // Nothing is older than second 0, and the next page would ask `until: 0`, which some
+        // indexers read as no until at all: they answer with their newest page again, and a
+        // client paging on gets it forever. So second 0 ends the window without that page, unless
+        // this page was full (more events dated 0 than it held: a stuck second, split by authors).
+        if (isFull(ctx, valid, limit, page)) addStuck(ctx, k, 0, edge);
         return;
       }
     } finally {
@@ -326,7 +394,8 @@ export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor
       if (cur.lo > 0) {
         stage = 'backfill';
         p = { lowest: Infinity };
-        await pageWindow(ctx, k, undefined, cur.lo - 1, p);
+        // from second 1 at least: a window never starts at `until: 0` (see pageWindow)
+        await pageWindow(ctx, k, undefined, Math.max(1, cur.lo - 1), p);
         k.cursor.lo = 0;
       }
     }
@@ -334,6 +403,7 @@ export async function fetchKind(ctx: FetchContext, kind: number, cur: KindCursor
   } catch (e) {
     if (!(e instanceof FetchError)) throw e;
     k.error = e.message;
+    if (e instanceof AuthorsRefusal) k.needsAuthors = e.message;
     // The window that was cut is complete above the lowest event it reached.
     if (p.lowest !== Infinity) {
       const lo = p.lowest + 1;
@@ -369,7 +439,8 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
     const queue: string[][] = [];
     if (ctx.splitQueriesLeft.n > 0) {
       authors ??= await ctx.authors.candidates(ctx.splitQueriesLeft.n * ctx.opts.splitBatch, seen ? (a) => seen.has(a) : undefined);
-      for (let j = 0; j < authors.length; j += ctx.opts.splitBatch) queue.push(authors.slice(j, j + ctx.opts.splitBatch));
+      const per = Math.max(1, Math.min(ctx.opts.splitBatch, ctx.quirks.maxAuthors ?? Infinity));
+      for (let j = 0; j < authors.length; j += per) queue.push(authors.slice(j, j + per));
     }
     let unresolved = false;
     try {
@@ -379,12 +450,23 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
         const batch = queue.shift() as string[];
         const limit = pageLimit(ctx);
         // each window: the events of the second seen before stay valid, the rest is admitted
-        const page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: at, limit }, k, async (evs) => {
-          const seenBefore = evs.filter((e) => ids.has(e.id));
-          const ok = await admit(ctx, k, evs.filter((e) => !ids.has(e.id)));
-          for (const e of ok) ids.add(e.id);
-          return seenBefore.length ? [...seenBefore, ...ok] : ok;
-        });
+        // second 0 is asked with second 1 (never `until: 0` on the wire): their events are new to `ids` and admitted as any
+        let page: HeldPage;
+        try {
+          page = await request(ctx, { kinds: [k.kind], authors: batch, since: at, until: Math.max(at, 1), limit }, k, async (evs) => {
+            const seenBefore = evs.filter((e) => ids.has(e.id));
+            const ok = await admit(ctx, k, evs.filter((e) => !ids.has(e.id)));
+            for (const e of ok) ids.add(e.id);
+            return seenBefore.length ? [...seenBefore, ...ok] : ok;
+          });
+        } catch (e) {
+          // more authors than the relay takes in one filter: halved, remembered (quirks.maxAuthors)
+          if (!(e instanceof AuthorsCapRefusal) || batch.length < 2) throw e;
+          const h = Math.ceil(batch.length / 2);
+          ctx.quirks.maxAuthors = Math.min(ctx.quirks.maxAuthors ?? Infinity, h);
+          queue.unshift(batch.slice(0, h), batch.slice(h));
+          continue;
+        }
         page.release();
         if (isFull(ctx, page.events.length, limit, page)) {
           if (batch.length > 1) {
@@ -399,7 +481,9 @@ export async function splitSlices(ctx: FetchContext, k: KindFetch): Promise<void
     }
     const supportsCount = (ctx.nip11?.supported_nips?.includes(45) ?? false) && !ctx.quirks.noCount;
     let total: number | null = null;
-    if (supportsCount && ctx.client.isOpen && !ctx.signal.aborted) {
+    // second 0 cannot be counted alone (it would be counted with second 1): unproven, below
+    if (supportsCount && at > 0 && ctx.client.isOpen && !ctx.signal.aborted) {
+      await ctx.pacer.turn(ctx.signal);
       total = await ctx.client.count([wireFilter({ kinds: [k.kind], since: at, until: at }, ctx.quirks.bounds === 'exclusive')], ctx.opts.idleTimeout, ctx.signal);
       if (total === null && !ctx.signal.aborted) {
         ctx.quirks.noCount = true;

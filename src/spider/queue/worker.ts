@@ -40,7 +40,7 @@ export async function runWorker(d: WorkerDeps, signal: AbortSignal): Promise<Wor
   // environment (workers have no store), removed when the worker stops.
   const known = knownCheckFor(d.sink, undefined);
   const scratch = await scratchEnv('orbweaver-worker-');
-  const shared = sharedState(new AuthorBook(scratch.env), d.concurrency);
+  const shared = sharedState(new AuthorBook(scratch.env, undefined, true), d.concurrency);
 
   const loop = async (n: number) => {
     while (!signal.aborted) {
