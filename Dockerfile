@@ -4,7 +4,7 @@
 # 7447, dataDir /data) — mount your own over it, or set ORBWEAVER_* variables (-e). Nothing is set
 # in ENV, so a mounted file is never overridden. Data: the /data volume, owned by the `node` user
 # (uid 1000) and private to it (0700: a named volume takes the mode of the image's /data; the relay
-# creates its files 0600); a bind mount must be writable by uid 1000 (README, "Docker").
+# creates its files 0600); a bind mount must be writable by uid 1000 (docs/production.md, "Docker").
 # Checked without a Docker engine by test/runtimes/docker-steps.sh (these steps in a Debian 13 root).
 FROM node:24-trixie-slim AS build
 WORKDIR /app

@@ -1,4 +1,4 @@
-// Directory spider settings (issue: directory spider). Owned by src/spider; documented in README.
+// Directory spider settings (issue: directory spider). Owned by src/spider; documented in docs/spider.md and docs/configuration.md.
 import { z } from 'zod';
 import { bool, duration, int, intList, pubkeyList, redisUrl, relayUrlList, secretKey, str } from './fields.js';
 

@@ -31,7 +31,7 @@ export const UWS_BUILDS: readonly Build[] = [
 const FALLBACK_PKG = '@trufflesuite/uws-js-unofficial';
 
 const NODE_OF_ABI: Record<string, string> = { '93': '16', '108': '18', '115': '20', '127': '22', '131': '23', '137': '24', '141': '25', '147': '26' };
-/** what to tell an operator whose Node or libc no build covers (README "Runtimes") */
+/** what to tell an operator whose Node or libc no build covers (docs/install.md, "Runtimes") */
 const SUPPORTED = 'Node 24 or 22 (glibc >= 2.38: Debian 13, Ubuntu 24.04 or later, or the Docker image), or Node 20 (glibc >= 2.27, end of life)';
 
 export interface LoadedUws {
@@ -181,7 +181,7 @@ export function noBinaryMessage(host: Host, choice: Choice, loadError?: string):
   else if (choice.glibcShort) {
     const has = host.glibc === null ? 'this system has no glibc (musl?)' : `this host has glibc ${host.glibc}`;
     what = `the uWebSockets.js binary for ${node} is in ${choice.glibcShort.package}, which needs glibc ${choice.glibcShort.needs}; ${has}. Use a system with glibc >= ${choice.glibcShort.needs} (Debian 13 has 2.41, Ubuntu 24.04 has 2.39) or the Docker image${host.abi !== '115' && host.glibc !== null ? ', or Node 20 on this host (its build needs glibc 2.27; Node 20 is past its end of life)' : ''}`;
-  } else if (host.abi === '147') what = `no uWebSockets.js build on the npm registry had a binary for Node 26 (ABI 147) when this release was made (the README says which lines run). Use ${SUPPORTED}`;
+  } else if (host.abi === '147') what = `no uWebSockets.js build on the npm registry had a binary for Node 26 (ABI 147) when this release was made (the README and docs/install.md say which lines run). Use ${SUPPORTED}`;
   else what = `no installed uWebSockets.js build has a binary for ${node}. Use ${SUPPORTED}`;
   return `${what} [${choice.skipped.join('; ')}]. To run anyway on the slow pure-JS shim, set allowJsFallback / ORBWEAVER_ALLOW_JS_FALLBACK=1.`;
 }

@@ -3,7 +3,7 @@
 // names the package and the binary, and a Node or a C library no build fits is refused with what
 // it needs, what the host has and what to do (the JS shim only with allowJsFallback). The loader's
 // decisions are checked against the installed packages' real binaries with the host's facts
-// varied; `npx orbweaver` is run as the README offers it.
+// varied; `npx orbweaver` is run as docs/commands.md offers it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
