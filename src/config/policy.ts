@@ -5,7 +5,7 @@
 // filter values, unsent output — is bounded for a public relay (docs/security.md). The benchmarks
 // start the relay with their own limits (bench/README.md); docs/operating.md shows tight rates.
 import { z } from 'zod';
-import { duration, int, intList, pubkeyList, str, strList } from './fields.js';
+import { bool, duration, int, intList, pubkeyList, str, strList } from './fields.js';
 
 export const authSchema = z
   .object({
@@ -91,6 +91,7 @@ export const readLimitsSchema = z
     resultBytesPerIp: int(32 * 1024 * 1024, 'bytes of stored events sent per second in REQ results to one IP (IPv6: one /64); past it that address\'s next scans wait their turn (bursts of 2 s worth pass); 0 = unlimited', 0),
     answerPieceBytes: int(4 * 1024 * 1024, 'a REQ\'s stored events are read and sent in pieces of at most this many bytes (one event more when a single event is larger), each reserved against its address\'s limits.maxBufferedBytesPerIp before it is read and read once the connection has room for it below limits.maxBufferedBytes: an answer of any size arrives at the pace the client reads, and a client that stops reading holds at most its address\'s cap. An answer in several pieces goes out filter by filter, each newest first (docs/queries.md)', 65536),
     scanBudget: int(200_000, 'index entries one REQ or COUNT may read before it is cut short with CLOSED error: (counted in steps of store.queryYieldEvery; planning and each index range opened count too)', 100),
+    offloadWhenBusy: bool(true, 'point lookups (ids, addresses: one author\'s follow list) and answer-bounded scans run on the main thread, where they cost least, unless it is saturated (event-loop utilisation >= 90% over the last 200 ms) and a query thread has nothing in flight: then they go to that thread. false: always on the main thread (docs/queries.md)'),
     queryTimeout: duration('10s', 'a REQ scan or COUNT running longer than this is stopped and answered CLOSED error:'),
   })
   .prefault({})

@@ -26,6 +26,7 @@ import { StepGuard } from './step-guard.js';
 import type { GuardLimits, Reply, Request, WorkerInit } from './query-messages.js';
 import { unionItems, visibleValue, type NegItemsRequest } from './handlers/neg-items.js';
 import { ownBytes } from '../lib/own-bytes.js';
+import { MainLoad, runsHere } from './main-load.js';
 
 export type CountOptions = Pick<QueryOptions, 'signal' | 'now'>;
 
@@ -34,6 +35,8 @@ export interface QueryRunner {
   readonly threads: number;
   /** requests answered on the calling thread (all of them with 0 threads; see runsInline) */
   readonly inline: number;
+  /** requests that would have run on the calling thread, sent to an idle query thread while it was saturated (main-load.ts) */
+  readonly offloaded: number;
   /** REQs answered from kept answers (store/answer-cache.ts), on any thread, since start */
   readonly answersKept: number;
   /** same contract as EventStore.queryFrames, including opts.seen */
@@ -64,6 +67,7 @@ export function inlineQueries(store: EventStore, guard: (outer: { aborted: boole
     get inline() {
       return inline;
     },
+    offloaded: 0,
     get answersKept() {
       return store.answersKept();
     },
@@ -90,6 +94,10 @@ export interface QueryPoolOptions extends WorkerInit {
   queryTimeout: number;
   /** called once per guard that stops a scan (Access.scansCut) */
   onCut?: () => void;
+  /** read.offloadWhenBusy: point lookups and answer-bounded scans go to an idle query thread while the main thread is saturated */
+  offloadWhenBusy?: boolean;
+  /** the main thread's load as measured elsewhere (tests set it by hand); default: a MainLoad when offloadWhenBusy */
+  mainLoad?: { readonly busy: boolean };
 }
 
 /** How often in-flight requests' signals are checked for an abort (CLOSE, connection gone). */
@@ -212,6 +220,10 @@ export async function queryPool(opts: QueryPoolOptions, fallback: EventStore): P
 class QueryPool implements QueryRunner {
   readonly threads: number;
   inline = 0;
+  /** reads that would have run here, sent to an idle query thread while this thread was saturated */
+  offloaded = 0;
+  /** the main thread's load (opts.offloadWhenBusy), or null: inline-able reads always run here */
+  private readonly load: { readonly busy: boolean } | null;
   private keptByWorkers = 0;
   private readonly init: WorkerInit;
   private readonly maxSteps: number;
@@ -228,6 +240,7 @@ class QueryPool implements QueryRunner {
     this.threads = opts.threads;
     this.init = { dir: opts.dir, mapSize: opts.mapSize, queryYieldEvery: opts.queryYieldEvery, readAhead: opts.readAhead, answerCacheBytes: opts.answerCacheBytes, search: opts.search };
     this.maxSteps = Math.max(1, Math.ceil(opts.scanBudget / opts.queryYieldEvery));
+    this.load = opts.mainLoad ?? (opts.offloadWhenBusy ? new MainLoad() : null);
   }
 
   get answersKept(): number {
@@ -371,10 +384,25 @@ class QueryPool implements QueryRunner {
     }
   }
 
+  /** Query threads alive with nothing in flight. */
+  private idleThreads(): number {
+    let n = 0;
+    for (const pw of this.workers) if (!pw.dead && pw.inflight === 0) n++;
+    return n;
+  }
+
+  /** An inline-able read runs here unless this thread is saturated and a query thread is idle (main-load.ts). */
+  private here_(inlineable: boolean): boolean {
+    if (!inlineable) return false;
+    const here = runsHere(true, this.load?.busy ?? false, this.idleThreads());
+    if (!here) this.offloaded++;
+    return here;
+  }
+
   async query(filters: Filter[], qo: QueryOptions, framing: Framing): Promise<EventFrames> {
     const signal = qo.signal;
     if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-    const p = runsInline(filters, qo) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing), lend: qo.lend, maxBytes: qo.maxBytes }), this.init.answerCacheBytes ? routeOf(filters) : undefined);
+    const p = this.here_(runsInline(filters, qo)) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing), lend: qo.lend, maxBytes: qo.maxBytes }), this.init.answerCacheBytes ? routeOf(filters) : undefined);
     if (!p) return this.here(signal, (s) => this.fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
     const r = await p;
     if (r.kept) this.keptByWorkers++;
@@ -388,7 +416,7 @@ class QueryPool implements QueryRunner {
   async count(filters: Filter[], co?: CountOptions): Promise<CountResult> {
     const signal = co?.signal;
     if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return { count: 0 };
-    const p = inlineable(filters) ? null : this.submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
+    const p = this.here_(inlineable(filters)) ? null : this.submit(signal, (id, g, limits) => ({ t: 'c', id, g, limits, filters, now: co?.now }));
     if (!p) return this.here(signal, (s) => this.fallback.countResult(filters, { ...co, signal: s })); // inline, or no live worker
     const r = await p;
     // a worker's store handle is read-only: the main thread's writes the recomputed registers
@@ -429,6 +457,7 @@ class QueryPool implements QueryRunner {
   }
 
   async close(): Promise<void> {
+    if (this.load instanceof MainLoad) this.load.stop();
     this.closing = true;
     for (const [id] of this.ops) this.settle({ id, error: 'relay shutting down' });
     await Promise.all(this.workers.map((pw) => closeWorker(pw)));

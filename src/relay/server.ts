@@ -157,7 +157,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
 async function openQueries(config: Config, store: EventStore, access: Access): Promise<QueryRunner> {
   return config.queryThreads > 0
     ? await queryPool(
-        { threads: config.queryThreads, ...storeMapOptions(config), search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++ },
+        { threads: config.queryThreads, ...storeMapOptions(config), search: storeSearchOptions(config), scanBudget: config.read.scanBudget, queryTimeout: config.read.queryTimeout, onCut: () => access.scansCut++, offloadWhenBusy: config.read.offloadWhenBusy },
         store,
       )
     : inlineQueries(store, (outer, scanBudget) => access.scanGuard(outer, scanBudget));
@@ -195,6 +195,7 @@ function relayGauges(registry: Registry, ctx: RelayContext, connections: Set<Con
   registry.gauge('orbweaver_live_filter_checks', 'filters checked against published events since start (what fan-out costs)', () => live.checks);
   registry.gauge('orbweaver_unsent_bytes', 'output queued for clients and not yet taken by their sockets', () => output.total());
   registry.gauge('orbweaver_unsent_bytes_peak', 'the most output held unsent at once since start', () => output.peak);
+  registry.gauge('orbweaver_reads_offloaded', 'point lookups and answer-bounded scans sent to an idle query thread since start because the main thread was saturated (read.offloadWhenBusy)', () => ctx.queries.offloaded);
   registry.gauge('orbweaver_req_answers_kept', 'REQs answered since start from an answer a query thread kept, unchanged in the store since (store.answerCache)', () => ctx.queries.answersKept);
   registry.gauge('orbweaver_queries_running', 'REQ scans and COUNTs running', () => access.querySlots.figures().queriesRunning);
   registry.gauge('orbweaver_queries_waiting', 'REQ scans and COUNTs waiting for a slot (per connection and per address caps)', () => access.querySlots.figures().queriesWaiting);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { QuerySlots } from '../../src/relay/policy/query-slots.js';
 
-const read = { maxConcurrentQueries: 2, maxQueuedQueries: 3, maxConcurrentQueriesPerIp: 3, maxQueuedQueriesPerIp: 4, scanBudget: 1000, queryTimeout: 1000, resultBytesPerIp: 0, answerPieceBytes: 4 << 20 };
+const read = { maxConcurrentQueries: 2, maxQueuedQueries: 3, maxConcurrentQueriesPerIp: 3, maxQueuedQueriesPerIp: 4, scanBudget: 1000, queryTimeout: 1000, resultBytesPerIp: 0, answerPieceBytes: 4 << 20, offloadWhenBusy: true };
 const tick = () => new Promise((r) => setImmediate(r));
 
 test('at most N per connection and M per address run; the rest wait in order; beyond the caps: null', async () => {

@@ -9,6 +9,7 @@ import { Author, Client, ids, now, sleep } from '../helpers/client.js';
 import { openStore } from '../../src/store/index.js';
 import { parseFilter } from '../../src/nostr/filter.js';
 import { queryPool } from '../../src/relay/query-pool.js';
+import { runsHere } from '../../src/relay/main-load.js';
 import { framesToJson, NO_FRAMING } from '../../src/nostr/frames.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 
@@ -226,6 +227,49 @@ test('pool: a scan of one exact tag runs inline, answers as the store does, and 
     const graph = [parseFilter({ kinds: [3], '#p': [followed], limit: 5 })];
     assert.deepEqual(framesToJson(await pool.query(graph, opts, NO_FRAMING)), []);
     assert.equal(pool.inline, workerBefore, 'not inline');
+  } finally {
+    await pool.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// ---- reads that may run on the main thread: there, unless it is saturated and a query thread is idle ----
+
+test('runsHere: an inline-able read stays on the main thread unless that thread is saturated and a query thread is idle', () => {
+  assert.equal(runsHere(true, false, 2), true, 'main thread not saturated: here');
+  assert.equal(runsHere(true, true, 1), false, 'saturated, a query thread idle: there');
+  assert.equal(runsHere(true, true, 0), true, 'saturated, every query thread busy: here all the same');
+  assert.equal(runsHere(false, false, 2), false, 'a scan never runs here');
+});
+
+test('pool: point lookups go to an idle query thread while the main thread is saturated, with the same answer', async () => {
+  const dir = tempDir();
+  const store = await openStore({ dir });
+  const t = now() - 10_000;
+  const hex = (n: number) => randomBytes(n).toString('hex');
+  const events: NostrEvent[] = Array.from({ length: 3000 }, (_, i) => ({ id: hex(32), pubkey: hex(32), created_at: t + i, kind: 1, tags: [], content: `c${i}`, sig: hex(64) }));
+  await Promise.all(events.map((ev) => store.write(ev, JSON.stringify(ev))));
+  const load = { busy: false };
+  const pool = await queryPool({ threads: 1, dir, mapSize: 64 * 1024 ** 3, queryYieldEvery: 100, scanBudget: 1_000_000, queryTimeout: 10_000, mainLoad: load }, store);
+  const opts = { defaultLimit: 500, maxLimit: 5000 };
+  const byId = [parseFilter({ ids: [events[7]!.id, events[2000]!.id] })];
+  try {
+    const want = await store.query(byId, opts);
+    assert.equal(want.length, 2);
+    assert.deepEqual(framesToJson(await pool.query(byId, opts, NO_FRAMING)), want);
+    assert.deepEqual([pool.inline, pool.offloaded], [1, 0], 'not saturated: on this thread');
+
+    load.busy = true;
+    assert.deepEqual(framesToJson(await pool.query(byId, opts, NO_FRAMING)), want);
+    assert.equal((await pool.count(byId)).count, 2);
+    assert.deepEqual([pool.inline, pool.offloaded], [1, 2], 'saturated, the thread idle: REQ and COUNT went there');
+
+    // the only query thread busy with a scan: the lookup stays here rather than wait behind it
+    const scan = pool.query([parseFilter({ kinds: [1], limit: 5000 })], opts, NO_FRAMING);
+    assert.deepEqual(framesToJson(await pool.query(byId, opts, NO_FRAMING)), want);
+    assert.deepEqual([pool.inline, pool.offloaded], [2, 2], 'every query thread busy: here');
+    assert.equal(framesToJson(await scan).length, 3000);
   } finally {
     await pool.close();
     await store.close();
