@@ -15,8 +15,9 @@ import { search } from './search.js';
 import { attack } from './attack.js';
 import { answers } from './answers.js';
 import { searchEval } from './search-eval.js';
+import { quirkNetwork } from './quirk-network.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, attack, answers];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, attack, answers, quirkNetwork];
 
 function help(): string {
   const parts = [
@@ -51,7 +52,9 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const opts = parseArgs(rest, bench.options);
-    if (!(opts.write && bench.name === 'search-eval') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
+    // a benchmark without a url option starts the relays it measures itself (quirk-network)
+    const needsUrl = bench.options.some((o) => o.name === 'url');
+    if (needsUrl && !(opts.write && bench.name === 'search-eval') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
     if (opts.vs && !/^wss?:\/\//.test(String(opts.vs))) throw new UsageError(`--vs takes a relay URL (ws://HOST:PORT), got ${String(opts.vs)}`);
     await bench.run(opts);
     return 0;
