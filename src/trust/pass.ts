@@ -11,6 +11,7 @@ import { PubkeyIds } from './pubkeys.js';
 import { givePassIds, IdMap, SEEN } from './pass-ids.js';
 import { keepRows, refreshLists, rowsOfKept, scanLists, type KeptGraph } from './kept-graph.js';
 import { rankScale } from './scale.js';
+import { trustedFollowers } from './trusted-followers.js';
 
 export const FOLLOWS = 3;
 export const MUTES = 10000;
@@ -44,6 +45,8 @@ export interface PassResult {
   rank: Uint8Array;
   followers: Uint32Array;
   mutes: Uint32Array;
+  /** followers weighted by the rank's trust in each (trusted-followers.ts): search's order */
+  trusted: Float64Array;
   /** the graph for the next pass (with keepGraph) */
   kept?: KeptGraph;
 }
@@ -219,10 +222,16 @@ export function topIds(score: ArrayLike<number>, k: number, eligible: Uint8Array
   return ids;
 }
 
-/** The `k` highest scores' pubkeys, best first, concatenated (ties: lower id first). */
-function topPubkeys(ids: PubkeyIds, score: Float64Array, k: number): Buffer {
+/**
+ * The `k` most trusted pubkeys as search orders them (trusted followers, then score), best first,
+ * concatenated (ties: lower id first).
+ */
+function topPubkeys(ids: PubkeyIds, trusted: Float64Array, score: Float64Array, k: number): Buffer {
   const all = new Uint8Array(score.length).fill(1);
-  const top = topIds(score, k, all).sort((a, b) => score[b]! - score[a]! || a - b);
+  // trusted followers first; a pubkey scored but followed by no one trusted (a root) by its score
+  const key = new Float64Array(score.length);
+  for (let i = 0; i < key.length; i++) key[i] = trusted[i]! > 0 ? trusted[i]! : score[i]! > 0 ? Number.MIN_VALUE : 0;
+  const top = topIds(key, k, all).sort((a, b) => trusted[b]! - trusted[a]! || score[b]! - score[a]! || a - b);
   const out = Buffer.allocUnsafe(top.length * 32);
   top.forEach((i, j) => out.set(ids.key(i), j * 32));
   return out;
@@ -255,6 +264,7 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
   const r = rootIds.length > 0 || !o.globalSeeds
     ? await pageRank(n, follows, mutes, rootIds, o, () => tick())
     : await pageRank(n, follows, mutes, topIds(followerCounts(follows, n), o.globalSeeds, listHolders(follows, n)), o, () => tick());
+  const trusted = await trustedFollowers(n, follows, r.score, () => tick());
   const scale = rankScale(r.score, n);
   const rank = new Uint8Array(n);
   for (let i = 0; i < n; i++) rank[i] = scale(r.score[i]!);
@@ -269,13 +279,14 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
     const chunk: Array<{ pubkey: Uint8Array; record: RankRecord }> = [];
     for (let k = from; k < Math.min(n, from + WRITE_CHUNK); k++) {
       const i = order[k]!;
-      chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]! } });
+      // pass ids are given in store id order, the order in which the store first saw each pubkey in a list (pass-ids.ts)
+      chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]!, trusted: trusted[i]!, seen: i } });
     }
     await ranks.putRanks(chunk, generation);
     await tick();
   }
   await ranks.prune(generation, () => tick());
-  await ranks.setTop(topPubkeys(ids, r.score, TOP_LISTED));
+  await ranks.setTop(topPubkeys(ids, trusted, r.score, TOP_LISTED));
   const meta: RankMeta = {
     mode: rootIds.length > 0 ? 'rooted' : 'global',
     roots: rootIds.length,
@@ -291,5 +302,5 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
     ...(listsRead === undefined ? {} : { listsRead }),
   };
   await ranks.setMeta(meta);
-  return { meta, ids, score: r.score, rank, followers: r.followers, mutes: r.mutes, ...(next ? { kept: next } : {}) };
+  return { meta, ids, score: r.score, rank, followers: r.followers, mutes: r.mutes, trusted, ...(next ? { kept: next } : {}) };
 }
