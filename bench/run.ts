@@ -15,8 +15,9 @@ import { search } from './search.js';
 import { attack } from './attack.js';
 import { answers } from './answers.js';
 import { searchEval } from './search-eval.js';
+import { searchObserver } from './search-observer.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, attack, answers];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, searchObserver, attack, answers];
 
 function help(): string {
   const parts = [

@@ -336,6 +336,11 @@ export class RankStore {
     return typeof v === 'number' ? v : 1;
   }
 
+  /** The store pubkey id of a pubkey (hex), or undefined when the graph has not seen it. */
+  idOfPubkey(pubkeyHex: string): number | undefined {
+    return pubkeyId(this.dbs, pubkeyHex);
+  }
+
   /** The pubkey (32 bytes) of a store pubkey id, or undefined when it has none. */
   pubkeyOfId(id: number): Buffer | undefined {
     const v = this.dbs.graph.idpk.getBinary(u32(id));

@@ -15,6 +15,8 @@ import { topOfPass, topPeople, type PeopleView } from './people.js';
 import type { PassResult } from './pass.js';
 import type { KeptGraph } from './kept-graph.js';
 import { MetricsText } from '../lib/prometheus-text.js';
+import { ReaderRanks, type ReaderStats } from './readers.js';
+import type { ReaderTrust } from '../nostr/search-query.js';
 
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
@@ -34,6 +36,8 @@ export interface TrustStatus {
   lastError?: string;
   passes: number;
   nip85?: { pubkey: string; last?: PublishReport };
+  /** personalized ranks for search (readers.ts) */
+  readers: ReaderStats;
 }
 
 export interface Trust {
@@ -49,6 +53,8 @@ export interface Trust {
   readonly servicePubkey?: string;
   /** the top pubkeys with names, as of the last pass (for the people page) */
   people(): PeopleView;
+  /** trust as seen from one reader, for search's observer: (readers.ts); null: use the global rank */
+  readerTrust(pubkey: string): Promise<ReaderTrust | null>;
 }
 
 /** People listed on the page. */
@@ -75,10 +81,12 @@ export function createTrust(o: TrustOptions): Trust {
 
   /** the graph the last pass kept (trust.keepGraph): the next one reads only the lists changed since */
   let kept: KeptGraph | undefined;
+  const readers = new ReaderRanks(o.store.ranks, t);
   const pass = async (): Promise<RankMeta> => {
     dirty = false;
     const r = await rankPass(o.store.ranks, { ...t, roots }, kept);
     kept = r.kept;
+    readers.passed(r.meta.generation, kept, r.meta.nodes);
     passes++;
     o.logger.info({ ...r.meta }, 'trust: ranks computed');
     await refreshPeople(r);
@@ -116,6 +124,7 @@ export function createTrust(o: TrustOptions): Trust {
   return {
     servicePubkey: publisher?.pubkey,
     people: () => people,
+    readerTrust: (pubkey) => (t.enabled ? readers.get(pubkey) : Promise.resolve(null)),
     start() {
       if (!t.enabled) return;
       void refreshPeople(); // the ranks of the last run until the first pass (one read of the table)
@@ -137,7 +146,7 @@ export function createTrust(o: TrustOptions): Trust {
     },
     runOnce: run,
     status() {
-      return { enabled: t.enabled, running: running !== null, last: o.store.ranks.meta(), lastError, passes, ...(publisher ? { nip85: { pubkey: publisher.pubkey, last: lastPublish } } : {}) };
+      return { enabled: t.enabled, running: running !== null, last: o.store.ranks.meta(), lastError, passes, readers: { ...readers.stats }, ...(publisher ? { nip85: { pubkey: publisher.pubkey, last: lastPublish } } : {}) };
     },
     metricsText() {
       const m = o.store.ranks.meta();

@@ -10,6 +10,7 @@
 // candidate with no rank record (in no stored list) comes after every ranked one, by tier.
 import { nameSkeletons } from '../../nostr/name-skeleton.js';
 import { TIER } from '../../nostr/search.js';
+import type { ReaderTrust } from '../../nostr/search-query.js';
 
 /**
  * What a better text match is worth against trust: a factor on trusted followers per tier (exact
@@ -101,4 +102,18 @@ export function orderCandidates(cands: readonly Candidate[], factors: readonly n
     || cands[b]!.score - cands[a]!.score
     || a - b);
   return { order, marked };
+}
+
+/** A reader's trust in store pubkey id `id` (binary search in its ascending ids), 0 when it has none. */
+export function readerTrustOf(r: ReaderTrust, id: number): number {
+  let lo = 0;
+  let hi = r.ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = r.ids[mid]!;
+    if (v === id) return r.trust[mid]!;
+    if (v < id) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return 0;
 }

@@ -24,13 +24,13 @@ import type { Filter } from '../../nostr/filter.js';
 import { createdAtOf, headerLength, idHexOf, kindOf, OFF_PUBKEY } from '../codec.js';
 import { RANK_META_KEY, rankOfValue, rankScoreOf, rankSeenOf, rankTrustedOf, searchHideBelow, type RankMeta } from '../ranks.js';
 import type { FrameArena } from '../../nostr/frames.js';
-import { serialKey } from '../keys.js';
+import { addrKey, readSerial, serialKey, u32 } from '../keys.js';
 import { CompiledFilter } from '../match.js';
 import { planFilter } from '../planner.js';
 import type { CountMode, Item, Scan, ScanEnv } from '../query.js';
 import { exactRange, postingSerial, prefixRange, type SearchDbs } from './schema.js';
 import { KEY_CHARS, lettersOf, trustedNames } from './trusted.js';
-import { orderCandidates, type Candidate } from './order.js';
+import { orderCandidates, readerTrustOf, type Candidate } from './order.js';
 
 /**
  * Entries counted per key to find the rarest (it drives the intersection). Past this many, every
@@ -179,6 +179,7 @@ export class SearchScan implements Scan {
       if (q.text === '' || (yield* this.estimate([r], ESTIMATE_CAP)) < ESTIMATE_CAP) return void (yield* this.postings([r], q.text === '' ? TIER.EXACT : -1));
     }
     if (q.text !== '') yield* this.trusted();
+    if (q.text !== '') yield* this.byReader();
     if (q.text !== '' && (yield* this.postings([prefixRange(KEY_CLASS.FIELD, q.text)], TIER.FIELD_PREFIX))) return;
     if (q.terms.length === 0) return;
     if (yield* this.postings(yield* this.rarest([KEY_CLASS.NAME]), TIER.NAME)) return;
@@ -218,6 +219,37 @@ export class SearchScan implements Scan {
       if (tier < 0 || tier > TIER.NAME) continue;
       const before = this.buckets[tier]!.length;
       this.consider(t.serials[at]!);
+      if (this.buckets[tier]!.length > before) {
+        this.byRank[tier]!++;
+        found++;
+      }
+    }
+    yield 1;
+  }
+
+  /**
+   * Ranked for one reader: the profiles of the people the reader trusts most (ReaderTrust.top, best
+   * first) that match by name, up to the rank window, as trusted() does for the global rank: the
+   * namesake a reader's network follows is found wherever its name falls in the index's order.
+   */
+  private *byReader(): Generator<number, void> {
+    const r = this.q.reader;
+    if (!r || !this.ranked || this.countMode || this.limit === Infinity || this.q.domain !== undefined) return;
+    const { dbs } = this.env;
+    let found = 0;
+    for (let k = 0; k < r.top.length && found < this.want; k++) {
+      if ((k & 31) === 31) yield 32;
+      const pk = dbs.graph.idpk.getBinaryFast(u32(r.top[k]!));
+      if (!pk || pk.length !== 32) continue;
+      const a = dbs.addr.getBinaryFast(addrKey(0, pk.toString('hex', 0, 32), ''));
+      if (!a) continue;
+      const serial = readSerial(a);
+      const d = this.s.docs.getBinaryFast(serialKey(serial));
+      if (!d) continue;
+      const tier = tierOf(this.q, d.toString('utf8', 0, d.length));
+      if (tier < 0 || tier > TIER.NAME) continue;
+      const before = this.buckets[tier]!.length;
+      this.consider(serial);
       if (this.buckets[tier]!.length > before) {
         this.byRank[tier]!++;
         found++;
@@ -316,6 +348,12 @@ export class SearchScan implements Scan {
     return !this.ranked || n >= this.want || this.phaseRead >= this.want;
   }
 
+  /** The reader's trust in the author in this.pk (by its store pubkey id), 0 when the graph does not know it. */
+  private readerTrust(reader: NonNullable<SearchQuery['reader']>): number {
+    const v = this.env.dbs.graph.pkid.getBinaryFast(this.pk);
+    return v && v.length >= 4 ? readerTrustOf(reader, v.readUInt32BE(0)) : 0;
+  }
+
   /** Scores one candidate event and keeps it when it matches the query and the rest of the filter. */
   private consider(serial: number): void {
     if (this.seen.has(serial)) return;
@@ -343,7 +381,10 @@ export class SearchScan implements Scan {
         const score = rankScoreOf(r);
         const t = rankTrustedOf(r);
         // a value from before trusted followers were stored: its score relative to the average, until the next pass
-        trusted = { trust: t >= 0 ? t : score * this.meta!.nodes, score, seen: rankSeenOf(r), doc: '' };
+        const global = t >= 0 ? t : score * this.meta!.nodes;
+        // ranked for one reader (observer:): the reader's trust orders, the global rank breaks its ties
+        const reader = this.q.reader;
+        trusted = reader ? { trust: this.readerTrust(reader), score: global, seen: rankSeenOf(r), doc: '' } : { trust: global, score, seen: rankSeenOf(r), doc: '' };
       } else trusted = { trust: -1, score: 0, seen: -1, doc: '' };
     }
     if (!item) {
