@@ -166,6 +166,13 @@ class EdgeKeys {
   };
 }
 
+/**
+ * Entries read per batch by the pass's graph reads (edges, current lists, pubkeys), between which
+ * the caller yields: 65,536 took 60-130 ms of the main thread on the 600,000-event store
+ * (bench/nip85-start); 16,384 about a quarter of that.
+ */
+const READ_BATCH = 16_384;
+
 /** The graph's database (schema.ts names it ev.graph, graph.ts keys it), opened again with EdgeKeys. */
 const GRAPH_DB_NAME = 'ev.graph';
 
@@ -252,7 +259,7 @@ export class RankStore {
    * caller yields between them), so a pass over a store being written sees each edge at most once
    * but not one snapshot, as lists() did.
    */
-  async *edges(kind: number, batch = 65_536): AsyncGenerator<EdgeBatch> {
+  async *edges(kind: number, batch = READ_BATCH): AsyncGenerator<EdgeBatch> {
     const end = kindIdKey(kind + 1, 0);
     let start = kindIdKey(kind, 0);
     let exclusive = false;
@@ -276,7 +283,7 @@ export class RankStore {
    * with no member: their authors are pubkeys of the graph too. A serial changes whenever the list
    * is replaced (serials only grow), so a pass that kept them knows which lists changed since.
    */
-  async *listAuthors(kind: number, batch = 65_536): AsyncGenerator<ListBatch> {
+  async *listAuthors(kind: number, batch = READ_BATCH): AsyncGenerator<ListBatch> {
     const end = kindIdKey(kind + 1, 0);
     let start = kindIdKey(kind, 0);
     let exclusive = false;
@@ -351,7 +358,7 @@ export class RankStore {
    * The pubkeys of store ids from..until-1 that have one, in id order, at most `batch` at a time
    * (one sequential read of ev.idpk; no read transaction held between batches).
    */
-  async *pubkeysOfIds(from: number, until: number, batch = 65_536): AsyncGenerator<PubkeyBatch> {
+  async *pubkeysOfIds(from: number, until: number, batch = READ_BATCH): AsyncGenerator<PubkeyBatch> {
     let next = from;
     while (next < until) {
       const ids = new Uint32Array(batch);

@@ -31,7 +31,7 @@ export interface RankResult {
 }
 
 /** Edges processed between two pauses. */
-const SLICE = 2_000_000;
+const SLICE = 500_000; // a few ms of work: the main thread is never held long (bench/nip85-start)
 
 export async function pageRank(n: number, follows: Rows, mutes: Rows, roots: readonly number[], p: RankParams, pause: () => Promise<void> = async () => {}): Promise<RankResult> {
   const rootShare = roots.length > 0 ? 1 / roots.length : 0;

@@ -61,7 +61,7 @@ interface ReadKind {
 }
 
 /** Edges handled between two yields when the rows are built. */
-const SLICE = 2_000_000;
+const SLICE = 500_000; // a few ms of work: the main thread is never held long (bench/nip85-start)
 
 async function readKind(ranks: RankStore, kind: number, m: IdMap): Promise<ReadKind> {
   const read: ReadKind = { runFollowee: new U32List(), runEnd: new U32List(), follower: new U32Chunks() };
@@ -128,7 +128,7 @@ async function rowsOf(read: ReadKind, pass: Uint32Array, n: number): Promise<Row
       }
     }
   }
-  rows.tidy();
+  await rows.tidy(() => tick());
   return rows;
 }
 
@@ -154,7 +154,7 @@ export async function readGraph(ranks: RankStore, ids: PubkeyIds, keep = false):
   if (!keep) return { follows, mutes };
   const passToStore = new Uint32Array(ids.size);
   for (let sid = 0; sid < pass.length; sid++) if (pass[sid]! < SEEN) passToStore[pass[sid]!] = sid;
-  return { follows, mutes, kept: { follows: keepRows(scanned[0]!, follows, passToStore), mutes: keepRows(scanned[1]!, mutes, passToStore) } };
+  return { follows, mutes, kept: { follows: await keepRows(scanned[0]!, follows, passToStore), mutes: await keepRows(scanned[1]!, mutes, passToStore) } };
 }
 
 /**
@@ -246,11 +246,14 @@ function listHolders(follows: Rows, n: number): Uint8Array {
   return out;
 }
 
-/** Follow lists naming each id. */
-function followerCounts(follows: Rows, n: number): Uint32Array {
+/** Follow lists naming each id (yielding every SLICE edges). */
+async function followerCounts(follows: Rows, n: number): Promise<Uint32Array> {
   const out = new Uint32Array(n);
   const { chunks, bits, mask } = follows.raw();
-  for (let e = 0; e < follows.edges; e++) out[chunks[e >>> bits]![e & mask]!]!++;
+  for (let e = 0; e < follows.edges; e++) {
+    out[chunks[e >>> bits]![e & mask]!]!++;
+    if (e % SLICE === SLICE - 1) await tick();
+  }
   return out;
 }
 
@@ -263,7 +266,7 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
   const n = ids.size;
   const r = rootIds.length > 0 || !o.globalSeeds
     ? await pageRank(n, follows, mutes, rootIds, o, () => tick())
-    : await pageRank(n, follows, mutes, topIds(followerCounts(follows, n), o.globalSeeds, listHolders(follows, n)), o, () => tick());
+    : await pageRank(n, follows, mutes, topIds(await followerCounts(follows, n), o.globalSeeds, listHolders(follows, n)), o, () => tick());
   const trusted = await trustedFollowers(n, follows, r.score, () => tick());
   const scale = rankScale(r.score, n);
   const rank = new Uint8Array(n);

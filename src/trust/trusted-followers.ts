@@ -15,7 +15,7 @@
 import type { Rows } from './graph.js';
 
 /** Edges handled between two pauses. */
-const SLICE = 2_000_000;
+const SLICE = 500_000; // a few ms of work: the main thread is never held long (bench/nip85-start)
 
 export async function trustedFollowers(n: number, follows: Rows, score: Float64Array, pause: () => Promise<void> = async () => {}): Promise<Float64Array> {
   const out = new Float64Array(n);
