@@ -16,8 +16,9 @@ import { attack } from './attack.js';
 import { answers } from './answers.js';
 import { searchEval } from './search-eval.js';
 import { searchObserver } from './search-observer.js';
+import { nip85Start } from './nip85-start.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, searchObserver, attack, answers];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, searchObserver, nip85Start, attack, answers];
 
 function help(): string {
   const parts = [
@@ -52,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
   }
   try {
     const opts = parseArgs(rest, bench.options);
-    if (!(opts.write && bench.name === 'search-eval') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
+    if (!(opts.write && bench.name === 'search-eval') && !(opts.prepare && bench.name === 'nip85-start') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
     if (opts.vs && !/^wss?:\/\//.test(String(opts.vs))) throw new UsageError(`--vs takes a relay URL (ws://HOST:PORT), got ${String(opts.vs)}`);
     await bench.run(opts);
     return 0;

@@ -7,7 +7,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
 import type { EventStore } from '../store/types.js';
 import type { RankMeta } from '../store/ranks.js';
-import { AssertionPublisher, serviceKey, type PublishReport } from './nip85.js';
+import { AssertionPublisher, serviceKey, serviceProfile, type PublishReport } from './nip85.js';
 import { signThread } from './sign-thread.js';
 import { FOLLOWS, MUTES, rankPass } from './pass.js';
 import { trustRoots } from './roots.js';
@@ -21,7 +21,7 @@ import type { ReaderTrust } from '../nostr/search-query.js';
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
 export interface TrustOptions {
-  config: Pick<Config, 'trust' | 'spider' | 'dataDir'>;
+  config: Pick<Config, 'trust' | 'spider' | 'dataDir' | 'info' | 'publicUrl'>;
   store: EventStore;
   /** our ingest path, for NIP-85 assertions */
   put: (ev: NostrEvent) => Promise<IngestStatus>;
@@ -59,6 +59,12 @@ export interface Trust {
 
 /** People listed on the page. */
 const PEOPLE = 100;
+/**
+ * The first pass after a start waits this long, not trust.debounce: nothing is arriving yet to
+ * gather into one pass, and NIP-85 clients wait for the pass (the most followed's assertions within
+ * a minute of a start on a large store).
+ */
+const START_DELAY = 1000;
 
 export function createTrust(o: TrustOptions): Trust {
   const t = o.config.trust;
@@ -97,6 +103,14 @@ export function createTrust(o: TrustOptions): Trust {
     return r.meta;
   };
 
+  /** The service key's kind 0 (NIP-85 discoverability), when what it says changed. */
+  const publishProfile = async (): Promise<void> => {
+    const stored = await o.store.query([{ kinds: [0], authors: [publisher!.pubkey], limit: 1 }], { defaultLimit: 1, maxLimit: 1 });
+    let current: string | undefined;
+    try { current = stored[0] ? (JSON.parse(stored[0]) as { content: string }).content : undefined; } catch { current = undefined; }
+    if (await publisher!.publishProfile(serviceProfile(mode, o.config, Math.floor(Date.now() / 1000)), current)) o.logger.info({ pubkey: publisher!.pubkey }, 'trust: NIP-85 service profile published');
+  };
+
   const run = (): Promise<RankMeta> => {
     const p = (running ?? Promise.resolve()).catch(() => undefined).then(pass);
     running = p;
@@ -111,9 +125,9 @@ export function createTrust(o: TrustOptions): Trust {
     return p;
   };
 
-  const schedule = () => {
+  const schedule = (first = false) => {
     if (stopped || timer || running) return;
-    const wait = Math.max(t.debounce, lastEnd + t.interval - Date.now());
+    const wait = first ? START_DELAY : Math.max(t.debounce, lastEnd + t.interval - Date.now());
     timer = setTimeout(() => {
       timer = undefined;
       run().catch(() => {});
@@ -128,8 +142,9 @@ export function createTrust(o: TrustOptions): Trust {
     start() {
       if (!t.enabled) return;
       void refreshPeople(); // the ranks of the last run until the first pass (one read of the table)
+      if (publisher) void publishProfile().catch((e: Error) => o.logger.warn({ err: e }, 'trust: NIP-85 service profile not published'));
       dirty = true;
-      schedule();
+      schedule(true);
     },
     async stop() {
       stopped = true;
