@@ -99,6 +99,9 @@ export function createTrust(o: TrustOptions): Trust {
     if (publisher && !stopped) {
       lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick(), stopping.signal);
       o.logger.info({ ...lastPublish }, 'trust: NIP-85 assertions published');
+      // a refused assertion is not recorded, so a pass publishes it again; without this the next
+      // pass waited for a follow or mute list to arrive, and a quiet relay never retried it
+      if (lastPublish.failed > 0) dirty = true;
     }
     return r.meta;
   };
