@@ -81,7 +81,7 @@ export const nip85Start: Bench = {
     const http = url.replace(/^ws/, 'http');
     // the probe: a late reply is a held main thread
     const every = num(o, 'probe');
-    const stalls: number[] = [];
+    const stalls: Array<{ ms: number; at: number }> = []; // at: Date.now() of the late reply
     let worst = 0;
     let worstAt = 0;
     let probing = true;
@@ -94,7 +94,7 @@ export const nip85Start: Bench = {
           worst = ms;
           worstAt = Date.now();
         }
-        if (ms > 100) stalls.push(Math.round(ms));
+        if (ms > 100) stalls.push({ ms: Math.round(ms), at: Date.now() });
         await sleep(Math.max(0, every - ms));
       }
     })();
@@ -154,8 +154,12 @@ export const nip85Start: Bench = {
     const s = (ms: number | undefined) => (ms === undefined ? '-' : `${(ms / 1000).toFixed(1)} s`);
     log(`  the ${top.length} most followed: ${found.size} asserted, the first at ${s(firsts[0])}, the last at ${s(firsts[firsts.length - 1])} after start`);
     log(`  every assertion out at ${s(allAt || undefined)} (${published || 'not finished'})`);
-    log(`  main thread: longest /healthz reply ${worst.toFixed(0)} ms (at ${s(worstAt - startedAt)}), ${stalls.length} replies over 100 ms`);
+    // before the first assertion the pass is running; after it, mostly the publication
+    const split = firsts[0] === undefined ? Infinity : startedAt + firsts[0];
+    const inPass = stalls.filter((x) => x.at < split);
+    const maxOf = (xs: Array<{ ms: number }>) => xs.reduce((m, x) => Math.max(m, x.ms), 0);
+    log(`  main thread: longest /healthz reply ${worst.toFixed(0)} ms (at ${s(worstAt - startedAt)}), ${stalls.length} replies over 100 ms (${inPass.length} before the first assertion, longest ${maxOf(inPass)} ms; ${stalls.length - inPass.length} after, longest ${maxOf(stalls.filter((x) => x.at >= split))} ms)`);
     log(`  the Amethyst-shaped query (${top.length} d values): median ${median(queryMs)?.toFixed(1)} ms during the pass, ${median(idleMs)?.toFixed(1) ?? '-'} ms after it`);
-    emit({ bench: 'nip85-start', url, machine: machine(), results: { top: top.length, asserted: found.size, firstS: (firsts[0] ?? NaN) / 1000, lastOfTopS: (firsts[firsts.length - 1] ?? NaN) / 1000, allS: allAt / 1000, published, longestStallMs: Math.round(worst), stallsOver100ms: stalls.length, stalls: stalls.slice(0, 50), queryMedianMs: median(queryMs), idleQueryMedianMs: median(idleMs) } });
+    emit({ bench: 'nip85-start', url, machine: machine(), results: { top: top.length, asserted: found.size, firstS: (firsts[0] ?? NaN) / 1000, lastOfTopS: (firsts[firsts.length - 1] ?? NaN) / 1000, allS: allAt / 1000, published, longestStallMs: Math.round(worst), stallsOver100ms: stalls.length, stallsBeforeFirst: inPass.length, stalls: stalls.slice(0, 50).map((x) => [x.ms, Number(((x.at - startedAt) / 1000).toFixed(1))]), queryMedianMs: median(queryMs), idleQueryMedianMs: median(idleMs) } });
   },
 };

@@ -16,8 +16,9 @@ import type { ReaderTrust } from '../../nostr/search-query.js';
  * What a better text match is worth against trust: a factor on trusted followers per tier (exact
  * name, name starts with the query, a word of the name, only the about). Small, so that trust
  * decides: an exact name comes before a name that starts with the query only when its account is
- * followed by at least 1/1.5 as many trusted people; about-only matches need ten times the trusted
- * followers of a name match. Chosen on the dev half of bench/search-eval (bench/RESULTS.md).
+ * followed by more than 1/1.2 (1.25/1.5) as many trusted people as the other's; about-only
+ * matches need ten times the trusted followers of a name match. Chosen on the dev half of
+ * bench/search-eval (bench/RESULTS.md).
  */
 export const TIER_FACTOR: readonly number[] = [1.5, 1.25, 1, 0.1];
 /** Trust of a ranked candidate that no trusted pubkey follows: below any that one follows, above the unranked. */
