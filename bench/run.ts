@@ -15,9 +15,11 @@ import { search } from './search.js';
 import { attack } from './attack.js';
 import { answers } from './answers.js';
 import { searchEval } from './search-eval.js';
+import { searchObserver } from './search-observer.js';
+import { nip85Start } from './nip85-start.js';
 import { quirkNetwork } from './quirk-network.js';
 
-const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, attack, answers, quirkNetwork];
+const BENCHES: Bench[] = [ingest, query, directory, fanout, spiderFetch, idle, negentropy, search, searchEval, searchObserver, nip85Start, attack, answers, quirkNetwork];
 
 function help(): string {
   const parts = [
@@ -54,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     const opts = parseArgs(rest, bench.options);
     // a benchmark without a url option starts the relays it measures itself (quirk-network)
     const needsUrl = bench.options.some((o) => o.name === 'url');
-    if (needsUrl && !(opts.write && bench.name === 'search-eval') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
+    if (needsUrl && !(opts.write && bench.name === 'search-eval') && !(opts.prepare && bench.name === 'nip85-start') && (!opts.url || !/^wss?:\/\//.test(String(opts.url)))) throw new UsageError('--url ws://HOST:PORT is required');
     if (opts.vs && !/^wss?:\/\//.test(String(opts.vs))) throw new UsageError(`--vs takes a relay URL (ws://HOST:PORT), got ${String(opts.vs)}`);
     await bench.run(opts);
     return 0;

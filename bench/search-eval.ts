@@ -4,6 +4,9 @@
 // names are real, the signatures ours), and three kinds of look-alikes are added for the 200 most
 // followed: an impersonator with the same name lifted by a ring of 20 fresh accounts that follow it
 // and each other, a fan whose about says the name, and a newcomer whose name starts with it.
+// With --leak K each ring is also followed by K real list holders (the attack that survives the
+// global rank's seeds: a ring the real graph follows into): ordinary ones (50 follows or more), or
+// with --hubs H one of the H most followed.
 //
 //   --write FILE   writes the data set as JSONL (for `orbweaver import`, or any relay's import)
 //   --url URL      asks the relay: a REQ {"kinds":[0],"search":q,"limit":5} per query
@@ -14,7 +17,9 @@
 // look-alikes are never the answer. Queries: every real person with at least 3 followers gives its
 // whole display name and its name (whole names) and their first 3 and 4 letters (typeahead); each
 // query lands in the dev or the held-out half by a hash of its text. Reported: top-1 and top-5 per
-// set and half, how often a look-alike came first, and search time p50/p99.
+// set and half, how often a look-alike came first, how often an impersonator came first (issue 75:
+// an account whose name, folded for case and accents, equals the person's, with under a tenth of
+// their followers: a look-alike or a real namesake), and search time p50/p99.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,8 +40,13 @@ const RING = 20;
 const MIN_FOLLOWERS = 3;
 const MARGIN = 1.5;
 const LIMIT = 5;
+/** --leak: real list holders that follow into the rings hold at least this many follows (ordinary users, not the few hubs) */
+const LEAK_MIN_FOLLOWS = 50;
+const LEAK_STRIDE = 7;
+/** An impersonator of the person meant has under this share of their followers (issue 75). */
+const IMPERSONATOR_SHARE = 0.1;
 
-interface Person {
+export interface Person {
   /** derived key (the real pubkey's stand-in) */
   key: KeyPair;
   real: boolean;
@@ -47,7 +57,7 @@ interface Person {
   followers: number;
 }
 
-interface EvalSet {
+export interface EvalSet {
   people: Person[];
   events: NostrEvent[];
   /** pubkey -> person */
@@ -56,7 +66,7 @@ interface EvalSet {
 
 const sha = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-async function buildSet(): Promise<EvalSet> {
+export async function buildSet(leak = 0, hubs = 0): Promise<EvalSet> {
   const require = createRequire(import.meta.url);
   const pkgDir = dirname(require.resolve('nostr-social-graph/package.json'));
   const { SocialGraph } = (await import('nostr-social-graph')) as unknown as { SocialGraph: { fromBinary(root: string, data: Uint8Array): Promise<SocialGraphLike> } };
@@ -83,13 +93,22 @@ async function buildSet(): Promise<EvalSet> {
     people.push(p);
     items.push({ key: p.key, t: { kind: 0, created_at: base, tags: [], content: JSON.stringify({ ...(name ? { name } : {}), ...(display ? { display_name: display } : {}) }) } });
   }
+  const lists: Array<{ key: KeyPair; followers: number; tags: string[][] }> = [];
   for (const user of graph.userIterator()) {
     const follows = [...graph.getFollowedByUser(user)];
     if (follows.length === 0) continue;
-    items.push({ key: stand(user), t: { kind: 3, created_at: base, tags: follows.map((f) => ['p', stand(f).pubkey]), content: '' } });
+    lists.push({ key: stand(user), followers: graph.followerCount(user), tags: follows.map((f) => ['p', stand(f).pubkey]) });
   }
   // look-alikes of the most followed: never the answer, and should never come first
   const top = people.filter((p) => p.display !== '').sort((a, b) => b.followers - a.followers).slice(0, LOOKALIKES);
+  // --leak: the k-th follow into a ring comes from list holder (k * LEAK_STRIDE) mod holders
+  const holders = hubs > 0
+    ? [...lists].sort((a, b) => b.followers - a.followers).slice(0, hubs)
+    : lists.filter((l) => l.tags.length >= LEAK_MIN_FOLLOWS);
+  let leaked = 0;
+  if (holders.length > 0) top.forEach((_, i) => { for (let k = 0; k < leak; k++) holders[(leaked++ * LEAK_STRIDE) % holders.length]!.tags.push(['p', stand(`ring|${i}|0`).pubkey]); });
+  // the real lists before the look-alikes: the store first sees the real people
+  for (const l of lists) items.push({ key: l.key, t: { kind: 3, created_at: base, tags: l.tags, content: '' } });
   top.forEach((p, i) => {
     const fake = stand(`impersonator|${i}`);
     people.push({ key: fake, real: false, display: p.display, name: p.name, about: '', followers: 0 });
@@ -113,7 +132,7 @@ interface SocialGraphLike {
   getFollowedByUser(pk: string): Set<string>;
 }
 
-interface Query {
+export interface Query {
   q: string;
   set: 'whole' | 'typeahead';
   half: 'dev' | 'held-out';
@@ -124,7 +143,7 @@ interface Query {
 /** Code points, so a prefix never splits a character. */
 const prefix = (s: string, n: number): string => [...s].slice(0, n).join('');
 
-function queries(s: EvalSet): Query[] {
+export function queries(s: EvalSet): Query[] {
   const sdocs = s.people.map((p) => searchDoc(0, JSON.stringify({ name: p.name, display_name: p.display, about: p.about })));
   const docs = sdocs.map((d) => (d ? encodeDoc(d) : null));
   // candidates by the first three letters of a whole name or a name word (a match at tier NAME or
@@ -217,9 +236,11 @@ export const searchEval: Bench = {
     { name: 'url', type: 'string', help: 'relay to ask (it must hold the data set: --write it and import it)' },
     { name: 'write', type: 'string', help: 'write the data set as JSONL to this file and exit' },
     { name: 'show', type: 'int', default: 0, help: 'print this many missed queries per set' },
+    { name: 'leak', type: 'int', default: 0, help: 'real list holders that follow into each look-alike ring (write and ask with the same value)' },
+    { name: 'hubs', type: 'int', default: 0, help: 'with --leak: the follows into the rings come from the this many most followed list holders (0: ordinary ones)' },
   ],
   async run(o: Opts) {
-    const s = await buildSet();
+    const s = await buildSet(num(o, 'leak'), num(o, 'hubs'));
     const qs = queries(s);
     log(`  data set: ${s.people.length} profiles (${s.people.filter((p) => !p.real).length} look-alikes), ${s.events.length} events; ${qs.length} queries`);
     const file = str(o, 'write');
@@ -233,12 +254,15 @@ export const searchEval: Bench = {
     const url = str(o, 'url');
     if (!url) throw new UsageError('search-eval needs --url (a relay holding the data set) or --write FILE');
     const ws = await connect(url);
-    const rows: Record<string, { n: number; top1: number; top5: number; lookalike: number; ms: number[]; misses: string[] }> = {};
+    const rows: Record<string, { n: number; top1: number; top5: number; lookalike: number; impersonator: number; above: number; ms: number[]; misses: string[] }> = {};
+    const folded = (p: Person) => new Set([p.display, p.name].filter((x) => x !== '').map(foldField));
+    /** issue 75: a name of `p`, folded, is one of `want`'s, and `p` has under a tenth of `want`'s followers */
+    const impersonates = (p: Person, want: Person) => p !== want && p.followers < IMPERSONATOR_SHARE * want.followers && [...folded(p)].some((n) => folded(want).has(n));
     let i = 0;
     for (const q of qs) {
       const { authors, ms } = await ask(ws, q.q, i++).catch((e: Error) => { throw new BenchError(`${e.message} (query ${i} of ${qs.length}, after "${qs[i - 2]?.q}")`); });
       for (const k of [`${q.set} ${q.half}`, q.set]) {
-        const r = (rows[k] ??= { n: 0, top1: 0, top5: 0, lookalike: 0, ms: [], misses: [] });
+        const r = (rows[k] ??= { n: 0, top1: 0, top5: 0, lookalike: 0, impersonator: 0, above: 0, ms: [], misses: [] });
         r.n++;
         r.ms.push(ms);
         const at = authors.indexOf(q.want);
@@ -249,15 +273,20 @@ export const searchEval: Bench = {
         }
         if (at >= 0 && at < 5) r.top5++;
         if (authors[0] && s.byPubkey.get(authors[0])?.real === false) r.lookalike++;
+        const first = authors[0] ? s.byPubkey.get(authors[0]) : undefined;
+        if (first && impersonates(first, s.byPubkey.get(q.want)!)) r.impersonator++;
+        // a look-alike above a real profile in the answer (the impersonation mark's work)
+        const real = authors.map((a) => s.byPubkey.get(a)?.real !== false);
+        if (real.some((x, j) => !x && real.slice(j + 1).some(Boolean))) r.above++;
       }
     }
     ws.close();
     const keys = ['whole dev', 'whole held-out', 'whole', 'typeahead dev', 'typeahead held-out', 'typeahead'];
     table('people search: is the person meant first?', keys.filter((k) => rows[k]).map((k) => {
       const r = rows[k]!;
-      return { queries: k, n: r.n, 'top-1': pct(r.top1, r.n), 'top-5': pct(r.top5, r.n), 'look-alike first': pct(r.lookalike, r.n), 'p50 ms': quantile(r.ms, 0.5).toFixed(2), 'p99 ms': quantile(r.ms, 0.99).toFixed(2) };
+      return { queries: k, n: r.n, 'top-1': pct(r.top1, r.n), 'top-5': pct(r.top5, r.n), 'look-alike first': pct(r.lookalike, r.n), 'impersonator first': `${r.impersonator}`, 'look-alike above real': pct(r.above, r.n), 'p50 ms': quantile(r.ms, 0.5).toFixed(2), 'p99 ms': quantile(r.ms, 0.99).toFixed(2) };
     }));
     for (const k of ['whole', 'typeahead']) for (const m of rows[k]?.misses ?? []) log(`  miss (${k}): ${m}`);
-    emit({ bench: 'search-eval', url, machine: machine(), results: Object.fromEntries(keys.filter((k) => rows[k]).map((k) => [k, { n: rows[k]!.n, top1: rows[k]!.top1 / rows[k]!.n, top5: rows[k]!.top5 / rows[k]!.n, lookalikeFirst: rows[k]!.lookalike / rows[k]!.n, p50ms: quantile(rows[k]!.ms, 0.5), p99ms: quantile(rows[k]!.ms, 0.99) }])) });
+    emit({ bench: 'search-eval', url, leak: num(o, 'leak'), hubs: num(o, 'hubs'), machine: machine(), results: Object.fromEntries(keys.filter((k) => rows[k]).map((k) => [k, { n: rows[k]!.n, top1: rows[k]!.top1 / rows[k]!.n, top5: rows[k]!.top5 / rows[k]!.n, lookalikeFirst: rows[k]!.lookalike / rows[k]!.n, impersonatorFirst: rows[k]!.impersonator, lookalikeAboveReal: rows[k]!.above / rows[k]!.n, p50ms: quantile(rows[k]!.ms, 0.5), p99ms: quantile(rows[k]!.ms, 0.99) }])) });
   },
 };

@@ -28,6 +28,7 @@ import { createTrust, type Trust } from '../trust/trust.js';
 import { mountPeople, trustSection } from './trust-section.js';
 import { nip85Info } from '../trust/nip85.js';
 import { trustRoots } from '../trust/roots.js';
+import { searchInfo, searchTrust } from './search-trust.js';
 import { createLive, type Live } from '../spider/live/index.js';
 import { ingestSink } from '../ingest/sink.js';
 import { liveMetricsText, liveSection } from './live-section.js';
@@ -194,6 +195,8 @@ function startTrust(config: Config, logger: Logger, pipeline: Pipeline, relay: R
   mountPeople(relay, t, config.info.name);
   const svc = t.servicePubkey;
   if (svc) relay.addInfo(() => ({ nips: [85], fields: { nip85: nip85Info(svc, t.status().last?.mode ?? (trustRoots(config).length > 0 ? 'rooted' : 'global'), config) } }));
+  if (config.search.kinds.length > 0) relay.addInfo(() => ({ fields: { nip50: searchInfo(config) } }));
+  if (config.trust.observer || config.trust.observerAuth) relay.setSearchTrust(searchTrust(t, config.trust));
   t.start();
   return { trust: t, unfeedTrust };
 }

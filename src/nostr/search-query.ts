@@ -1,6 +1,7 @@
 // NIP-50 query strings: "alice", "さとし", "bob domain:example.com". Parsed once when the filter
 // is read into plain data (it crosses to the query threads by structured clone). Pure: no I/O.
 import { foldField, isRun, normDomain, termKeys, terms } from './search-text.js';
+import { parsePubkey } from './keys.js';
 
 /** Longest `search` string accepted (characters); longer ones are refused as invalid. */
 export const MAX_SEARCH_CHARS = 256;
@@ -25,6 +26,24 @@ export interface SearchQuery {
   domain?: string;
   /** `include:spam`: profiles the trust rank would leave out are returned too */
   includeSpam?: boolean;
+  /** `observer:<pubkey>` (hex or npub, kept as hex): order by trust as seen from this pubkey (docs/search.md) */
+  observer?: string;
+  /**
+   * The observer's trust, attached by the relay before the scan when it could compute it
+   * (trust/readers.ts): store pubkey ids ascending with each one's trust as seen from the observer.
+   * Absent: the global rank orders the results.
+   */
+  reader?: ReaderTrust;
+}
+
+/** Trust as seen from one reader (trust/reader-rank.ts), in a form that crosses to the query threads. */
+export interface ReaderTrust {
+  /** store pubkey ids (store/graph.ts), ascending */
+  ids: Uint32Array;
+  /** trust of ids[i] as seen from the reader: its followers counted by the reader's trust in each */
+  trust: Float32Array;
+  /** the most trusted store ids as seen from the reader, best first: search reads their profiles as candidates too */
+  top: Uint32Array;
 }
 
 /** `key:value` with a plain key: a NIP-50 extension, not text to look for. */
@@ -34,6 +53,7 @@ export function parseSearch(raw: string): SearchQuery {
   const text: string[] = [];
   let domain: string | undefined;
   let includeSpam = false;
+  let observer: string | undefined;
   for (const token of raw.split(/\s+/u)) {
     if (token === '') continue;
     const ext = EXTENSION.exec(token);
@@ -41,10 +61,12 @@ export function parseSearch(raw: string): SearchQuery {
       text.push(token);
       continue;
     }
-    // Supported: domain, include:spam. Others (language:, sentiment:, nsfw:, unknown) are ignored (NIP-50).
+    // Supported: domain, include:spam, observer. Others (language:, sentiment:, nsfw:, unknown) are
+    // ignored (NIP-50), and so is an observer that is not a pubkey.
     const name = ext[1].toLowerCase();
     if (name === 'domain') domain = normDomain(ext[2]);
     else if (name === 'include' && ext[2].toLowerCase() === 'spam') includeSpam = true;
+    else if (name === 'observer') observer = parsePubkey(ext[2]) ?? observer;
   }
   const folded = foldField(text.join(' '));
   const q: SearchQuery = { raw, text: folded, terms: [] };
@@ -54,6 +76,7 @@ export function parseSearch(raw: string): SearchQuery {
   }
   if (domain !== undefined && domain !== '') q.domain = domain;
   if (includeSpam) q.includeSpam = true;
+  if (observer !== undefined) q.observer = observer;
   return q;
 }
 

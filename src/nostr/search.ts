@@ -133,6 +133,15 @@ export function nameItems(doc: EncodedDoc): string[] {
   return (fields + names).split(US).filter((x) => x !== '');
 }
 
+/**
+ * The whole names of a stored doc: its whole fields without those holding an `@` (the nip05 and
+ * lud16 addresses), so name, display_name and the nip05 local part: who the profile says it is.
+ */
+export function wholeNames(doc: EncodedDoc): string[] {
+  const end = doc.indexOf(RS);
+  return doc.slice(0, end < 0 ? doc.length : end).split(US).filter((x) => x !== '' && !x.includes('@'));
+}
+
 /** Whether `needle` occurs in doc[from, to). */
 const within = (doc: string, needle: string, from: number, to: number): boolean => {
   const i = doc.indexOf(needle, from);

@@ -11,6 +11,7 @@ import type { Access } from './policy/access.js';
 import type { QueryRunner } from './query-pool.js';
 import type { MissLookup } from './lookup.js';
 import type { RecordService } from './handlers/record.js';
+import type { Filter } from '../nostr/filter.js';
 
 export interface RelayContext {
   config: Config;
@@ -28,4 +29,12 @@ export interface RelayContext {
   lookup: MissLookup | null;
   /** record writes of a command beside us (handlers/record.ts): set by src/app, else null */
   records: RecordService | null;
+  /**
+   * Attaches a reader's personalized trust to a REQ's search filters before they are read (NIP-50
+   * observer:, or the AUTHed pubkey: trust/readers.ts): set by src/app when trust runs, else null
+   */
+  searchTrust: SearchTrust | null;
 }
+
+/** Gives each search filter of a REQ its reader's trust when it can (`authed`: the connection's AUTHed pubkeys). */
+export type SearchTrust = (filters: Filter[], authed: ReadonlySet<string>) => Promise<void>;

@@ -19,6 +19,7 @@ import { OutputBudget } from './output-budget.js';
 import { firstRefusal, type Policies } from '../ingest/hooks.js';
 import type { RelayContext } from './context.js';
 import type { MissLookup } from './lookup.js';
+import type { SearchTrust } from './context.js';
 import { dispatch } from './handlers/dispatch.js';
 import { closeAll, closeSubscription } from './handlers/close.js';
 import { negentropyFigures } from './handlers/neg.js';
@@ -69,6 +70,8 @@ export interface RelayHandle {
   setSpiderControl(control: SpiderControl | undefined): void;
   /** the lookup on a miss REQs use (src/app wires the spider's); undefined turns it off */
   setLookup(lookup: MissLookup | undefined): void;
+  /** per-reader trust for search (src/app wires the trust service's); undefined turns it off */
+  setSearchTrust(fn: SearchTrust | undefined): void;
   /** adds Prometheus text to /metrics (the spider's figures) */
   addMetricsText(fn: () => string): void;
   /** adds NIPs and fields to the NIP-11 document (the trust service's NIP-85 key, added by src/app) */
@@ -102,7 +105,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   const connections = new Set<Connection>();
   const queries = await openQueries(config, store, access);
   const state: RelayState = { closing: false, spiderControl: undefined, listenUrl: '' };
-  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null, records: deps.records ?? null };
+  const ctx: RelayContext = { config, store, queries, ingest, live, policies, metrics, logger, access, lookup: null, records: deps.records ?? null, searchTrust: null };
   const unsubscribe = pipeline.onStored(liveFanOut(ctx, new LiveBudget(config.rateLimits.liveEventsPerIp, config.rateLimits.burstSeconds)));
   const output = new OutputBudget(config.limits.maxBufferedBytes, config.limits.maxBufferedBytesPerIp);
   relayGauges(registry, ctx, connections, output);
@@ -150,7 +153,7 @@ export async function startRelay(config: Config, logger: Logger, deps: RelayDeps
   };
 
   const { dashboard, metricsTexts, infoParts, pages } = http;
-  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { state.spiderControl = c; }, setLookup: (l) => { ctx.lookup = l ?? null; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
+  return { port, store, ingest, registry, verifier, policies, access, addStatusSection: (fn) => dashboard.addSection(fn), setStatusDirectory: (source) => dashboard.setDirectory(source), setSpiderControl: (c) => { state.spiderControl = c; }, setLookup: (l) => { ctx.lookup = l ?? null; }, setSearchTrust: (fn) => { ctx.searchTrust = fn ?? null; }, addMetricsText: (fn) => metricsTexts.push(fn), addInfo: (fn) => { infoParts.push(fn); }, addPage: (path, fn) => { pages.set(path, fn); }, close };
 }
 
 /** REQ scans and COUNTs: on query threads (queryThreads > 0), else on this thread under the access layer's guard. */

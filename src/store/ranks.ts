@@ -1,6 +1,10 @@
 // Trust ranks in the store (computed by src/trust, read by search, the trust policy and the pages):
 //
 //   ev.trust_rank  pubkey (32) -> score f64 | rank u8 | followers u32 | mutes u32 | generation u32
+//                                 | trusted followers f32 | seen u32
+//
+// (values written before the last two fields existed are 21 bytes: search then orders by score
+// and calls no one newer, until the next pass rewrites them)
 //   ev.meta "trustRank"        -> RankMeta of the pass whose ranks are current
 //
 // A pass writes every scored pubkey with its generation in chunks (readers see old and new values
@@ -17,7 +21,9 @@ import type { BinDb, Dbs } from './schema.js';
 export const RANK_META_KEY = 'trustRank';
 /** The most trusted pubkeys of the current pass, best first, 32 bytes each (search reads them by rank). */
 export const RANK_TOP_KEY = 'trustTop';
+/** the bytes every value has (through generation), and those of a value with trusted and seen */
 const VALUE_BYTES = 21;
+const FULL_BYTES = 29;
 
 export interface RankRecord {
   /** PageRank score after mutes (the scores of one pass sum to at most 1) */
@@ -28,6 +34,13 @@ export interface RankRecord {
   followers: number;
   /** mute lists (kind 10000) naming it */
   mutes: number;
+  /**
+   * followers weighted by how much the rank trusts each: a follower counts min(1, its score x
+   * pubkeys), fully from the average score up (trust/trusted-followers.ts); what search orders by
+   */
+  trusted?: number;
+  /** the order in which the store first saw this pubkey in a list (lower: earlier), per pass */
+  seen?: number;
 }
 
 export interface RankMeta {
@@ -54,23 +67,39 @@ export interface RankMeta {
 export const searchHideBelow = (m: RankMeta | undefined): number => (m?.mode === 'rooted' && m.hideBelow > 0 ? m.hideBelow : -1);
 
 export function encodeRank(r: RankRecord, generation: number): Buffer {
-  const b = Buffer.allocUnsafe(VALUE_BYTES);
+  const b = Buffer.allocUnsafe(FULL_BYTES);
   b.writeDoubleBE(r.score, 0);
   b[8] = Math.max(0, Math.min(100, Math.round(r.rank)));
   b.writeUInt32BE(Math.min(r.followers, 0xffffffff), 9);
   b.writeUInt32BE(Math.min(r.mutes, 0xffffffff), 13);
   b.writeUInt32BE(generation >>> 0, 17);
+  b.writeFloatBE(r.trusted ?? 0, 21);
+  b.writeUInt32BE(r.seen === undefined ? 0xffffffff : r.seen >>> 0, 25);
   return b;
 }
 
 export function decodeRank(v: Uint8Array): RankRecord {
   const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-  return { score: b.readDoubleBE(0), rank: b[8]!, followers: b.readUInt32BE(9), mutes: b.readUInt32BE(13) };
+  const r: RankRecord = { score: b.readDoubleBE(0), rank: b[8]!, followers: b.readUInt32BE(9), mutes: b.readUInt32BE(13) };
+  if (b.length >= FULL_BYTES) {
+    r.trusted = b.readFloatBE(21);
+    const seen = b.readUInt32BE(25);
+    if (seen !== 0xffffffff) r.seen = seen;
+  }
+  return r;
 }
 
 /** Score only, from a value (search reads this per candidate). */
 export const rankScoreOf = (v: Uint8Array): number => Buffer.from(v.buffer, v.byteOffset, v.byteLength).readDoubleBE(0);
 export const rankOfValue = (v: Uint8Array): number => v[8]!;
+/** Trusted followers from a value, or -1 when it was written before they were (search reads this per candidate). */
+export const rankTrustedOf = (v: Uint8Array): number => (v.length >= FULL_BYTES ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).readFloatBE(21) : -1);
+/** First-seen order from a value, or -1 when unknown. */
+export const rankSeenOf = (v: Uint8Array): number => {
+  if (v.length < FULL_BYTES) return -1;
+  const s = Buffer.from(v.buffer, v.byteOffset, v.byteLength).readUInt32BE(25);
+  return s === 0xffffffff ? -1 : s;
+};
 const generationOf = (v: Uint8Array): number => Buffer.from(v.buffer, v.byteOffset, v.byteLength).readUInt32BE(17);
 
 
@@ -135,6 +164,13 @@ class EdgeKeys {
     },
   };
 }
+
+/**
+ * Entries read per batch by the pass's graph reads (edges, current lists, pubkeys), between which
+ * the caller yields: 65,536 took 60-130 ms of the main thread on the 600,000-event store
+ * (bench/nip85-start); 16,384 about a quarter of that.
+ */
+const READ_BATCH = 16_384;
 
 /** The graph's database (schema.ts names it ev.graph, graph.ts keys it), opened again with EdgeKeys. */
 const GRAPH_DB_NAME = 'ev.graph';
@@ -222,7 +258,7 @@ export class RankStore {
    * caller yields between them), so a pass over a store being written sees each edge at most once
    * but not one snapshot, as lists() did.
    */
-  async *edges(kind: number, batch = 65_536): AsyncGenerator<EdgeBatch> {
+  async *edges(kind: number, batch = READ_BATCH): AsyncGenerator<EdgeBatch> {
     const end = kindIdKey(kind + 1, 0);
     let start = kindIdKey(kind, 0);
     let exclusive = false;
@@ -246,7 +282,7 @@ export class RankStore {
    * with no member: their authors are pubkeys of the graph too. A serial changes whenever the list
    * is replaced (serials only grow), so a pass that kept them knows which lists changed since.
    */
-  async *listAuthors(kind: number, batch = 65_536): AsyncGenerator<ListBatch> {
+  async *listAuthors(kind: number, batch = READ_BATCH): AsyncGenerator<ListBatch> {
     const end = kindIdKey(kind + 1, 0);
     let start = kindIdKey(kind, 0);
     let exclusive = false;
@@ -306,6 +342,11 @@ export class RankStore {
     return typeof v === 'number' ? v : 1;
   }
 
+  /** The store pubkey id of a pubkey (hex), or undefined when the graph has not seen it. */
+  idOfPubkey(pubkeyHex: string): number | undefined {
+    return pubkeyId(this.dbs, pubkeyHex);
+  }
+
   /** The pubkey (32 bytes) of a store pubkey id, or undefined when it has none. */
   pubkeyOfId(id: number): Buffer | undefined {
     const v = this.dbs.graph.idpk.getBinary(u32(id));
@@ -316,7 +357,7 @@ export class RankStore {
    * The pubkeys of store ids from..until-1 that have one, in id order, at most `batch` at a time
    * (one sequential read of ev.idpk; no read transaction held between batches).
    */
-  async *pubkeysOfIds(from: number, until: number, batch = 65_536): AsyncGenerator<PubkeyBatch> {
+  async *pubkeysOfIds(from: number, until: number, batch = READ_BATCH): AsyncGenerator<PubkeyBatch> {
     let next = from;
     while (next < until) {
       const ids = new Uint32Array(batch);

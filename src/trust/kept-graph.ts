@@ -78,12 +78,15 @@ export async function scanLists(ranks: RankStore, kind: number, m?: IdMap, keep 
   return out;
 }
 
+/** Edges copied between two yields (keepRows, refreshLists): a few ms of work. */
+const COPY_SLICE = 500_000;
+
 /**
  * The kept lists of a kind after a full read: the lists scanned (before the edges were read) with
  * their rows. A list replaced between the scan and the edges keeps the older serial, so the next
  * pass reads it again; a list added in between has no serial yet (0): the same.
  */
-export function keepRows(scanned: Scanned, rows: Rows, passToStore: Uint32Array): StoreLists {
+export async function keepRows(scanned: Scanned, rows: Rows, passToStore: Uint32Array): Promise<StoreLists> {
   const kept = new StoreLists();
   const src = rows.src.data;
   const start = rows.start.data;
@@ -92,6 +95,7 @@ export function keepRows(scanned: Scanned, rows: Rows, passToStore: Uint32Array)
   let r = 0;
   let i = 0;
   const members: number[] = [];
+  let copied = 0;
   while (i < scanned.authors.length || r < rows.rows) {
     const a = i < scanned.authors.length ? authors[i]! : Infinity;
     const ra = r < rows.rows ? passToStore[src[r]!]! : Infinity;
@@ -102,6 +106,11 @@ export function keepRows(scanned: Scanned, rows: Rows, passToStore: Uint32Array)
     }
     const author = Math.min(a, ra);
     kept.add(author, a === author ? scanned.serials.data[i++]! : 0, members);
+    copied += members.length + 1;
+    if (copied >= COPY_SLICE) {
+      copied = 0;
+      await tick(); // the whole graph passes through here once: 20 M follows held the event loop for seconds
+    }
   }
   return kept;
 }
@@ -127,11 +136,18 @@ export async function refreshLists(ranks: RankStore, kind: number, kept: StoreLi
   if (changed > maxChanged(now.authors.length)) return null;
   const lists = new StoreLists();
   let read = 0;
+  let copied = 0;
+  const ksStart = kept.start.data;
   for (let i = 0, k = 0; i < now.authors.length; i++) {
     const author = na[i]!;
     while (k < kept.size && ka[k]! < author) k++;
     if (k < kept.size && ka[k] === author && ks[k] === ns[i]) {
       lists.copy(kept, k);
+      copied += ksStart[k + 1]! - ksStart[k]! + 1;
+      if (copied >= COPY_SLICE) {
+        copied = 0;
+        await tick();
+      }
       continue;
     }
     let serial: number | undefined = ns[i]!;

@@ -1,6 +1,8 @@
-// NIP-85 trusted assertions: one kind 30382 event per pubkey ranked at least trust.nip85MinRank
-// (highest first, at most trust.nip85Max), d = the pubkey, with `rank` (0-100) and `followers`
-// (the follow lists naming it: what this relay's NIP-45 COUNT {"kinds":[3],"#p":[pk]} answers).
+// NIP-85 trusted assertions (nostr-protocol/nips 85.md as of 999f9bf, docs/trust.md): one kind
+// 30382 event per pubkey ranked at least trust.nip85MinRank (the most trusted followers first, at
+// most trust.nip85Max), d = the pubkey, with `rank` (0-100) and `followers` (the follow lists naming
+// it: what this relay's NIP-45 COUNT {"kinds":[3],"#p":[pk]} answers), and a kind 0 of the service
+// key saying who runs it and what the algorithm is (85.md, "Service provider discoverability").
 // Signed by the service key and written through our ingest path, so they are stored, replaced
 // (addressable: newest wins) and served like any event. What was last published per pubkey is
 // kept in its own table, so a pass republishes only assertions whose values changed, and each new
@@ -12,6 +14,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import { signHere, type SignBatch } from './sign-thread.js';
 import type { IngestStatus } from '../ingest/types.js';
 import type { PassResult } from './pass.js';
+import { sortedDesc } from './sort.js';
 
 export const ASSERTION_KIND = 30382;
 /** assertions signed in one batch (one message to the signing thread) */
@@ -53,6 +56,25 @@ export interface AssertionTemplate {
   content: string;
 }
 
+/**
+ * The service key's kind 0 (85.md asks providers to sign one per key): who controls the key and
+ * what the algorithm is, `website` the relay's public address (as https), `picture` its icon.
+ */
+export function serviceProfile(mode: 'rooted' | 'global', config: { info: { name: string; icon: string }; publicUrl?: string; trust: { globalSeeds: number } }, createdAt: number): AssertionTemplate {
+  const site = config.publicUrl ? config.publicUrl.replace(/^ws(s?):\/\//, 'http$1://') : undefined;
+  const seeds = config.trust.globalSeeds;
+  const algorithm = mode === 'rooted'
+    ? 'PageRank over follow lists, personalised to the relay operator\'s trusted roots; mutes count against'
+    : seeds > 0 ? `PageRank over follow lists, personalised to the ${seeds} most followed list holders; mutes count against` : 'PageRank over follow lists; mutes count against';
+  const profile = {
+    name: `${config.info.name} web of trust (${mode})`,
+    about: `NIP-85 trusted assertions (kind 30382: rank 0-100, followers) by the relay ${config.info.name}${config.publicUrl ? ` (${config.publicUrl})` : ''}, run by its operator, computed from the follow and mute lists it stores. Algorithm: ${algorithm}. One key per algorithm: the ${mode === 'rooted' ? 'global' : 'rooted'} rank, when published, has its own.`,
+    ...(site ? { website: site } : {}),
+    ...(config.info.icon ? { picture: config.info.icon } : {}),
+  };
+  return { kind: 0, created_at: createdAt, tags: [], content: JSON.stringify(profile) };
+}
+
 export function assertion(pubkey: string, rank: number, followers: number, createdAt: number): AssertionTemplate {
   return { kind: ASSERTION_KIND, created_at: createdAt, content: '', tags: [['d', pubkey], ['rank', String(rank)], ['followers', String(followers)]] };
 }
@@ -84,15 +106,26 @@ export class AssertionPublisher {
   }
 
   /**
+   * Publishes the service key's profile when its content differs from `current` (the stored
+   * one's): true when it was stored.
+   */
+  async publishProfile(template: AssertionTemplate, current: string | undefined): Promise<boolean> {
+    if (current === template.content) return false;
+    const [ev] = await this.sign([template], this.key.secretKey);
+    const status = await this.put(ev!).catch(() => 'rejected' as IngestStatus);
+    return status === 'stored' || status === 'duplicate';
+  }
+
+  /**
    * Publishes the changed assertions of a pass; `pause` between events keeps the relay responsive.
    * An aborted `signal` stops it between batches (a shutdown must not wait for 100,000 signatures);
    * what is already in the ingest path is awaited, so the record matches what was stored.
    */
   async publish(r: PassResult, minRank: number, max: number, pause: () => Promise<void>, signal?: AbortSignal): Promise<PublishReport> {
-    const picked: number[] = [];
-    for (let i = 0; i < r.meta.nodes; i++) if (r.rank[i]! >= minRank) picked.push(i);
-    picked.sort((a, b) => r.score[b]! - r.score[a]!);
-    picked.length = Math.min(picked.length, max);
+    // the most followed first (trusted followers, as search orders people), so that the people
+    // clients look up most have theirs within seconds of a pass, whatever mutes did to their score;
+    // sorted in slices that yield (a comparison sort of 200,000 held the event loop ~150 ms)
+    const picked = await sortedDesc(r.trusted, r.score, (i) => r.rank[i]! >= minRank, max, pause);
     const report: PublishReport = { published: 0, unchanged: 0, failed: 0 };
     const now = Math.floor(Date.now() / 1000);
     let seen = 0;

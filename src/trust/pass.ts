@@ -11,6 +11,7 @@ import { PubkeyIds } from './pubkeys.js';
 import { givePassIds, IdMap, SEEN } from './pass-ids.js';
 import { keepRows, refreshLists, rowsOfKept, scanLists, type KeptGraph } from './kept-graph.js';
 import { rankScale } from './scale.js';
+import { trustedFollowers } from './trusted-followers.js';
 
 export const FOLLOWS = 3;
 export const MUTES = 10000;
@@ -44,6 +45,8 @@ export interface PassResult {
   rank: Uint8Array;
   followers: Uint32Array;
   mutes: Uint32Array;
+  /** followers weighted by the rank's trust in each (trusted-followers.ts): search's order */
+  trusted: Float64Array;
   /** the graph for the next pass (with keepGraph) */
   kept?: KeptGraph;
 }
@@ -58,7 +61,7 @@ interface ReadKind {
 }
 
 /** Edges handled between two yields when the rows are built. */
-const SLICE = 2_000_000;
+const SLICE = 500_000; // a few ms of work: the main thread is never held long (bench/nip85-start)
 
 async function readKind(ranks: RankStore, kind: number, m: IdMap): Promise<ReadKind> {
   const read: ReadKind = { runFollowee: new U32List(), runEnd: new U32List(), follower: new U32Chunks() };
@@ -125,7 +128,7 @@ async function rowsOf(read: ReadKind, pass: Uint32Array, n: number): Promise<Row
       }
     }
   }
-  rows.tidy();
+  await rows.tidy(() => tick());
   return rows;
 }
 
@@ -151,7 +154,7 @@ export async function readGraph(ranks: RankStore, ids: PubkeyIds, keep = false):
   if (!keep) return { follows, mutes };
   const passToStore = new Uint32Array(ids.size);
   for (let sid = 0; sid < pass.length; sid++) if (pass[sid]! < SEEN) passToStore[pass[sid]!] = sid;
-  return { follows, mutes, kept: { follows: keepRows(scanned[0]!, follows, passToStore), mutes: keepRows(scanned[1]!, mutes, passToStore) } };
+  return { follows, mutes, kept: { follows: await keepRows(scanned[0]!, follows, passToStore), mutes: await keepRows(scanned[1]!, mutes, passToStore) } };
 }
 
 /**
@@ -219,10 +222,16 @@ export function topIds(score: ArrayLike<number>, k: number, eligible: Uint8Array
   return ids;
 }
 
-/** The `k` highest scores' pubkeys, best first, concatenated (ties: lower id first). */
-function topPubkeys(ids: PubkeyIds, score: Float64Array, k: number): Buffer {
+/**
+ * The `k` most trusted pubkeys as search orders them (trusted followers, then score), best first,
+ * concatenated (ties: lower id first).
+ */
+function topPubkeys(ids: PubkeyIds, trusted: Float64Array, score: Float64Array, k: number): Buffer {
   const all = new Uint8Array(score.length).fill(1);
-  const top = topIds(score, k, all).sort((a, b) => score[b]! - score[a]! || a - b);
+  // trusted followers first; a pubkey scored but followed by no one trusted (a root) by its score
+  const key = new Float64Array(score.length);
+  for (let i = 0; i < key.length; i++) key[i] = trusted[i]! > 0 ? trusted[i]! : score[i]! > 0 ? Number.MIN_VALUE : 0;
+  const top = topIds(key, k, all).sort((a, b) => trusted[b]! - trusted[a]! || score[b]! - score[a]! || a - b);
   const out = Buffer.allocUnsafe(top.length * 32);
   top.forEach((i, j) => out.set(ids.key(i), j * 32));
   return out;
@@ -237,11 +246,14 @@ function listHolders(follows: Rows, n: number): Uint8Array {
   return out;
 }
 
-/** Follow lists naming each id. */
-function followerCounts(follows: Rows, n: number): Uint32Array {
+/** Follow lists naming each id (yielding every SLICE edges). */
+async function followerCounts(follows: Rows, n: number): Promise<Uint32Array> {
   const out = new Uint32Array(n);
   const { chunks, bits, mask } = follows.raw();
-  for (let e = 0; e < follows.edges; e++) out[chunks[e >>> bits]![e & mask]!]!++;
+  for (let e = 0; e < follows.edges; e++) {
+    out[chunks[e >>> bits]![e & mask]!]!++;
+    if (e % SLICE === SLICE - 1) await tick();
+  }
   return out;
 }
 
@@ -254,7 +266,8 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
   const n = ids.size;
   const r = rootIds.length > 0 || !o.globalSeeds
     ? await pageRank(n, follows, mutes, rootIds, o, () => tick())
-    : await pageRank(n, follows, mutes, topIds(followerCounts(follows, n), o.globalSeeds, listHolders(follows, n)), o, () => tick());
+    : await pageRank(n, follows, mutes, topIds(await followerCounts(follows, n), o.globalSeeds, listHolders(follows, n)), o, () => tick());
+  const trusted = await trustedFollowers(n, follows, r.score, () => tick());
   const scale = rankScale(r.score, n);
   const rank = new Uint8Array(n);
   for (let i = 0; i < n; i++) rank[i] = scale(r.score[i]!);
@@ -269,13 +282,14 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
     const chunk: Array<{ pubkey: Uint8Array; record: RankRecord }> = [];
     for (let k = from; k < Math.min(n, from + WRITE_CHUNK); k++) {
       const i = order[k]!;
-      chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]! } });
+      // pass ids are given in store id order, the order in which the store first saw each pubkey in a list (pass-ids.ts)
+      chunk.push({ pubkey: ids.key(i), record: { score: r.score[i]!, rank: rank[i]!, followers: r.followers[i]!, mutes: r.mutes[i]!, trusted: trusted[i]!, seen: i } });
     }
     await ranks.putRanks(chunk, generation);
     await tick();
   }
   await ranks.prune(generation, () => tick());
-  await ranks.setTop(topPubkeys(ids, r.score, TOP_LISTED));
+  await ranks.setTop(topPubkeys(ids, trusted, r.score, TOP_LISTED));
   const meta: RankMeta = {
     mode: rootIds.length > 0 ? 'rooted' : 'global',
     roots: rootIds.length,
@@ -291,5 +305,5 @@ export async function rankPass(ranks: RankStore, o: PassOptions, kept?: KeptGrap
     ...(listsRead === undefined ? {} : { listsRead }),
   };
   await ranks.setMeta(meta);
-  return { meta, ids, score: r.score, rank, followers: r.followers, mutes: r.mutes, ...(next ? { kept: next } : {}) };
+  return { meta, ids, score: r.score, rank, followers: r.followers, mutes: r.mutes, trusted, ...(next ? { kept: next } : {}) };
 }

@@ -7,7 +7,7 @@ import type { NostrEvent } from '../nostr/event.js';
 import type { IngestStatus } from '../ingest/types.js';
 import type { EventStore } from '../store/types.js';
 import type { RankMeta } from '../store/ranks.js';
-import { AssertionPublisher, serviceKey, type PublishReport } from './nip85.js';
+import { AssertionPublisher, serviceKey, serviceProfile, type PublishReport } from './nip85.js';
 import { signThread } from './sign-thread.js';
 import { FOLLOWS, MUTES, rankPass } from './pass.js';
 import { trustRoots } from './roots.js';
@@ -15,11 +15,13 @@ import { topOfPass, topPeople, type PeopleView } from './people.js';
 import type { PassResult } from './pass.js';
 import type { KeptGraph } from './kept-graph.js';
 import { MetricsText } from '../lib/prometheus-text.js';
+import { ReaderRanks, type ReaderStats } from './readers.js';
+import type { ReaderTrust } from '../nostr/search-query.js';
 
 type Log = { info(o: object, msg?: string): void; warn(o: object, msg?: string): void; error(o: object, msg?: string): void };
 
 export interface TrustOptions {
-  config: Pick<Config, 'trust' | 'spider' | 'dataDir'>;
+  config: Pick<Config, 'trust' | 'spider' | 'dataDir' | 'info' | 'publicUrl'>;
   store: EventStore;
   /** our ingest path, for NIP-85 assertions */
   put: (ev: NostrEvent) => Promise<IngestStatus>;
@@ -34,6 +36,8 @@ export interface TrustStatus {
   lastError?: string;
   passes: number;
   nip85?: { pubkey: string; last?: PublishReport };
+  /** personalized ranks for search (readers.ts) */
+  readers: ReaderStats;
 }
 
 export interface Trust {
@@ -49,10 +53,18 @@ export interface Trust {
   readonly servicePubkey?: string;
   /** the top pubkeys with names, as of the last pass (for the people page) */
   people(): PeopleView;
+  /** trust as seen from one reader, for search's observer: (readers.ts); null: use the global rank */
+  readerTrust(pubkey: string): Promise<ReaderTrust | null>;
 }
 
 /** People listed on the page. */
 const PEOPLE = 100;
+/**
+ * The first pass after a start waits this long, not trust.debounce: nothing is arriving yet to
+ * gather into one pass, and NIP-85 clients wait for the pass (the most followed's assertions within
+ * a minute of a start on a large store).
+ */
+const START_DELAY = 1000;
 
 export function createTrust(o: TrustOptions): Trust {
   const t = o.config.trust;
@@ -75,18 +87,31 @@ export function createTrust(o: TrustOptions): Trust {
 
   /** the graph the last pass kept (trust.keepGraph): the next one reads only the lists changed since */
   let kept: KeptGraph | undefined;
+  const readers = new ReaderRanks(o.store.ranks, t);
   const pass = async (): Promise<RankMeta> => {
     dirty = false;
     const r = await rankPass(o.store.ranks, { ...t, roots }, kept);
     kept = r.kept;
+    readers.passed(r.meta.generation, kept, r.meta.nodes);
     passes++;
     o.logger.info({ ...r.meta }, 'trust: ranks computed');
     await refreshPeople(r);
     if (publisher && !stopped) {
       lastPublish = await publisher.publish(r, t.nip85MinRank, t.nip85Max, () => tick(), stopping.signal);
       o.logger.info({ ...lastPublish }, 'trust: NIP-85 assertions published');
+      // a refused assertion is not recorded, so a pass publishes it again; without this the next
+      // pass waited for a follow or mute list to arrive, and a quiet relay never retried it
+      if (lastPublish.failed > 0) dirty = true;
     }
     return r.meta;
+  };
+
+  /** The service key's kind 0 (NIP-85 discoverability), when what it says changed. */
+  const publishProfile = async (): Promise<void> => {
+    const stored = await o.store.query([{ kinds: [0], authors: [publisher!.pubkey], limit: 1 }], { defaultLimit: 1, maxLimit: 1 });
+    let current: string | undefined;
+    try { current = stored[0] ? (JSON.parse(stored[0]) as { content: string }).content : undefined; } catch { current = undefined; }
+    if (await publisher!.publishProfile(serviceProfile(mode, o.config, Math.floor(Date.now() / 1000)), current)) o.logger.info({ pubkey: publisher!.pubkey }, 'trust: NIP-85 service profile published');
   };
 
   const run = (): Promise<RankMeta> => {
@@ -103,9 +128,9 @@ export function createTrust(o: TrustOptions): Trust {
     return p;
   };
 
-  const schedule = () => {
+  const schedule = (first = false) => {
     if (stopped || timer || running) return;
-    const wait = Math.max(t.debounce, lastEnd + t.interval - Date.now());
+    const wait = first ? START_DELAY : Math.max(t.debounce, lastEnd + t.interval - Date.now());
     timer = setTimeout(() => {
       timer = undefined;
       run().catch(() => {});
@@ -116,11 +141,13 @@ export function createTrust(o: TrustOptions): Trust {
   return {
     servicePubkey: publisher?.pubkey,
     people: () => people,
+    readerTrust: (pubkey) => (t.enabled ? readers.get(pubkey) : Promise.resolve(null)),
     start() {
       if (!t.enabled) return;
       void refreshPeople(); // the ranks of the last run until the first pass (one read of the table)
+      if (publisher) void publishProfile().catch((e: Error) => o.logger.warn({ err: e }, 'trust: NIP-85 service profile not published'));
       dirty = true;
-      schedule();
+      schedule(true);
     },
     async stop() {
       stopped = true;
@@ -137,7 +164,7 @@ export function createTrust(o: TrustOptions): Trust {
     },
     runOnce: run,
     status() {
-      return { enabled: t.enabled, running: running !== null, last: o.store.ranks.meta(), lastError, passes, ...(publisher ? { nip85: { pubkey: publisher.pubkey, last: lastPublish } } : {}) };
+      return { enabled: t.enabled, running: running !== null, last: o.store.ranks.meta(), lastError, passes, readers: { ...readers.stats }, ...(publisher ? { nip85: { pubkey: publisher.pubkey, last: lastPublish } } : {}) };
     },
     metricsText() {
       const m = o.store.ranks.meta();

@@ -89,6 +89,13 @@ test('parseSearch: extensions, folding, at most 8 terms', () => {
   assert.deepEqual(q.terms.map((t) => t.text), ['zoe']);
   assert.equal(parseSearch('a b c d e f g h i j').terms.length, 8);
   assert.deepEqual(parseSearch('nsfw:false').text, '');
+  // observer:<pubkey>, hex or npub, kept as lowercase hex; anything else ignored like an unknown extension
+  const pk = '7e7e9c42a91bfef19fa929e5fda1b72e0ebc1a4c1141673e2794234d86addf4e';
+  assert.equal(parseSearch(`jack observer:${pk.toUpperCase()}`).observer, pk);
+  assert.equal(parseSearch('jack observer:npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg').observer, pk);
+  const bad = parseSearch('jack observer:nobody');
+  assert.equal(bad.observer, undefined);
+  assert.equal(bad.text, 'jack');
 });
 
 test('a profile: names, nip05, lud16 and about are searchable; the rest is not', () => {

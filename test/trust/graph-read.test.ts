@@ -267,7 +267,7 @@ test('RankStore graph readers: every edge, list author and pubkey once, in batch
   });
 });
 
-test('Rows.layout, set and tidy: the rows add() makes, also across a chunk boundary', () => {
+test('Rows.layout, set and tidy: the rows add() makes, also across a chunk boundary', async () => {
   const rnd = prng(3);
   const lists: Array<[number, number[]]> = [];
   for (let a = 0; a < 60; a++) {
@@ -287,7 +287,7 @@ test('Rows.layout, set and tidy: the rows add() makes, also across a chunk bound
   for (const [a, t] of lists) lengths[a] = t.length;
   const next = byLayout.layout(lengths);
   for (const [a, t] of lists) for (const x of [...t].reverse()) byLayout.set(next[a]!++, x);
-  byLayout.tidy();
+  await byLayout.tidy();
   assert.equal(byLayout.rows, byAdd.rows);
   assert.equal(byLayout.edges, byAdd.edges);
   for (let r = 0; r < byAdd.rows; r++) {

@@ -132,3 +132,42 @@ test('NIP-85: a shutdown during the first publication stops it at the next batch
   assert.equal(stored, report.published);
   c2.close();
 });
+
+test('NIP-85: the service key has a kind 0 saying who runs it and what it computes (once, not again at a restart); Amethyst\'s query shape gets exactly the asked assertions', async () => {
+  const env = { ORBWEAVER_TRUST_DEBOUNCE: '100ms', ORBWEAVER_TRUST_INTERVAL: '0', ORBWEAVER_TRUST_NIP85: 'true', ORBWEAVER_INFO_NAME: 'Testrelay', ORBWEAVER_PUBLIC_URL: 'wss://trust.example.com' };
+  const relay = await startRelayProcess({ env });
+  relays.push(relay);
+  const info = (await (await fetch(relay.httpUrl, { headers: { Accept: 'application/nostr+json' } })).json()) as { nip85: { pubkey: string } };
+  const svc = info.nip85.pubkey;
+  const c = await Client.open(relay.url);
+  const profile = await waitFor('the service profile', async () => (await c.query({ kinds: [0], authors: [svc] })).events[0]);
+  assert.ok(verifyEvent(profile as Parameters<typeof verifyEvent>[0]));
+  const p = JSON.parse(profile.content) as { name: string; about: string; website: string };
+  assert.equal(p.name, 'Testrelay web of trust (global)');
+  assert.match(p.about, /NIP-85 trusted assertions \(kind 30382: rank 0-100, followers\) by the relay Testrelay \(wss:\/\/trust\.example\.com\)/);
+  assert.match(p.about, /Algorithm: PageRank over follow lists, personalised to the 100 most followed list holders; mutes count against/);
+  assert.equal(p.website, 'https://trust.example.com');
+
+  const a = new Author(), b = new Author(), x = new Author();
+  for (const e of [a.sign({ kind: 3, tags: [['p', b.pk], ['p', x.pk]] }), b.sign({ kind: 3, tags: [['p', x.pk]] })]) assert.equal((await c.publish(e)).ok, true);
+  await waitForRanks(relay, 3);
+  // Amethyst: {kinds:[30382], authors:[service key], #d:[the pubkeys on screen]}
+  const asked = [b.pk, x.pk, new Author().pk];
+  const got = await waitFor('assertions of b and x', async () => {
+    const evs = (await c.query({ kinds: [30382], authors: [svc], '#d': asked })).events;
+    return evs.length === 2 ? evs : undefined;
+  });
+  assert.deepEqual(new Set(got.map((e) => tag(e, 'd'))), new Set([b.pk, x.pk]));
+  c.close();
+  assert.equal(await relay.stop(), 0);
+
+  // the same settings again: the stored profile says the same, nothing is re-signed
+  const again = await startRelayProcess({ dataDir: relay.dataDir, env });
+  relays.push(again);
+  await waitForRanks(again, 3);
+  const c2 = await Client.open(again.url);
+  const profiles = (await c2.query({ kinds: [0], authors: [svc] })).events;
+  assert.deepEqual(profiles.map((e) => e.id), [profile.id]);
+  assert.ok(!again.logs.some((l) => l.msg === 'trust: NIP-85 service profile published'));
+  c2.close();
+});

@@ -7,6 +7,8 @@ import { Rows } from '../../src/trust/graph.js';
 import { pageRank } from '../../src/trust/pagerank.js';
 import { PubkeyIds } from '../../src/trust/pubkeys.js';
 import { rankPass } from '../../src/trust/pass.js';
+import { trustedFollowers } from '../../src/trust/trusted-followers.js';
+import { decodeRank, encodeRank, rankSeenOf, rankTrustedOf } from '../../src/store/ranks.js';
 import { ev, hex, put, withStore } from '../store/helpers.js';
 
 const P = { damping: 0.85, iterations: 200, tolerance: 1e-12, muteWeight: 1 };
@@ -74,13 +76,18 @@ test('pageRank: a sybil ring reachable through one ordinary user does not lift i
   assert.ok(global.score[14]! > global.score[13]!);
 });
 
-test('pageRank: a mute by a root lowers a rank, one by an unknown key barely does', async () => {
+test('pageRank: a mute by a root takes away about what its follow gives, one by an unknown key barely anything', async () => {
   const n = 6;
   const adj = [[2, 3], [2, 3], [], [], [], []];
   const mutesByRoot = new Rows();
   mutesByRoot.add(0, Uint32Array.from([3]));
   const byRoot = await pageRank(n, rowsOf(adj), mutesByRoot, [0, 1], P);
-  assert.ok(byRoot.score[3]! < byRoot.score[2]! / 2, `${byRoot.score[3]} vs ${byRoot.score[2]}`);
+  // root 0 lists two follows and one mute: the mute takes d·r0/3 (its rank over the three entries),
+  // its follow of 3 gave d·r0/2
+  const none = await pageRank(n, rowsOf(adj), new Rows(), [0, 1], P);
+  const want = none.score[3]! - (0.85 * none.score[0]!) / 3;
+  assert.ok(Math.abs(byRoot.score[3]! - want) < 1e-9, `${byRoot.score[3]} vs ${want}`);
+  assert.ok(byRoot.score[3]! < byRoot.score[2]! * 0.7, `${byRoot.score[3]} vs ${byRoot.score[2]}`);
   assert.equal(byRoot.mutes[3], 1);
   const mutesByStranger = new Rows();
   mutesByStranger.add(5, Uint32Array.from([3]));
@@ -123,7 +130,7 @@ test('rankPass: over stored lists, the person outranks the impersonator, mutes a
     assert.equal(p.followers, await store.count([{ kinds: [3], tags: [['p', [person]]] }]));
     const m = store.ranks.get(muted)!;
     assert.equal(m.mutes, 1);
-    assert.ok(m.score < store.ranks.get(friends[0]!)!.score / 2);
+    assert.ok(m.score < store.ranks.get(friends[0]!)!.score * 0.7, 'a root\'s mute takes away what its follow gives');
     assert.equal(store.ranks.get(hex()), undefined);
     // a list replaced: the ring is gone from friends[4]'s follows; a pubkey in no list any more is pruned
     const lone = hex();
@@ -158,7 +165,7 @@ test('RankStore.lists: every list once, in batches bounded by count and by tags'
 
 test('RankStore.prune: removes every entry of other generations across batches, keeps the current ones', async () => {
   await withStore(async (store) => {
-    const rec = { score: 0.5, rank: 50, followers: 1, mutes: 0 };
+    const rec = { score: 0.5, rank: 50, followers: 1, mutes: 0, trusted: 2.5, seen: 9 };
     const old = Array.from({ length: 57 }, () => Buffer.from(hex(), 'hex'));
     const cur = Array.from({ length: 43 }, () => Buffer.from(hex(), 'hex'));
     await store.ranks.putRanks(old.map((pubkey) => ({ pubkey, record: rec })), 6);
@@ -170,4 +177,23 @@ test('RankStore.prune: removes every entry of other generations across batches, 
     for (const k of cur) assert.deepEqual(store.ranks.get(k.toString('hex')), rec);
     for (const k of old) assert.equal(store.ranks.get(k.toString('hex')), undefined);
   });
+});
+
+test('rank values: trusted followers and first-seen order round-trip; a value written before them (21 bytes) reads without them', () => {
+  const v = encodeRank({ score: 0.25, rank: 7, followers: 3, mutes: 1, trusted: 2.75, seen: 41 }, 5);
+  assert.deepEqual(decodeRank(v), { score: 0.25, rank: 7, followers: 3, mutes: 1, trusted: 2.75, seen: 41 });
+  assert.equal(rankTrustedOf(v), 2.75);
+  assert.equal(rankSeenOf(v), 41);
+  const old = v.subarray(0, 21);
+  assert.deepEqual(decodeRank(old), { score: 0.25, rank: 7, followers: 3, mutes: 1 });
+  assert.equal(rankTrustedOf(old), -1);
+  assert.equal(rankSeenOf(old), -1);
+});
+
+test('trusted followers: each follower counts min(1, score x pubkeys); a follower the rank does not reach counts nothing', async () => {
+  // 0 follows 2 and 3; 1 follows 3; 4 (unreached) follows 3
+  const rows = rowsOf([[2, 3], [3], [], [], [3]]);
+  const score = Float64Array.from([0.4, 0.1, 0.3, 0.2, 0]);
+  const t = await trustedFollowers(5, rows, score);
+  assert.deepEqual([...t], [0, 0, 1, 1 + 0.5, 0]);
 });

@@ -137,3 +137,34 @@ test('search with trust.enabled off: recency order, nothing hidden', async () =>
   assert.equal(got[0]!.pubkey, other.pk, 'the newest first');
   c.close();
 });
+
+test('an account repeating a far more trusted, older account\'s name is marked and comes after every unmarked match, even one nobody ranks', async () => {
+  // rooted: root -> 10 friends -> the person; friend 1 also follows a ring of 10 fresh keys that
+  // follow the impersonator (trusted followers: the person ~8.2, the impersonator ~0.23, under a
+  // tenth); another Jeff and a look-alike in no list at all (unranked)
+  const root = new Author();
+  const relay = await startRelayProcess({ env: { ORBWEAVER_TRUST_ROOTS: root.pk, ORBWEAVER_TRUST_DEBOUNCE: '100ms', ORBWEAVER_TRUST_INTERVAL: '0', ORBWEAVER_TRUST_HIDE_BELOW: '0' } });
+  relays.push(relay);
+  const c = await Client.open(relay.url);
+  const pub = async (e: NostrEvent) => assert.equal((await c.publish(e)).ok, true);
+  const t0 = Math.floor(Date.now() / 1000) - 1000;
+  const friends = Array.from({ length: 10 }, () => new Author());
+  const ring = Array.from({ length: 10 }, () => new Author());
+  const person = new Author();
+  const impersonator = new Author();
+  const other = new Author();
+  const lookalike = new Author();
+  await pub(person.sign({ kind: 0, created_at: t0, content: JSON.stringify({ name: 'Jeff Gee' }) }));
+  await pub(other.sign({ kind: 0, created_at: t0 + 1, content: JSON.stringify({ name: 'Jeff Other' }) }));
+  await pub(impersonator.sign({ kind: 0, created_at: t0 + 2, content: JSON.stringify({ name: 'Jeff Gee', display_name: 'Jeff Gee' }) }));
+  await pub(lookalike.sign({ kind: 0, created_at: t0 + 3, content: JSON.stringify({ display_name: 'JEFF GEE ⚡️1' }) }));
+  await pub(root.sign({ kind: 3, tags: friends.map((f) => ['p', f.pk]) }));
+  for (const [i, f] of friends.entries()) await pub(f.sign({ kind: 3, tags: [['p', person.pk], ...(i === 0 ? [ring[0]!, ...friends.slice(1, 4)].map((x) => ['p', x.pk]) : [])] }));
+  for (const [i, s] of ring.entries()) await pub(s.sign({ kind: 3, tags: [['p', impersonator.pk], ['p', ring[(i + 1) % ring.length]!.pk]] }));
+  await waitForRanks(relay, 10 + 10 + 4 + 20);
+
+  const ids = async (search: string) => (await c.query({ kinds: [0], search, limit: 10 })).events.map((e) => e.pubkey);
+  assert.deepEqual(await ids('jeff'), [person.pk, other.pk, impersonator.pk, lookalike.pk], 'the person, the unranked namesake-free Jeff, then the marked ones');
+  assert.deepEqual(await ids('Jeff Gee'), [person.pk, impersonator.pk, lookalike.pk]);
+  c.close();
+});

@@ -45,6 +45,11 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f)),
     { defaultLimit: limits.defaultLimit, maxLimit: limits.maxLimit, maxEvents: maxAnswerEvents(limits) },
   );
+  // a search ranked as seen from one reader: its trust is attached to the filters first (context.ts)
+  if (h.searchTrust && scan.some((f) => f.search !== undefined)) {
+    await h.searchTrust(scan, conn.authed);
+    if (sub.abort.aborted) return;
+  }
   const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan) : { sent: 0, heads: null, lookupKinds: null, exhausted: true };
   if (!answer) return; // ended: closed, replaced, refused or failed (answered there)
   // lookup on a miss (lookup.ts): what it finds comes as live events, during the wait or after EOSE

@@ -13,23 +13,24 @@
 // polled between steps), and the rarest key drives an intersection, so a very common word costs no
 // more than a rare one. COUNT reads every match, within the scan budget like any COUNT.
 //
-// Trust ranks (store/ranks.ts, when stored and trust.searchWindow > 0): the name tiers are blended
-// with the author's trust (ordered()), the body tier comes after them, most trusted first. A
-// phase then reads up to searchWindow results of its tiers, not just `limit`, and the most trusted
-// people are also read by rank (trusted()), so a trusted profile that is not among the newest
-// matches still comes first; a rooted rank below trust.hideBelow leaves a profile out unless the
-// query says include:spam.
-import { KEY_CLASS, TIER, TIERS, tierOf, type SearchQuery } from '../../nostr/search.js';
+// Trust ranks (store/ranks.ts, when stored and trust.searchWindow > 0): the candidates of every
+// tier are ordered by their authors' trust, the tiers only weighing in a little, and accounts that
+// repeat a far more trusted account's name come last (order.ts). A phase then reads up to
+// searchWindow results of its tiers, not just `limit`, and the most trusted people are also read
+// by rank (trusted()), so a trusted profile that is not among the newest matches still comes
+// first; a rooted rank below trust.hideBelow leaves a profile out unless the query says include:spam.
+import { KEY_CLASS, TIER, TIERS, tierOf, wholeNames, type SearchQuery } from '../../nostr/search.js';
 import type { Filter } from '../../nostr/filter.js';
 import { createdAtOf, headerLength, idHexOf, kindOf, OFF_PUBKEY } from '../codec.js';
-import { RANK_META_KEY, rankOfValue, rankScoreOf, searchHideBelow, type RankMeta } from '../ranks.js';
+import { RANK_META_KEY, rankOfValue, rankScoreOf, rankSeenOf, rankTrustedOf, searchHideBelow, type RankMeta } from '../ranks.js';
 import type { FrameArena } from '../../nostr/frames.js';
-import { serialKey } from '../keys.js';
+import { addrKey, readSerial, serialKey, u32 } from '../keys.js';
 import { CompiledFilter } from '../match.js';
 import { planFilter } from '../planner.js';
 import type { CountMode, Item, Scan, ScanEnv } from '../query.js';
 import { exactRange, postingSerial, prefixRange, type SearchDbs } from './schema.js';
 import { KEY_CHARS, lettersOf, trustedNames } from './trusted.js';
+import { orderCandidates, readerTrustOf, type Candidate } from './order.js';
 
 /**
  * Entries counted per key to find the rarest (it drives the intersection). Past this many, every
@@ -50,15 +51,13 @@ interface Range {
   end: Buffer;
 }
 
-/**
- * What a better text match is worth against trust, as the log of a factor on the PageRank score:
- * an exact name counts twice its author's trust, a name that starts with the query 1.5 times.
- * Chosen on bench/search-eval's dev queries (bench/RESULTS.md).
- */
-const TIER_BONUS = [Math.log(2), Math.log(1.5), 0];
-/** Score of an unranked (or zero) author: below any ranked one, tiers still in order among them. */
-const UNRANKED = Math.log(1e-12);
-const blended = (score: number, tier: number): number => (score > 0 ? Math.log(score) : UNRANKED) + TIER_BONUS[tier]!;
+/** What search knows of a candidate's author when ranks are stored (order.ts reads it). */
+interface Trusted {
+  trust: number;
+  score: number;
+  seen: number;
+  doc: string;
+}
 
 export type MakeFilterScan = (f: Filter, limit: number) => Scan;
 
@@ -74,8 +73,8 @@ export class SearchScan implements Scan {
   private readonly rest: Filter;
   private readonly cf: CompiledFilter;
   private readonly buckets: Item[][] = Array.from({ length: TIERS }, () => []);
-  /** trust score of each bucket's items (-1: unranked), when ranks are stored */
-  private readonly scores: number[][] = Array.from({ length: TIERS }, () => []);
+  /** what is known of each bucket's items' authors, when ranks are stored */
+  private readonly trust: Trusted[][] = Array.from({ length: TIERS }, () => []);
   /** results a phase collects before it stops: limit, or the rank window when ranks order them */
   private readonly want: number;
   /** rooted rank below which a profile is left out (include:spam: never); -1 = hide nothing */
@@ -153,23 +152,21 @@ export class SearchScan implements Scan {
 
   /**
    * The results in answer order. Unranked: tier by tier, index order (the newest first) within one.
-   * Ranked: the name tiers blended (trust rank with a bonus for the better text match: a widely
-   * trusted person whose name starts with the query comes before an exact match nobody trusts),
-   * then the body tier (a profile that only mentions the words) by rank.
+   * Ranked: every tier in one order by trust (order.ts), marked impersonators last.
    */
   private ordered(): Item[][] {
     if (!this.ranked) return this.buckets;
-    const named: Array<{ it: Item; key: number; i: number }> = [];
-    let i = 0;
-    for (let t = 0; t < TIER.BODY; t++) {
-      const sc = this.scores[t]!;
-      this.buckets[t]!.forEach((it, j) => named.push({ it, key: blended(sc[j]!, t), i: i++ }));
+    const items: Item[] = [];
+    const cands: Candidate[] = [];
+    for (let t = 0; t < TIERS; t++) {
+      const info = this.trust[t]!;
+      this.buckets[t]!.forEach((it, j) => {
+        const c = info[j]!;
+        items.push(it);
+        cands.push({ tier: t, trust: c.trust, score: c.score, seen: c.seen, createdAt: it.created_at, names: wholeNames(c.doc) });
+      });
     }
-    named.sort((a, b) => b.key - a.key || a.i - b.i);
-    const body = this.buckets[TIER.BODY]!;
-    const sc = this.scores[TIER.BODY]!;
-    const bodyOrder = body.map((_, j) => j).sort((a, b) => sc[b]! - sc[a]! || a - b).map((j) => body[j]!);
-    return [named.map((x) => x.it), bodyOrder];
+    return [orderCandidates(cands).order.map((i) => items[i]!)];
   }
 
   private *run(): Generator<number, void> {
@@ -182,6 +179,7 @@ export class SearchScan implements Scan {
       if (q.text === '' || (yield* this.estimate([r], ESTIMATE_CAP)) < ESTIMATE_CAP) return void (yield* this.postings([r], q.text === '' ? TIER.EXACT : -1));
     }
     if (q.text !== '') yield* this.trusted();
+    if (q.text !== '') yield* this.byReader();
     if (q.text !== '' && (yield* this.postings([prefixRange(KEY_CLASS.FIELD, q.text)], TIER.FIELD_PREFIX))) return;
     if (q.terms.length === 0) return;
     if (yield* this.postings(yield* this.rarest([KEY_CLASS.NAME]), TIER.NAME)) return;
@@ -221,6 +219,37 @@ export class SearchScan implements Scan {
       if (tier < 0 || tier > TIER.NAME) continue;
       const before = this.buckets[tier]!.length;
       this.consider(t.serials[at]!);
+      if (this.buckets[tier]!.length > before) {
+        this.byRank[tier]!++;
+        found++;
+      }
+    }
+    yield 1;
+  }
+
+  /**
+   * Ranked for one reader: the profiles of the people the reader trusts most (ReaderTrust.top, best
+   * first) that match by name, up to the rank window, as trusted() does for the global rank: the
+   * namesake a reader's network follows is found wherever its name falls in the index's order.
+   */
+  private *byReader(): Generator<number, void> {
+    const r = this.q.reader;
+    if (!r || !this.ranked || this.countMode || this.limit === Infinity || this.q.domain !== undefined) return;
+    const { dbs } = this.env;
+    let found = 0;
+    for (let k = 0; k < r.top.length && found < this.want; k++) {
+      if ((k & 31) === 31) yield 32;
+      const pk = dbs.graph.idpk.getBinaryFast(u32(r.top[k]!));
+      if (!pk || pk.length !== 32) continue;
+      const a = dbs.addr.getBinaryFast(addrKey(0, pk.toString('hex', 0, 32), ''));
+      if (!a) continue;
+      const serial = readSerial(a);
+      const d = this.s.docs.getBinaryFast(serialKey(serial));
+      if (!d) continue;
+      const tier = tierOf(this.q, d.toString('utf8', 0, d.length));
+      if (tier < 0 || tier > TIER.NAME) continue;
+      const before = this.buckets[tier]!.length;
+      this.consider(serial);
       if (this.buckets[tier]!.length > before) {
         this.byRank[tier]!++;
         found++;
@@ -319,6 +348,12 @@ export class SearchScan implements Scan {
     return !this.ranked || n >= this.want || this.phaseRead >= this.want;
   }
 
+  /** The reader's trust in the author in this.pk (by its store pubkey id), 0 when the graph does not know it. */
+  private readerTrust(reader: NonNullable<SearchQuery['reader']>): number {
+    const v = this.env.dbs.graph.pkid.getBinaryFast(this.pk);
+    return v && v.length >= 4 ? readerTrustOf(reader, v.readUInt32BE(0)) : 0;
+  }
+
   /** Scores one candidate event and keeps it when it matches the query and the rest of the filter. */
   private consider(serial: number): void {
     if (this.seen.has(serial)) return;
@@ -327,7 +362,8 @@ export class SearchScan implements Scan {
     // getBinaryFast returns a reused buffer: score the doc before reading the event
     const d = this.s.docs.getBinaryFast(key);
     if (d === undefined) return; // removed since the posting was read
-    const tier = tierOf(this.q, d.toString('utf8', 0, d.length)); // explicit end: see codec.ts jsonOf
+    const doc = d.toString('utf8', 0, d.length); // explicit end: see codec.ts jsonOf
+    const tier = tierOf(this.q, doc);
     if (tier < 0) return;
     const { dbs, now } = this.env;
     const value = dbs.events.getBinaryFast(key);
@@ -335,21 +371,30 @@ export class SearchScan implements Scan {
     const cm = this.countMode;
     if (cm) for (const e of cm.exclude) if (e.matches(value, now)) return;
     const item: Item | null = cm ? null : { created_at: createdAtOf(value), id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 };
-    let score = -1;
+    let trusted: Trusted | undefined;
     if (this.ranked) {
       // value is a reused buffer: copy the author out before the next read
       value.copy(this.pk, 0, OFF_PUBKEY, OFF_PUBKEY + 32);
       const r = dbs.rank.getBinaryFast(this.pk);
       if (r !== undefined && r.length > 8) {
         if (rankOfValue(r) < this.hideBelow) return;
-        score = rankScoreOf(r);
-      }
+        const score = rankScoreOf(r);
+        const t = rankTrustedOf(r);
+        // a value from before trusted followers were stored: its score relative to the average, until the next pass
+        const global = t >= 0 ? t : score * this.meta!.nodes;
+        // ranked for one reader (observer:): the reader's trust orders, the global rank breaks its ties
+        const reader = this.q.reader;
+        trusted = reader ? { trust: this.readerTrust(reader), score: global, seen: rankSeenOf(r), doc: '' } : { trust: global, score, seen: rankSeenOf(r), doc: '' };
+      } else trusted = { trust: -1, score: 0, seen: -1, doc: '' };
     }
     if (!item) {
       this.count++;
       return;
     }
     this.buckets[tier]!.push(item);
-    this.scores[tier]!.push(score);
+    if (trusted) {
+      trusted.doc = doc;
+      this.trust[tier]!.push(trusted);
+    }
   }
 }
