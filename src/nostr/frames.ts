@@ -45,6 +45,11 @@ export interface EventFrames {
    * stopped early (budget, deadline, abort) never does.
    */
   exhausted?: boolean;
+  /**
+   * The filters (indexes into the query's filters) whose limit left matches out: a match beyond the
+   * limit was read (never a guess). The caller knows which limits were the relay's own (NIP-67 `more`).
+   */
+  limited?: number[];
 }
 
 export const frameCount = (f: EventFrames): number => f.ends.length;

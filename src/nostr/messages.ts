@@ -96,7 +96,8 @@ export const eventFraming = (subId: string): { prefix: Uint8Array; suffix: Uint8
  * EOSE; `finish` (NIP-67): every stored event matching the subscription's filters was sent, so a
  * client need not page further (clients that do not know NIP-67 ignore the third element).
  */
-export const eoseMessage = (subId: string, finish = false): string => (finish ? `["EOSE",${q(subId)},["finish"]]` : `["EOSE",${q(subId)}]`);
+/** EOSE, with NIP-67's hint when one is known: `finish` (every stored match was sent) or `more` (the relay's own limit left some out). */
+export const eoseMessage = (subId: string, hint: 'finish' | 'more' | false = false): string => (hint ? `["EOSE",${q(subId)},["${hint}"]]` : `["EOSE",${q(subId)}]`);
 export const closedMessage = (subId: string, message: string): string => `["CLOSED",${q(subId)},${q(message)}]`;
 export const noticeMessage = (message: string): string => `["NOTICE",${q(message)}]`;
 /** NIP-45 answer; `hll` is the hex of the 256 HyperLogLog registers, when the relay has them. */

@@ -132,6 +132,9 @@ interface Entry {
   lent: number;
   /** dropped while lent: its extent is freed when the last REQ gives it back */
   dropped: boolean;
+  /** what the scan knew of the matches it left out (EventFrames.exhausted, .limited): true while the entry holds */
+  exhausted: boolean;
+  limited: number[] | undefined;
 }
 
 export interface AnswerCacheStats {
@@ -213,9 +216,9 @@ export class AnswerCache {
       e.lent++;
       this.stats.lent++;
       // the index arrays are the caller's (a postMessage transfers them); the bytes are shared
-      return { buf: new Uint8Array(arena.sab, e.at, e.size), ends: e.ends.slice(), kinds: e.kinds.slice(), prefixLen: SLOT_BYTES, suffixLen: 1, lent: id };
+      return withHints({ buf: new Uint8Array(arena.sab, e.at, e.size), ends: e.ends.slice(), kinds: e.kinds.slice(), prefixLen: SLOT_BYTES, suffixLen: 1, lent: id }, e);
     }
-    return frame(arena, e, framing);
+    return withHints(frame(arena, e, framing), e);
   }
 
   /** A REQ gave back the entry it was lent (frames.ts releaseFrames). */
@@ -278,6 +281,8 @@ export class AnswerCache {
       bytes,
       lent: 0,
       dropped: false,
+      exhausted: frames.exhausted === true,
+      limited: frames.limited?.slice(),
     };
     let o = 0;
     for (let i = 0; i < items.length; i++) {
@@ -317,6 +322,13 @@ export class AnswerCache {
     if (e.lent === 0) this.arena!.release(e.at, e.size);
     else e.dropped = true;
   }
+}
+
+/** A kept answer says what its scan said of the matches it left out (NIP-67): nothing matching changed since, or it would not hold. */
+function withHints(f: EventFrames, e: Entry): EventFrames {
+  if (e.exhausted) f.exhausted = true;
+  if (e.limited) f.limited = e.limited.slice();
+  return f;
 }
 
 /** The kept events in the caller's framing, in a buffer of the caller's thread (frames.ts). */

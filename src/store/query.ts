@@ -61,6 +61,9 @@ const NATIVE_COUNT_MAX = 1_000_000;
 /** Fewest newest entries an extrapolated count is based on. */
 const MIN_SAMPLE = 1000;
 
+/** Index entries a scan that reached its limit reads on, at most, for one more match (NIP-67 `more`). */
+const PEEK_KEYS = 64;
+
 /** One filter's scan, run in steps of about `budget` index entries. */
 export interface Scan {
   readonly out: Item[];
@@ -72,6 +75,8 @@ export interface Scan {
   cut?: Filter | null;
   /** every match was handed out, fewer than the limit (FilterScan) */
   exhausted?: boolean;
+  /** a match beyond the limit was read, so the limit left matches out (FilterScan; NIP-67 `more`) */
+  more?: boolean;
   step(budget: number): void;
 }
 
@@ -124,6 +129,9 @@ export class FilterScan implements Scan {
   cut: Filter | null = null;
   /** the scan handed out every match it found, fewer than its limit: none was left out (NIP-67 `finish`) */
   exhausted = false;
+  more = false;
+  /** index entries left to read past the limit for one more match (NIP-67 `more`); 0: not looking */
+  private peekLeft = 0;
 
   private readonly plan: Plan;
   private readonly cf: CompiledFilter;
@@ -265,6 +273,10 @@ export class FilterScan implements Scan {
     const indexOnly = cm !== undefined && cm.exclude.length === 0 && plan.name !== 'ids' && plan.name !== 'addr' && plan.indexOnly;
     const expired = indexOnly ? cm.expired() : undefined;
     for (let n = 0; n < budget; n++) {
+      if (this.peekLeft > 0 && --this.peekLeft === 0) {
+        this.done = true; // no match within the look past the limit: `more` stays unknown
+        return;
+      }
       const key = this.merge!.next();
       if (key === undefined) {
         this.flushRun();
@@ -299,6 +311,11 @@ export class FilterScan implements Scan {
       }
       const it: Item = { created_at: ca, id: idHexOf(value), serial, kind: kindOf(value), start: -1, end: -1 };
       if (this.handedOut(it)) continue;
+      if (this.peekLeft > 0) {
+        this.more = true; // a match past the limit
+        this.done = true;
+        return;
+      }
       const need = this.limit - this.emitted;
       if (!this.copyAtFlush && this.run.length < need) this.place(it, value);
       this.run.push(it);
@@ -337,6 +354,7 @@ export class FilterScan implements Scan {
   private trimRun(need: number): void {
     this.run.sort(byId);
     this.run.length = need;
+    this.more = true; // the matches trimmed were beyond what the limit takes
   }
 
   private flushRun(): void {
@@ -345,7 +363,8 @@ export class FilterScan implements Scan {
     if (run.length > 1) run.sort(byId);
     const need = this.limit - this.emitted;
     let taken = 0;
-    for (let i = 0; i < run.length && taken < need; i++) {
+    let i = 0;
+    for (; i < run.length && taken < need; i++) {
       const it = run[i]!;
       if (it.start < 0 && this.arena) {
         // not copied while scanning: read it again (gone or expired since: skipped)
@@ -357,9 +376,17 @@ export class FilterScan implements Scan {
       taken++;
       if (this.spend(it, this.emitted + taken)) break;
     }
+    // matches of this run the limit left out: every item in a run matched when it was read, and the
+    // read snapshot keeps it so (a byte cut is not this: its rest goes on in the next piece)
+    if (taken === need && i < run.length && this.cut === null) this.more = true;
     this.emitted += taken;
     this.run = [];
-    if (this.emitted >= this.limit) this.done = true;
+    if (this.emitted >= this.limit) {
+      // NIP-67 `more`: read a few entries on for one match past the limit, where nothing said so yet
+      // (most entries of an index range match, so this is usually one read)
+      if (!this.more && this.cut === null && !this.sink && this.countMode === undefined) this.peekLeft = PEEK_KEYS + 1;
+      else this.done = true;
+    }
   }
 
   // ---- lookup plans: gets (and id prefix ranges) of the id or address index, then one sort ----
@@ -460,6 +487,7 @@ export class FilterScan implements Scan {
     const take = Math.min(items.length, this.limit);
     this.done = true;
     this.exhausted = items.length <= this.limit; // every match was found: all handed out (a cut, below, takes it back)
+    this.more = items.length > this.limit; // every match was found: the limit left some out
     for (let i = 0; i < take; i++) {
       const it = items[i]!;
       if (it.start < 0 && this.arena) this.place(it, dbs.events.getBinaryFast(serialKeyRef(it.serial))!);
@@ -590,6 +618,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   }
   let complete = true;
   let exhausted = true;
+  const limited: number[] = [];
   let cut: EventFrames['cut'];
   const bytes: ByteBudget | undefined = maxBytes !== undefined ? { used: 0, max: maxBytes } : undefined;
   const arena = new FrameArena(framing);
@@ -625,6 +654,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
       break;
     }
     exhausted &&= scan.exhausted === true;
+    if (scan.more === true) limited.push(i); // its limit left matches out (whose limit it was, the caller knows)
   }
   const all = only ?? [...byId.values()];
   if (!ranked && !only) all.sort(compareNewestFirst);
@@ -632,6 +662,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
   const frames = assemble(arena, all);
   if (cut) frames.cut = cut;
   if (exhausted) frames.exhausted = true;
+  if (limited.length > 0) frames.limited = limited;
   if (stamp && complete) answers!.offer(env.dbs, key!, stamp, filters, frames, all);
   return frames;
 }

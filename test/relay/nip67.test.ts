@@ -2,7 +2,8 @@
 // Over the stored-answer shapes (ids, authors, a limit above, at and below the stored count, several
 // filters, lookups, the relay's own max_limit, an answer sent in pieces, random filters), a finish
 // is never sent when a match was left out, and it is sent where the answer is plainly whole. Off by
-// default (nip67): then no EOSE has a third element and NIP-11 does not list 67.
+// default (nip67): then no EOSE has a third element and NIP-11 does not list 67. ["more"] comes only
+// when the relay's own limit (the default, or max_limit for a larger one) left a match out.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startRelayProcess, type RelayProcess } from '../helpers/relay-process.js';
@@ -35,7 +36,7 @@ before(async () => {
 after(async () => { c.close(); await relay.cleanup(); });
 
 /** A REQ's stored events and whether its EOSE said finish. */
-async function ask(filters: object[], subId: string): Promise<{ ids: Set<string>; finish: boolean }> {
+async function ask(filters: object[], subId: string): Promise<{ ids: Set<string>; finish: boolean; more: boolean }> {
   c.send(['REQ', subId, ...filters]);
   const ids = new Set<string>();
   for (;;) {
@@ -45,7 +46,7 @@ async function ask(filters: object[], subId: string): Promise<{ ids: Set<string>
     c.send(['CLOSE', subId]);
     const hints = m[2];
     if (hints !== undefined) assert.ok(Array.isArray(hints), 'the third element is an array of hints');
-    return { ids, finish: Array.isArray(hints) && hints.includes('finish') };
+    return { ids, finish: Array.isArray(hints) && hints.includes('finish'), more: Array.isArray(hints) && hints.includes('more') };
   }
 }
 
@@ -56,6 +57,8 @@ async function finishOnlyWhenWhole(filters: object[], subId: string): Promise<bo
   const r = await ask(filters, subId);
   const all = matches(filters.map((f) => ({ ...f, limit: undefined })));
   if (r.finish) assert.deepEqual([...r.ids].sort(), [...all].sort(), `finish with a match left out: ${JSON.stringify(filters)}`);
+  if (r.more) assert.ok(r.ids.size < all.size, `more, but every match was sent: ${JSON.stringify(filters)}`);
+  assert.ok(!(r.finish && r.more), 'finish and more at once');
   return r.finish;
 }
 
@@ -112,4 +115,15 @@ test('random filters: a finish never leaves a match out', async () => {
     if (await finishOnlyWhenWhole(filters, `r${i}`)) finishes++;
   }
   assert.ok(finishes > 10, `${finishes} finishes`);
+});
+
+test('more where the relay\'s own limit left matches out; not for the client\'s own limit, nor a whole answer', async () => {
+  // 23 notes: max_limit 20 and the default limit 20 are the relay's own limits
+  assert.equal((await ask([{ kinds: [1], limit: 100 }], 'm-cap')).more, true, 'a larger limit than max_limit');
+  assert.equal((await ask([{ kinds: [1] }], 'm-default')).more, true, 'no limit: the default');
+  assert.equal((await ask([{ authors: [a.pk], kinds: [1], limit: 5 }], 'm-own')).more, false, 'the client\'s own limit: it knows');
+  assert.equal((await ask([{ authors: [a.pk], kinds: [1], limit: 100 }], 'm-whole')).more, false, '15 of a: all sent');
+  assert.equal((await ask([{ authors: [a.pk], kinds: [1], limit: 5 }, { kinds: [1], limit: 50 }], 'm-two')).more, true, 'the second filter was capped');
+  // a's notes share 5 seconds (runs of equal created_at): a cap inside a run still knows
+  assert.equal((await ask([{ authors: [a.pk, b.pk], kinds: [1], '#t': ['odd'], limit: 30 }], 'm-run')).more, false, '11 odd notes: all sent');
 });

@@ -30,6 +30,9 @@ export function refuse(h: RelayContext, conn: Connection, subId: string, verb: '
   conn.send(closedMessage(subId, message));
 }
 
+/** Filters whose `limit` readFilters lowered to limits.maxLimit: their limit is the relay's own (NIP-67 `more`). */
+export const clampedLimits = new WeakSet<Filter>();
+
 export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | string {
   const { limits } = h.config;
   if (raw.length === 0) return `invalid: ${verb} needs at least one filter`;
@@ -39,7 +42,10 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
     try {
       const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16, searchKinds: h.config.search.kinds });
       // clamp, never refuse; a lookup's limit is bounded by its own size instead (nostr/lookups.ts)
-      if (f.limit !== undefined && f.limit > limits.maxLimit && lookupBound(f) === null) f.limit = limits.maxLimit;
+      if (f.limit !== undefined && f.limit > limits.maxLimit && lookupBound(f) === null) {
+        f.limit = limits.maxLimit;
+        clampedLimits.add(f);
+      }
       filters.push(f);
     } catch (e) {
       if (e instanceof FilterError) return `invalid: ${e.message}`;

@@ -16,7 +16,7 @@ import { lookupWants, type HeldEvent } from '../../nostr/lookup-miss.js';
 import type { SeenSerials } from '../../store/types.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
-import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
+import { admitFilters, clampedLimits, QUEUE_FULL, refuse } from './filters.js';
 import { closeSubscription } from './close.js';
 import { pieceRoom } from './answer-room.js';
 import { boundedWait, lookupAfterScan } from '../lookup.js';
@@ -41,8 +41,9 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
 
   const t0 = performance.now();
   const { limits } = h.config;
+  const asked = filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f));
   const scan = answerLimits(
-    filters.filter((f) => f.limit !== 0 && !isEmptyFilter(f)),
+    asked,
     { defaultLimit: limits.defaultLimit, maxLimit: limits.maxLimit, maxEvents: maxAnswerEvents(limits) },
   );
   // a search ranked as seen from one reader: its trust is attached to the filters first (context.ts)
@@ -50,7 +51,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     await h.searchTrust(scan, conn.authed);
     if (sub.abort.aborted) return;
   }
-  const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan) : { sent: 0, heads: null, lookupKinds: null, exhausted: true };
+  const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan, asked.map((f) => (clampedLimits.has(f) ? Infinity : f.limit))) : { sent: 0, heads: null, lookupKinds: null, exhausted: true, more: false };
   if (!answer) return; // ended: closed, replaced, refused or failed (answered there)
   // lookup on a miss (lookup.ts): what it finds comes as live events, during the wait or after EOSE
   const lookup = h.lookup ? lookupAfterScan(h.lookup, conn.key, scan, answer.heads, answer.sent, maxAnswerEvents(limits)) : null;
@@ -59,15 +60,17 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
   sub.pending = null;
   // NIP-67: every stored match was sent (a filter with limit 0 asked for none of its matches)
   const finish = h.config.nip67 && answer.exhausted && filters.every((f) => f.limit !== 0 || isEmptyFilter(f));
+  // NIP-67: the relay's own limit left matches out (never a guess: a match beyond it was read)
+  const hint = finish ? 'finish' : h.config.nip67 && answer.more ? 'more' : false;
   if (wait) {
     // what arrived during the scan now, EOSE once the lookup is done or the bound passed
     for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
     h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
     await boundedWait(wait, h.lookup!.waitMs);
-    if (!sub.abort.aborted) conn.send(eoseMessage(subId, finish));
+    if (!sub.abort.aborted) conn.send(eoseMessage(subId, hint));
     return;
   }
-  if (conn.send(eoseMessage(subId, finish))) {
+  if (conn.send(eoseMessage(subId, hint))) {
     for (const p of pending) if (!covered(sub, p.id, p.serial) && !conn.send(eventMessage(subId, p.json))) break;
   }
   h.metrics.queryLatency.observe((performance.now() - t0) / 1000);
@@ -81,20 +84,25 @@ interface StoredAnswer {
   lookupKinds: Set<number> | null;
   /** every piece read its filters to the end with matches to spare (EventFrames.exhausted): NIP-67 `finish` */
   exhausted: boolean;
+  /** a filter the relay's own limit bounded (none asked, or a larger one) left matches out (EventFrames.limited): NIP-67 `more` */
+  more: boolean;
 }
 
 /**
  * Reads and sends the stored answer of `scan` (the filters with their limits) piece by piece; null
  * when the REQ ended on the way (closed or replaced, refused, failed or cut short: the CLOSED went
- * out here).
+ * out here). `asked`: each filter's limit as the client asked it (undefined: none; Infinity: one
+ * larger than limits.maxLimit), to tell the relay's own limits from the client's (NIP-67 `more`).
  */
-async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscription, scan: Filter[]): Promise<StoredAnswer | null> {
+async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscription, scan: Filter[], asked: Array<number | undefined>): Promise<StoredAnswer | null> {
   const { limits, read } = h.config;
   const framing = eventFraming(sub.subId);
   const kinds = h.lookup ? new Set(lookupWants(scan).flatMap((w) => w.kinds)) : null;
   const lookupKinds = kinds && kinds.size > 0 ? kinds : null;
-  const answer: StoredAnswer = { sent: 0, heads: lookupKinds ? [] : null, lookupKinds, exhausted: true };
+  const answer: StoredAnswer = { sent: 0, heads: lookupKinds ? [] : null, lookupKinds, exhausted: true, more: false };
   let filters = scan;
+  // which filters' limits are the relay's own: none was asked, or a larger one than answerLimits gave
+  let ownLimit = scan.map((f, i) => asked[i] === undefined || asked[i]! > (f.limit ?? 0));
   for (let first = true; ; first = false) {
     const room = await pieceRoom(conn, sub.abort, read.answerPieceBytes);
     if (!room) return null;
@@ -134,6 +142,7 @@ async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscrip
     }
     const cut = results.cut;
     answer.exhausted &&= results.exhausted === true;
+    if (results.limited?.some((i) => ownLimit[i])) answer.more = true;
     // a cut piece: from now on every piece skips what was sent (the live events too)
     if (cut && !sub.sent) sub.sent = new Set();
     const open = sendPiece(h, conn, scan, results, framing.prefix, sub.sent, answer);
@@ -151,6 +160,7 @@ async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscrip
     if (!open || sub.abort.aborted) return null;
     if (!cut) return answer;
     filters = [cut.rest, ...filters.slice(cut.filter + 1)];
+    ownLimit = [ownLimit[cut.filter]!, ...ownLimit.slice(cut.filter + 1)];
   }
 }
 
