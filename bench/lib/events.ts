@@ -253,16 +253,7 @@ export function eventFrames(events: NostrEvent[]): Buffer[] {
 export const matches = (f: WireFilter, e: NostrEvent): boolean => matchFilter(parseFilter(f), e);
 
 /** Small deterministic PRNG (mulberry32) so query mixes are reproducible. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../../src/lib/prng.js';
 
 export function readJsonFile<T>(file: string): T {
   return JSON.parse(readFileSync(file, 'utf8')) as T;

@@ -19,6 +19,7 @@
 // store id, the lists of the kept graph (kept-graph.ts); `pause` is awaited between slices.
 import type { StoreLists } from './kept-graph.js';
 import { U32Chunks, U32List } from './graph.js';
+import { prng } from '../lib/prng.js';
 
 export interface ReaderParams {
   damping: number;
@@ -78,18 +79,6 @@ export function listIndex(lists: StoreLists): Int32Array {
   return at;
 }
 
-/** A small fast PRNG (mulberry32): walks are sampled, not secret. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * The reader's rank, or null when the reader follows no one in the graph (nothing to personalise
  * from: the caller falls back to the global rank).
@@ -103,7 +92,7 @@ export async function readerRank(lists: StoreLists, at: Int32Array, reader: numb
   if (row < 0 || start[row + 1]! === start[row]!) return null;
   const { visits, acc } = scratch;
   const touched = new U32List();
-  const random = rng(p.seed);
+  const random = prng(p.seed);
   let total = 0;
   let walks = 0;
   while (walks < p.walks) {
