@@ -195,9 +195,8 @@ export function queries(s: EvalSet): Query[] {
   return out;
 }
 
-/** One REQ at a time; returns the authors in answer order and the time to EOSE. */
-async function ask(ws: WebSocket, q: string, n: number): Promise<{ authors: string[]; ms: number }> {
-  const sid = `e${n}`;
+/** One search REQ (kind 0, `limit`) at a time; returns the authors in answer order and the time to EOSE. */
+export async function askSearch(ws: WebSocket, q: string, sid: string, limit: number): Promise<{ authors: string[]; ms: number }> {
   const authors: string[] = [];
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
@@ -219,12 +218,12 @@ async function ask(ws: WebSocket, q: string, n: number): Promise<{ authors: stri
       }
     };
     ws.on('message', on);
-    ws.send(JSON.stringify(['REQ', sid, { kinds: [0], search: q, limit: LIMIT }]));
+    ws.send(JSON.stringify(['REQ', sid, { kinds: [0], search: q, limit }]));
   });
 }
 
 const pct = (a: number, b: number): string => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)}%`);
-const quantile = (xs: number[], p: number): number => {
+export const quantile = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
 };
@@ -260,7 +259,7 @@ export const searchEval: Bench = {
     const impersonates = (p: Person, want: Person) => p !== want && p.followers < IMPERSONATOR_SHARE * want.followers && [...folded(p)].some((n) => folded(want).has(n));
     let i = 0;
     for (const q of qs) {
-      const { authors, ms } = await ask(ws, q.q, i++).catch((e: Error) => { throw new BenchError(`${e.message} (query ${i} of ${qs.length}, after "${qs[i - 2]?.q}")`); });
+      const { authors, ms } = await askSearch(ws, q.q, `e${i++}`, LIMIT).catch((e: Error) => { throw new BenchError(`${e.message} (query ${i} of ${qs.length}, after "${qs[i - 2]?.q}")`); });
       for (const k of [`${q.set} ${q.half}`, q.set]) {
         const r = (rows[k] ??= { n: 0, top1: 0, top5: 0, lookalike: 0, impersonator: 0, above: 0, ms: [], misses: [] });
         r.n++;

@@ -9,10 +9,10 @@
 // computed) and of its next (cached).
 import { num, str, UsageError, type Opts } from './lib/args.js';
 import type { Bench } from './lib/bench.js';
-import { BenchError, connect, type WebSocket } from './lib/client.js';
+import { connect } from './lib/client.js';
 import { emit, log, machine, table } from './lib/report.js';
 import type { NostrEvent } from './lib/events.js';
-import { buildSet } from './search-eval.js';
+import { askSearch, buildSet, quantile } from './search-eval.js';
 import { foldField } from '../src/nostr/search-text.js';
 
 interface Case {
@@ -55,37 +55,10 @@ function cases(people: Array<{ pubkey: string; names: string[]; followers: numbe
   return out;
 }
 
-async function ask(ws: WebSocket, search: string, n: number): Promise<{ authors: string[]; ms: number }> {
-  const sid = `o${n}`;
-  const authors: string[] = [];
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { ws.off('message', on); reject(new BenchError(`no EOSE for "${search}" within 10 s`)); }, 10_000);
-    const on = (data: Buffer) => {
-      const m = JSON.parse(data.toString()) as unknown[];
-      if (m[1] !== sid) return;
-      if (m[0] === 'EVENT') authors.push((m[2] as NostrEvent).pubkey);
-      else if (m[0] === 'EOSE' || m[0] === 'CLOSED') {
-        clearTimeout(timer);
-        ws.off('message', on);
-        if (m[0] === 'EOSE') ws.send(JSON.stringify(['CLOSE', sid]));
-        resolve({ authors, ms: performance.now() - t0 });
-      }
-    };
-    ws.on('message', on);
-    ws.send(JSON.stringify(['REQ', sid, { kinds: [0], search, limit: LIMIT }]));
-  });
-}
-
 /** Results asked per search: the namesakes compared are among them. */
 const LIMIT = 20;
 /** The first of the namesakes in an answer. */
 const firstOf = (authors: string[], group: string[]): string | undefined => authors.find((a) => group.includes(a));
-
-const quantile = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
 
 export const searchObserver: Bench = {
   name: 'search-observer',
@@ -110,15 +83,15 @@ export const searchObserver: Bench = {
     const readers = new Set<string>();
     let n = 0;
     for (const c of cs) {
-      const g = await ask(ws, c.name, n++);
+      const g = await askSearch(ws, c.name, `o${n++}`, LIMIT);
       plain.push(g.ms);
       if (firstOf(g.authors, c.group) === c.want) global++;
-      const r = await ask(ws, `${c.name} observer:${c.reader}`, n++);
+      const r = await askSearch(ws, `${c.name} observer:${c.reader}`, `o${n++}`, LIMIT);
       (readers.has(c.reader) ? again : first).push(r.ms);
       readers.add(c.reader);
       if (firstOf(r.authors, c.group) === c.want) observed++;
       // the same reader once more: its rank is cached now
-      again.push((await ask(ws, `${c.name} observer:${c.reader}`, n++)).ms);
+      again.push((await askSearch(ws, `${c.name} observer:${c.reader}`, `o${n++}`, LIMIT)).ms);
     }
     ws.close();
     const pct = (a: number) => (cs.length === 0 ? '-' : `${((100 * a) / cs.length).toFixed(1)}%`);
