@@ -6,13 +6,11 @@
 // the relay beyond the last hop (named by hop 3's lists) is never contacted, not even for NIP-11.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { verifyEvent } from 'nostr-tools/pure';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { FakeRelay, deadUrl } from '../fixtures/fake-relay.js';
-import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import { monitorKey } from '../../src/monitor/key.js';
 import { openStore } from '../../src/store/index.js';
@@ -20,6 +18,7 @@ import { MonitorHistory } from '../../src/monitor/history.js';
 import { normalizeRelayUrl } from '../../src/remote/url.js';
 import { discoveryAddress } from '../../src/monitor/nip66.js';
 import { assertNip66, type SignedEvent } from './nip66-validator.js';
+import { spiderOnceJson } from '../spider/harness.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
@@ -54,10 +53,7 @@ test('spider --once with the monitor: one signed 30166 per reached relay and one
         spider: { seeds: [seed.pk], allowPrivate: true, hops: 3, idleTimeout: '3s', pause: 0, monitor: true, monitorTimeout: '2s' },
       },
     });
-    let text = '';
-    const out = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } });
-    assert.equal(await spiderCommand(config, ['--once', '--json'], out), 0, text);
-    const summary = JSON.parse(text) as { hops: Array<{ relays: number; reached: number }>; monitor: { pubkey: string; checked: number; online: number; published: number } };
+    const summary = await spiderOnceJson<{ hops: Array<{ relays: number; reached: number }>; monitor: { pubkey: string; checked: number; online: number; published: number } }>(config);
     assert.deepEqual(summary.hops.map((h) => h.reached), [1, 1, 1, 1], 'one relay reached per hop');
     assert.deepEqual([summary.monitor.checked, summary.monitor.online, summary.monitor.published], [5, 4, 4], 'the dead relay is checked and found offline; our own relay is not checked');
     const key = monitorKey('', home.dataDir);

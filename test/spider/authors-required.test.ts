@@ -6,11 +6,9 @@
 // for `spider --once`, a real relay process as the home.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
-import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import type { SpiderSummary } from '../../src/spider/status.js';
 import { openStore } from '../../src/store/index.js';
@@ -19,7 +17,7 @@ import { normalizeRelayUrl } from '../../src/remote/url.js';
 import { crawlRelay } from '../../src/spider/fetch/crawl.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
 import type { WorkItem } from '../../src/directory/types.js';
-import { openHome, crawlDeps } from './harness.js';
+import { openHome, crawlDeps, spiderOnceJson } from './harness.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 const KINDS = [0, 3, 10000, 10002];
@@ -86,11 +84,7 @@ test('spider --once: every event held only by a relay that answers only REQs nam
         spider: { seeds: [seed.pk], allowPrivate: true, hops: 2, idleTimeout: '3s', pause: 0 },
       },
     });
-    let text = '';
-    const out = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } });
-    const code = await spiderCommand(config, ['--once', '--json'], out);
-    assert.equal(code, 0, text);
-    const s = JSON.parse(text) as SpiderSummary;
+    const s = await spiderOnceJson<SpiderSummary>(config);
     assert.deepEqual(s.hops.map((h) => h.relays), [1, 1, 1], 'p at hop 0, q at hop 1, r at hop 2');
 
     // q refused what named no authors, and was asked by author for everything else

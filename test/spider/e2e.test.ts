@@ -3,14 +3,13 @@
 // subscriber on the home relay receives them as they are stored. The relay's own URL is skipped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client } from '../helpers/client.js';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
 import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import type { SpiderSummary } from '../../src/spider/status.js';
-import { waitFor } from './harness.js';
+import { waitFor, spiderOnceJson } from './harness.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '../../src/store/index.js';
@@ -50,11 +49,7 @@ test('spider --once against a running relay: events reach its store and its live
         spider: { seeds: [seed.pk], allowPrivate: true, hops: 2, idleTimeout: '3s', pause: 0 },
       },
     });
-    let text = '';
-    const out = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } });
-    const code = await spiderCommand(config, ['--once', '--json'], out);
-    assert.equal(code, 0, text);
-    const s = JSON.parse(text) as SpiderSummary;
+    const s = await spiderOnceJson<SpiderSummary>(config);
     assert.deepEqual(s.hops.map((h) => [h.relays, h.reached, h.skipped]), [[1, 1, 0], [2, 1, 1]], 'a at hop 0; b and the home relay (skipped) at hop 1');
     assert.equal(s.events.stored, onA.length + onB.length);
 

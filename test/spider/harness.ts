@@ -17,6 +17,10 @@ import { configSchema } from '../../src/config/schema.js';
 import { tempDir } from '../helpers/relay-process.js';
 import { keypair, relayList, sign } from '../fixtures/test-relay.js';
 import { rmSync } from 'node:fs';
+import { Writable } from 'node:stream';
+import assert from 'node:assert/strict';
+import { spiderCommand } from '../../src/commands/spider.js';
+import type { Config } from '../../src/config.js';
 
 export const quietLog = pino({ level: process.env.SPIDER_TEST_LOG ?? 'silent' });
 
@@ -98,4 +102,13 @@ export function population(n: number, names: string[], start: number): NostrEven
     out.push(kind === 10002 ? relayList(key.sk, t, names) : sign(key.sk, kind, t, [], `e${i}`));
   }
   return out;
+}
+
+/** `orbweaver spider --once --json` run in this process: asserts it exits 0 (its output as the message) and returns its summary. */
+export async function spiderOnceJson<T>(config: Config): Promise<T> {
+  let text = '';
+  const out = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } });
+  const code = await spiderCommand(config, ['--once', '--json'], out);
+  assert.equal(code, 0, text);
+  return JSON.parse(text) as T;
 }

@@ -5,15 +5,14 @@
 // applied here too (kind 62 is crawled by default).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { startRelayProcess } from '../helpers/relay-process.js';
 import { Client, ids } from '../helpers/client.js';
 import { TestRelay, keypair, sign, relayList } from '../fixtures/test-relay.js';
-import { spiderCommand } from '../../src/commands/spider.js';
 import { loadConfig } from '../../src/config.js';
 import type { SpiderSummary } from '../../src/spider/status.js';
 import { openStore } from '../../src/store/index.js';
 import type { NostrEvent } from '../../src/nostr/event.js';
+import { spiderOnceJson } from './harness.js';
 
 const T0 = Math.floor(Date.now() / 1000) - 5000;
 
@@ -22,11 +21,7 @@ async function spiderOnce(dataDir: string, port: number, seed: string): Promise<
     env: {},
     flags: { host: '127.0.0.1', port, dataDir, logLevel: 'silent', spider: { seeds: [seed], allowPrivate: true, hops: 1, idleTimeout: '3s', pause: 0 } },
   });
-  let text = '';
-  const out = new Writable({ write(chunk, _enc, cb) { text += chunk.toString(); cb(); } });
-  const code = await spiderCommand(config, ['--once', '--json'], out);
-  assert.equal(code, 0, text);
-  return JSON.parse(text) as SpiderSummary;
+  return spiderOnceJson<SpiderSummary>(config);
 }
 
 const sortedIds = (evs: Array<{ id: string }>) => ids(evs).sort();
