@@ -1,6 +1,5 @@
 // Turns a REQ's or COUNT's filter list into checked filters, or refuses it with a CLOSED.
 import { FilterError, parseFilter, type Filter } from '../../nostr/filter.js';
-import { lookupBound } from '../../nostr/lookups.js';
 import { closedMessage } from '../../nostr/messages.js';
 import { firstRefusal } from '../../ingest/hooks.js';
 import type { RelayContext } from '../context.js';
@@ -30,9 +29,6 @@ export function refuse(h: RelayContext, conn: Connection, subId: string, verb: '
   conn.send(closedMessage(subId, message));
 }
 
-/** Filters whose `limit` readFilters lowered to limits.maxLimit: their limit is the relay's own (NIP-67 `more`). */
-export const clampedLimits = new WeakSet<Filter>();
-
 export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], verb: 'REQ' | 'COUNT'): Filter[] | string {
   const { limits } = h.config;
   if (raw.length === 0) return `invalid: ${verb} needs at least one filter`;
@@ -41,11 +37,8 @@ export function readFilters(h: RelayContext, conn: Connection, raw: unknown[], v
   for (const r of raw) {
     try {
       const f = parseFilter(r, { maxFilterValues: limits.maxFilterValues, maxTagFilters: 16, searchKinds: h.config.search.kinds });
-      // clamp, never refuse; a lookup's limit is bounded by its own size instead (nostr/lookups.ts)
-      if (f.limit !== undefined && f.limit > limits.maxLimit && lookupBound(f) === null) {
-        f.limit = limits.maxLimit;
-        clampedLimits.add(f);
-      }
+      // a limit is kept as asked, never refused: a REQ's answerLimits (nostr/lookups.ts) clamps a
+      // scan to limits.maxLimit and bounds a lookup by its own size; NEG-OPEN takes it as given
       filters.push(f);
     } catch (e) {
       if (e instanceof FilterError) return `invalid: ${e.message}`;

@@ -99,12 +99,8 @@ function negFilters(h: RelayContext, conn: Connection, raw: unknown): Filter[] |
   const list = Array.isArray(raw) ? raw : [raw];
   const filters = readFilters(h, conn, list, 'REQ');
   if (typeof filters === 'string') return filters;
-  // A limit is taken as given (REQ clamps it to limits.maxLimit): the initiator computed its own
-  // set with it, and maxRecords bounds the work anyway.
-  filters.forEach((f, i) => {
-    const lim = (list[i] as { limit?: unknown }).limit;
-    if (typeof lim === 'number') f.limit = lim;
-  });
+  // A limit is taken as given (a REQ's answer clamps it, NEG does not): the initiator computed its
+  // own set with it, and maxRecords bounds the work anyway.
   return distinctFilters(filters);
 }
 

@@ -16,7 +16,7 @@ import { lookupWants, type HeldEvent } from '../../nostr/lookup-miss.js';
 import type { SeenSerials } from '../../store/types.js';
 import type { RelayContext } from '../context.js';
 import type { Connection, Subscription } from '../connection.js';
-import { admitFilters, clampedLimits, QUEUE_FULL, refuse } from './filters.js';
+import { admitFilters, QUEUE_FULL, refuse } from './filters.js';
 import { closeSubscription } from './close.js';
 import { pieceRoom } from './answer-room.js';
 import { boundedWait, lookupAfterScan } from '../lookup.js';
@@ -51,7 +51,7 @@ export async function handleReq(h: RelayContext, conn: Connection, subId: string
     await h.searchTrust(scan, conn.authed);
     if (sub.abort.aborted) return;
   }
-  const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan, asked.map((f) => (clampedLimits.has(f) ? Infinity : f.limit))) : { sent: 0, heads: null, lookupKinds: null, exhausted: true, more: false };
+  const answer = scan.length > 0 ? await sendStoredAnswer(h, conn, sub, scan, asked.map((f) => f.limit)) : { sent: 0, heads: null, lookupKinds: null, exhausted: true, more: false };
   if (!answer) return; // ended: closed, replaced, refused or failed (answered there)
   // lookup on a miss (lookup.ts): what it finds comes as live events, during the wait or after EOSE
   const lookup = h.lookup ? lookupAfterScan(h.lookup, conn.key, scan, answer.heads, answer.sent, maxAnswerEvents(limits)) : null;
@@ -91,8 +91,8 @@ interface StoredAnswer {
 /**
  * Reads and sends the stored answer of `scan` (the filters with their limits) piece by piece; null
  * when the REQ ended on the way (closed or replaced, refused, failed or cut short: the CLOSED went
- * out here). `asked`: each filter's limit as the client asked it (undefined: none; Infinity: one
- * larger than limits.maxLimit), to tell the relay's own limits from the client's (NIP-67 `more`).
+ * out here). `asked`: each filter's limit as the client asked it (undefined: none), to tell the
+ * relay's own limits from the client's (NIP-67 `more`).
  */
 async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscription, scan: Filter[], asked: Array<number | undefined>): Promise<StoredAnswer | null> {
   const { limits, read } = h.config;
