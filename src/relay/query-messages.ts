@@ -27,7 +27,7 @@ export interface GuardLimits {
 }
 
 export type Request =
-  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing; lend?: boolean; maxBytes?: number }
+  | { t: 'q'; id: number; g: number; limits: GuardLimits; filters: Filter[]; defaultLimit: number; maxLimit: number; now?: number; seen: boolean; framing: Framing; lend?: boolean; maxBytes?: number; peekMore?: boolean }
   | { t: 'c'; id: number; g: number; limits: GuardLimits; filters: Filter[]; now?: number }
   | { t: 'n'; id: number; g: number; limits: GuardLimits; filters: Filter[]; req: NegItemsRequest; now?: number }
   | { t: 'a'; g: number }

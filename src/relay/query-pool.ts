@@ -402,7 +402,7 @@ class QueryPool implements QueryRunner {
   async query(filters: Filter[], qo: QueryOptions, framing: Framing): Promise<EventFrames> {
     const signal = qo.signal;
     if (signal instanceof PoolGuard ? signal.outer.aborted : signal?.aborted) return noFrames(framing); // as the store: nothing scanned
-    const p = this.here_(runsInline(filters, qo)) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing), lend: qo.lend, maxBytes: qo.maxBytes }), this.init.answerCacheBytes ? routeOf(filters) : undefined);
+    const p = this.here_(runsInline(filters, qo)) ? null : this.submit(signal, (id, g, limits) => ({ t: 'q', id, g, limits, filters, defaultLimit: qo.defaultLimit, maxLimit: qo.maxLimit, now: qo.now, seen: qo.seen !== undefined, framing: ownBuffers(framing), lend: qo.lend, maxBytes: qo.maxBytes, peekMore: qo.peekMore }), this.init.answerCacheBytes ? routeOf(filters) : undefined);
     if (!p) return this.here(signal, (s) => this.fallback.queryFrames(filters, { ...qo, signal: s }, framing)); // inline, or no live worker
     const r = await p;
     if (r.kept) this.keptByWorkers++;

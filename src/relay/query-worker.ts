@@ -64,7 +64,7 @@ async function run(m: Request): Promise<void> {
     if (m.t === 'q') {
       const seen: SeenSerials | undefined = m.seen ? { upTo: 0, newer: new Set() } : undefined;
       const before = store.answersKept();
-      const pending = store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen, lend: m.lend, maxBytes: m.maxBytes }, m.framing);
+      const pending = store.queryFrames(m.filters, { defaultLimit: m.defaultLimit, maxLimit: m.maxLimit, now: m.now, signal: g, seen, lend: m.lend, maxBytes: m.maxBytes, peekMore: m.peekMore }, m.framing);
       // a kept answer is given before the store's first await: counted by now, or not at all
       const kept = store.answersKept() > before;
       const frames = await pending;

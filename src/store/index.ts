@@ -199,7 +199,7 @@ class LmdbEventStore implements EventStore {
   }
 
   queryFrames(filters: Filter[], opts: QueryOptions, framing: Framing): Promise<EventFrames> {
-    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen, framing, opts.lend, opts.maxBytes);
+    return runQuery(this.scanEnv(opts), filters, opts.defaultLimit, opts.maxLimit, opts.seen, framing, opts.lend, opts.maxBytes, opts.peekMore);
   }
 
   async count(filters: Filter[], opts?: Pick<QueryOptions, 'signal' | 'now'>): Promise<number> {

@@ -92,6 +92,8 @@ export interface ScanOutput {
   copyAtFlush?: boolean;
   /** an answer read in pieces: the bytes of the frames handed out so far, all filters together, and where to stop */
   bytes?: ByteBudget;
+  /** NIP-67 `more`: a scan that reaches its limit reads on (PEEK_KEYS at most) for one more match */
+  peekMore?: boolean;
 }
 
 /** Bytes of frames a query handed out (`used`) and the most it may (`max`: the match that reaches it is the last). */
@@ -132,6 +134,7 @@ export class FilterScan implements Scan {
   more = false;
   /** index entries left to read past the limit for one more match (NIP-67 `more`); 0: not looking */
   private peekLeft = 0;
+  private readonly peekMore: boolean;
 
   private readonly plan: Plan;
   private readonly cf: CompiledFilter;
@@ -172,6 +175,7 @@ export class FilterScan implements Scan {
     this.sink = out.sink;
     this.copyAtFlush = out.copyAtFlush ?? false;
     this.bytes = out.bytes;
+    this.peekMore = out.peekMore === true;
     this.after = f.until !== undefined ? f.after : undefined;
     this.afterAt = f.until ?? -1;
     this.plan = planFilter(env.dbs, f);
@@ -384,7 +388,7 @@ export class FilterScan implements Scan {
     if (this.emitted >= this.limit) {
       // NIP-67 `more`: read a few entries on for one match past the limit, where nothing said so yet
       // (most entries of an index range match, so this is usually one read)
-      if (!this.more && this.cut === null && !this.sink && this.countMode === undefined) this.peekLeft = PEEK_KEYS + 1;
+      if (this.peekMore && !this.more && this.cut === null) this.peekLeft = PEEK_KEYS + 1;
       else this.done = true;
     }
   }
@@ -605,7 +609,7 @@ export function lastSerial(dbs: Dbs): number {
 }
 
 /** Matches of the filters as frames (see nostr/frames.ts), newest first, each filter's limit applied. */
-export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING, lend = false, maxBytes?: number): Promise<EventFrames> {
+export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: number, maxLimit: number, seen?: SeenSerials, framing: Framing = NO_FRAMING, lend = false, maxBytes?: number, peekMore = false): Promise<EventFrames> {
   const upTo = lastSerial(env.dbs); // read before the first chunk of any scan
   if (seen) seen.upTo = upTo;
   const answers = env.answers;
@@ -635,7 +639,7 @@ export async function runQuery(env: ScanEnv, filters: Filter[], defaultLimit: nu
       exhausted = false; // nothing asked for: whatever matches was left out
       continue;
     }
-    const scan = scanFor(env, f, limit, { arena, bytes });
+    const scan = scanFor(env, f, limit, { arena, bytes, peekMore });
     ranked ||= scan instanceof SearchScan;
     const finished = await drive(scan, env);
     if (filters.length === 1) only = scan.out;

@@ -74,6 +74,12 @@ export interface QueryOptions {
    * not given. Absent: the whole answer. A NIP-50 search is never cut.
    */
   maxBytes?: number;
+  /**
+   * NIP-67 `more`: a scan that reaches its limit reads a few entries on for one more match, so that
+   * EventFrames.limited can say the limit left matches out. Only where `more` is sent (nip67 on): it
+   * is a read past the answer.
+   */
+  peekMore?: boolean;
 }
 
 /** A COUNT's answer. */

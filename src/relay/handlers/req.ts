@@ -120,7 +120,7 @@ async function sendStoredAnswer(h: RelayContext, conn: Connection, sub: Subscrip
       }
       if (sub.abort.aborted) return null;
       // every filter has its limit now (answerLimits): the store's clamp is the REQ's bound
-      results = await h.queries.query(filters, { defaultLimit: limits.defaultLimit, maxLimit: maxAnswerEvents(limits), signal: guard.signal, seen, lend: true, maxBytes: room.bytes }, framing);
+      results = await h.queries.query(filters, { defaultLimit: limits.defaultLimit, maxLimit: maxAnswerEvents(limits), signal: guard.signal, seen, lend: true, maxBytes: room.bytes, peekMore: h.config.nip67 }, framing);
       if (seen) sub.seen = seen;
       h.access.querySlots.charge(conn, framesJsonBytes(results)); // as read.resultBytesPerIp counts them
     } catch (e) {
