@@ -394,7 +394,8 @@ class QueryPool implements QueryRunner {
   /** An inline-able read runs here unless this thread is saturated and a query thread is idle (main-load.ts). */
   private here_(inlineable: boolean): boolean {
     if (!inlineable) return false;
-    const here = runsHere(true, this.load?.busy ?? false, this.idleThreads());
+    if (!this.load?.busy) return true; // the common case: nothing to count
+    const here = runsHere(true, true, this.idleThreads());
     if (!here) this.offloaded++;
     return here;
   }
