@@ -81,7 +81,7 @@ test('spider --once: every event held only by a relay that answers only REQs nam
       env: {},
       flags: {
         host: '127.0.0.1', port: home.port, dataDir: home.dataDir, logLevel: 'silent',
-        spider: { seeds: [seed.pk], allowPrivate: true, hops: 2, idleTimeout: '3s', pause: 0 },
+        spider: { seeds: [seed.pk], allowPrivate: true, hops: 2, idleTimeout: '10s', pause: 0 },
       },
     });
     const s = await spiderOnceJson<SpiderSummary>(config);
